@@ -1,0 +1,70 @@
+// Forwarding of the ranks' stdout/stderr (line by line) and of the
+// launcher's stdin to rank 0. Event-loop thread only.
+#pragma once
+
+#include <string>
+
+namespace ftmpi::launcher {
+
+// Writes all of `data` to `fd`, retrying on EINTR/EAGAIN. Output to a closed
+// reader (EPIPE) is dropped silently.
+void write_all(int fd, const char* data, size_t len);
+inline void write_all(int fd, const std::string& s) { write_all(fd, s.data(), s.size()); }
+
+// Reads one rank's stdout or stderr pipe and writes whole lines to `dest`,
+// each with an optional prefix, in one write per line, so lines of different
+// ranks never interleave. A line longer than kMaxLine is cut.
+class LineForwarder {
+ public:
+  static constexpr size_t kMaxLine = 64 * 1024;
+  LineForwarder() = default;
+  // Takes ownership of `src` (made non-blocking).
+  LineForwarder(int src, int dest, std::string prefix);
+  ~LineForwarder();
+  LineForwarder(LineForwarder&& o) noexcept;
+  LineForwarder& operator=(LineForwarder&& o) noexcept;
+
+  int fd() const { return src_; }
+  bool open() const { return src_ >= 0; }
+  // Reads what is available. At EOF or a read error, flushes a trailing partial
+  // line (adding '\n') and closes the pipe.
+  void on_readable();
+  // Reads whatever is left without blocking, flushes and closes.
+  void drain_and_close();
+
+ private:
+  void emit(const char* line, size_t len, bool add_newline);
+  void close_src();
+  int src_ = -1;
+  int dest_ = -1;
+  std::string prefix_;
+  std::string partial_;
+};
+
+// Copies the launcher's stdin into rank 0's stdin pipe, bounded by a buffer:
+// stdin is read only while the buffer has room. EOF on stdin closes the pipe
+// once the buffer is flushed; EPIPE (rank 0 gone) stops forwarding.
+class StdinForwarder {
+ public:
+  static constexpr size_t kMaxBuffered = 64 * 1024;
+  StdinForwarder() = default;
+  // Takes ownership of `pipe_wr` (made non-blocking). `src` is not owned.
+  StdinForwarder(int src, int pipe_wr);
+  ~StdinForwarder();
+  StdinForwarder(const StdinForwarder&) = delete;
+  StdinForwarder& operator=(const StdinForwarder&) = delete;
+
+  int src_fd() const { return (src_ >= 0 && buf_.size() < kMaxBuffered) ? src_ : -1; }
+  int dst_fd() const { return (dst_ >= 0 && !buf_.empty()) ? dst_ : -1; }
+  void on_src_readable();
+  void on_dst_writable();
+  void stop();  // closes the pipe and stops reading stdin
+
+ private:
+  void finish_if_done();
+  int src_ = -1;
+  int dst_ = -1;
+  std::string buf_;
+};
+
+}  // namespace ftmpi::launcher

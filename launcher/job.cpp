@@ -1,0 +1,89 @@
+#include "job.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include "error.hpp"
+
+namespace ftmpi::launcher {
+
+int exit_code_of(int st) {
+  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  return 255;
+}
+
+bool rank_failed(const RankState& r) {
+  if (!r.reaped) return false;
+  if (WIFSIGNALED(r.wait_status)) return true;
+  return r.connected && !r.finalized;
+}
+
+int job_exit_code(const std::vector<RankState>& ranks, std::optional<int> last_abort,
+                  std::optional<int> no_ft_code) {
+  if (no_ft_code) return *no_ft_code;
+  if (ranks.empty()) return 0;
+  bool any_failed = false;
+  for (const auto& r : ranks) any_failed |= r.failed;
+  if (!any_failed) return exit_code_of(ranks[0].wait_status);
+  for (const auto& r : ranks)
+    if (r.finalized && WIFEXITED(r.wait_status)) return WEXITSTATUS(r.wait_status);
+  if (last_abort) return *last_abort;
+  return exit_code_of(ranks[0].wait_status);
+}
+
+pid_t spawn_child(const SpawnSpec& s) {
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) throw LauncherError(std::string("fork: ") + std::strerror(errno));
+  if (pid > 0) return pid;
+
+  // Child: async-signal-safe calls only (the launcher has PMIx threads).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
+  if (::dup2(s.stdin_fd, 0) < 0 || ::dup2(s.stdout_fd, 1) < 0 || ::dup2(s.stderr_fd, 2) < 0)
+    ::_exit(127);
+  // Launcher descriptors are CLOEXEC; this also covers any PMIx left open.
+  ::syscall(SYS_close_range, 3U, ~0U, 0U);
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (s.cpus) ::sched_setaffinity(0, sizeof(cpu_set_t), s.cpus);
+  ::execve(s.path, s.argv, s.envp);
+  if (s.exec_error_msg) {
+    [[maybe_unused]] ssize_t n = ::write(2, s.exec_error_msg, std::strlen(s.exec_error_msg));
+  }
+  ::_exit(127);
+}
+
+std::vector<std::string> merge_env(const std::vector<std::string>& base,
+                                   const std::vector<std::string>& overrides) {
+  std::vector<std::string> out;
+  std::unordered_map<std::string, size_t> index;
+  auto add = [&](const std::string& kv) {
+    std::string name = kv.substr(0, kv.find('='));
+    auto it = index.find(name);
+    if (it != index.end()) {
+      out[it->second] = kv;
+    } else {
+      index.emplace(name, out.size());
+      out.push_back(kv);
+    }
+  };
+  for (const auto& kv : base) add(kv);
+  for (const auto& kv : overrides) add(kv);
+  return out;
+}
+
+}  // namespace ftmpi::launcher

@@ -1,0 +1,61 @@
+// The ranks of the job: fork/exec, reaping, and the exit-status rule.
+#pragma once
+
+#include <sched.h>
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ftmpi::launcher {
+
+struct RankState {
+  pid_t pid = -1;
+  bool connected = false;   // client_connected seen (it is a PMIx client)
+  bool finalized = false;   // client_finalized seen
+  bool reaped = false;
+  int wait_status = 0;      // valid once reaped
+  bool failed = false;      // valid once reaped, see rank_failed()
+  bool killed_by_us = false;  // the launcher signalled it while tearing the job down
+};
+
+// Shell-style code of a wait status: the exit code, or 128 + signal number.
+int exit_code_of(int wait_status);
+
+// A rank failed when it died from a signal, or when it connected to PMIx and
+// exited without finalizing (whatever its exit code). A program that never
+// connected and exited normally has not failed.
+bool rank_failed(const RankState& r);
+
+// Spec 000 §17.5.2 (advice to implementors), applied to reaped ranks:
+//  - no_ft_code set (classic mode after its first failure): that code;
+//  - no failed rank: rank 0's code;
+//  - else the code of the lowest rank that exited normally after finalizing;
+//  - else the code of the last MPI_Abort;
+//  - else rank 0's code (128 + signo when it died from a signal).
+int job_exit_code(const std::vector<RankState>& ranks, std::optional<int> last_abort,
+                  std::optional<int> no_ft_code);
+
+// What one child needs; every pointer/fd must stay valid across fork().
+struct SpawnSpec {
+  const char* path = nullptr;
+  char* const* argv = nullptr;
+  char* const* envp = nullptr;
+  const cpu_set_t* cpus = nullptr;  // null: inherit the launcher's affinity
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
+  const char* exec_error_msg = nullptr;  // written to stderr if execve fails
+};
+
+// Forks a child that stays in the launcher's process group, dies with the
+// launcher (PR_SET_PDEATHSIG=SIGKILL), has default signal dispositions and an
+// empty signal mask, and execs spec.path. Only async-signal-safe calls run in
+// the child. Returns the pid; throws LauncherError when fork fails.
+pid_t spawn_child(const SpawnSpec& spec);
+
+// Builds the child environment: `base` (NAME=value strings), then each
+// override replacing any earlier entry of the same name.
+std::vector<std::string> merge_env(const std::vector<std::string>& base,
+                                   const std::vector<std::string>& overrides);
+
+}  // namespace ftmpi::launcher

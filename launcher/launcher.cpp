@@ -1,0 +1,429 @@
+#include "launcher.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "binding.hpp"
+#include "error.hpp"
+#include "iofwd.hpp"
+#include "job.hpp"
+#include "pmix_server.hpp"
+#include "upcall_queue.hpp"
+
+extern char** environ;
+
+namespace ftmpi::launcher {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kEscalateAfter = std::chrono::seconds(5);  // SIGINT/SIGTERM -> SIGKILL
+constexpr auto kDrainGrace = std::chrono::seconds(1);     // pipes held by grandchildren
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+void say(const std::string& line) { write_all(2, "ftmpirun: " + line + "\n"); }
+
+struct Pipe {
+  int rd = -1, wr = -1;
+  Pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw LauncherError(std::string("pipe2: ") + std::strerror(errno));
+    rd = fds[0];
+    wr = fds[1];
+  }
+};
+
+// Vector of strings exposed as a NULL-terminated char* array (for execve).
+struct CStrings {
+  std::vector<std::string> s;
+  std::vector<char*> p;
+  explicit CStrings(std::vector<std::string> v) : s(std::move(v)) {
+    for (auto& x : s) p.push_back(x.data());
+    p.push_back(nullptr);
+  }
+};
+
+class Runner {
+ public:
+  explicit Runner(const Options& o) : o_(o) {}
+  ~Runner() {
+    if (sigfd_ >= 0) ::close(sigfd_);
+  }
+  int run();
+
+ private:
+  void setup_signals();
+  void spawn_all(const BindingPlan& plan);
+  void loop();
+  void on_upcall(Upcall& u);
+  void on_signalfd();
+  void reap();
+  void on_rank_exit(int r);
+  void kill_rank(int r, int sig, bool teardown);
+  void kill_all(int sig);
+  void kill_and_reap_all_blocking();
+  int timeout_ms(Clock::time_point now) const;
+  bool valid_rank(pmix_rank_t r) const { return r < ranks_.size(); }
+
+  const Options& o_;
+  UpcallQueue queue_;
+  std::unique_ptr<PmixServer> server_;
+  std::vector<RankState> ranks_;
+  std::unordered_map<pid_t, int> pid_rank_;
+  std::vector<LineForwarder> fwd_;  // 2 per rank: stdout, stderr
+  std::unique_ptr<StdinForwarder> stdin_;
+  int sigfd_ = -1;
+  int live_ = 0;
+  bool teardown_ = false;
+  bool timed_out_ = false;
+  int term_signals_ = 0;
+  std::optional<Clock::time_point> timeout_at_, escalate_at_, drain_until_;
+  std::optional<int> last_abort_, no_ft_code_;
+};
+
+void Runner::setup_signals() {
+  // Blocked before PMIx starts its threads, so they inherit the mask and every
+  // SIGCHLD/SIGINT/SIGTERM arrives through the signalfd.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGCHLD);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) throw LauncherError("pthread_sigmask failed");
+  sigfd_ = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd_ < 0) throw LauncherError(std::string("signalfd: ") + std::strerror(errno));
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+void Runner::spawn_all(const BindingPlan& plan) {
+  const int np = o_.np;
+  std::vector<std::string> base;
+  for (char** e = environ; e && *e; ++e) base.emplace_back(*e);
+  std::vector<std::string> extra;
+  for (const auto& [name, value] : o_.exports) {
+    if (value) {
+      extra.push_back(name + "=" + *value);
+    } else if (const char* v = std::getenv(name.c_str())) {
+      extra.push_back(name + "=" + v);
+    } else {
+      say("warning: -x " + name + ": not set in this environment, not exported");
+    }
+  }
+  extra.push_back("FTMPI_LAUNCHER=ftmpirun");
+
+  CStrings argv(o_.argv);
+  const std::string exec_err = "ftmpirun: cannot execute " + o_.program_path + "\n";
+  const bool have_stdin = ::fcntl(0, F_GETFD) >= 0;
+  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (devnull < 0) throw LauncherError(std::string("open /dev/null: ") + std::strerror(errno));
+
+  for (int r = 0; r < np; ++r) {
+    std::vector<std::string> env = server_->setup_client(r);
+    env.insert(env.end(), extra.begin(), extra.end());
+    CStrings envp(merge_env(base, env));
+    Pipe out, err;
+    std::optional<Pipe> in;
+    if (r == 0 && have_stdin) in.emplace();
+
+    SpawnSpec spec;
+    spec.path = o_.program_path.c_str();
+    spec.argv = argv.p.data();
+    spec.envp = envp.p.data();
+    const RankBinding& b = plan.ranks[static_cast<size_t>(r)];
+    spec.cpus = b.bound ? &b.cpus : nullptr;
+    spec.stdin_fd = in ? in->rd : devnull;
+    spec.stdout_fd = out.wr;
+    spec.stderr_fd = err.wr;
+    spec.exec_error_msg = exec_err.c_str();
+    pid_t pid = -1;
+    try {
+      pid = spawn_child(spec);
+    } catch (...) {
+      for (int fd : {out.rd, out.wr, err.rd, err.wr}) ::close(fd);
+      if (in) { ::close(in->rd); ::close(in->wr); }
+      ::close(devnull);
+      throw;
+    }
+    ranks_[static_cast<size_t>(r)].pid = pid;
+    pid_rank_[pid] = r;
+    ++live_;
+    ::close(out.wr);
+    ::close(err.wr);
+    std::string prefix = o_.tag_output ? "[" + std::to_string(r) + "] " : "";
+    fwd_.emplace_back(out.rd, 1, prefix);
+    fwd_.emplace_back(err.rd, 2, prefix);
+    if (in) {
+      ::close(in->rd);
+      stdin_ = std::make_unique<StdinForwarder>(0, in->wr);
+    }
+  }
+  ::close(devnull);
+}
+
+void Runner::kill_rank(int r, int sig, bool teardown) {
+  RankState& st = ranks_[static_cast<size_t>(r)];
+  if (st.reaped || st.pid <= 0) return;
+  if (teardown) st.killed_by_us = true;
+  ::kill(st.pid, sig);
+}
+
+void Runner::kill_all(int sig) {
+  for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, sig, true);
+}
+
+// Last resort when the loop itself failed: nothing may outlive the launcher.
+void Runner::kill_and_reap_all_blocking() {
+  for (auto& st : ranks_)
+    if (!st.reaped && st.pid > 0) ::kill(st.pid, SIGKILL);
+  for (auto& st : ranks_) {
+    if (st.reaped || st.pid <= 0) continue;
+    while (::waitpid(st.pid, &st.wait_status, 0) < 0 && errno == EINTR) {
+    }
+    st.reaped = true;
+  }
+}
+
+void Runner::on_upcall(Upcall& u) {
+  switch (u.kind) {
+    case Upcall::Kind::kConnected:
+      if (valid_rank(u.rank)) ranks_[u.rank].connected = true;
+      server_->disable_nagle();  // before the client can send or receive anything else
+      u.reply(PMIX_SUCCESS);
+      break;
+    case Upcall::Kind::kFinalized:
+      if (valid_rank(u.rank)) ranks_[u.rank].finalized = true;
+      u.reply(PMIX_SUCCESS);
+      break;
+    case Upcall::Kind::kAbort: {
+      say("MPI_Abort called by rank " + std::to_string(u.rank) + " with code " +
+          std::to_string(u.status) + (u.msg.empty() ? "" : ": " + u.msg));
+      last_abort_ = u.status;
+      if (u.all || !o_.ft) {
+        if (!o_.ft && !no_ft_code_) no_ft_code_ = u.status;
+        teardown_ = true;
+        kill_all(SIGKILL);
+      } else {
+        for (pmix_rank_t t : u.targets)
+          if (valid_rank(t)) kill_rank(static_cast<int>(t), SIGKILL, false);
+      }
+      u.reply(PMIX_SUCCESS);
+      break;
+    }
+    case Upcall::Kind::kJobControl:
+      if (u.all) {
+        for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, u.status, false);
+      } else {
+        for (pmix_rank_t t : u.targets)
+          if (valid_rank(t)) kill_rank(static_cast<int>(t), u.status, false);
+      }
+      u.reply(PMIX_SUCCESS);
+      break;
+  }
+}
+
+void Runner::on_rank_exit(int r) {
+  RankState& st = ranks_[static_cast<size_t>(r)];
+  st.failed = rank_failed(st);
+  --live_;
+  if (r == 0 && stdin_) stdin_->stop();
+  // Fences need nothing from us here (PMIx 4.2.2, measured): when a connected
+  // client's socket closes PMIx drops it from pending and later wildcard fences
+  // (a pending one returns PMIX_ERR_PARTIAL_SUCCESS). A rank that died before
+  // connecting stays counted in wildcard fences, which then hang;
+  // PMIx_server_deregister_client does not change that (and for connected
+  // ranks makes later fences hang), so it is not called. Fences over an
+  // explicit list of survivors, or with PMIX_TIMEOUT, complete.
+  if (!st.failed) return;
+  const int code = exit_code_of(st.wait_status);
+  if (!(teardown_ && st.killed_by_us)) {
+    if (WIFSIGNALED(st.wait_status)) {
+      int sig = WTERMSIG(st.wait_status);
+      say("rank " + std::to_string(r) + " (pid " + std::to_string(st.pid) + ") killed by signal " +
+          std::to_string(sig) + " (" + signal_name(sig) + ")");
+    } else {
+      say("rank " + std::to_string(r) + " (pid " + std::to_string(st.pid) + ") exited with code " +
+          std::to_string(code) + " without calling MPI_Finalize");
+    }
+  }
+  if (teardown_) return;
+  if (o_.ft) {
+    if (!server_->notify_terminated(r, code))
+      say("warning: could not notify the job that rank " + std::to_string(r) + " terminated");
+  } else {
+    no_ft_code_ = code;
+    teardown_ = true;
+    kill_all(SIGKILL);
+  }
+}
+
+void Runner::reap() {
+  while (true) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) return;  // 0: none ready; -1/ECHILD: none left
+    auto it = pid_rank_.find(pid);
+    if (it == pid_rank_.end()) continue;
+    RankState& st = ranks_[static_cast<size_t>(it->second)];
+    st.reaped = true;
+    st.wait_status = status;
+    on_rank_exit(it->second);
+  }
+}
+
+void Runner::on_signalfd() {
+  signalfd_siginfo si;
+  bool child = false;
+  while (::read(sigfd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+    int sig = static_cast<int>(si.ssi_signo);
+    if (sig == SIGCHLD) {
+      child = true;
+      continue;
+    }
+    ++term_signals_;
+    teardown_ = true;
+    if (term_signals_ == 1) {
+      say("received " + signal_name(sig) + ", forwarding it to the ranks");
+      kill_all(sig);
+      escalate_at_ = Clock::now() + kEscalateAfter;
+    } else {
+      say("received " + signal_name(sig) + " again, killing the ranks");
+      kill_all(SIGKILL);
+      escalate_at_.reset();
+    }
+  }
+  if (child) reap();
+}
+
+int Runner::timeout_ms(Clock::time_point now) const {
+  std::optional<Clock::time_point> next;
+  for (const auto& d : {timeout_at_, escalate_at_, drain_until_})
+    if (d && (!next || *d < *next)) next = d;
+  if (!next) return -1;
+  if (*next <= now) return 0;
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
+  return static_cast<int>(ms);
+}
+
+void Runner::loop() {
+  std::vector<pollfd> pfds;
+  std::vector<int> owner;  // index into fwd_, or -1 sigfd, -2 queue, -3 stdin src, -4 stdin dst
+  while (true) {
+    bool pipes_open = false;
+    for (const auto& f : fwd_) pipes_open |= f.open();
+    if (live_ == 0 && !pipes_open) return;
+    if (live_ == 0 && !drain_until_) drain_until_ = Clock::now() + kDrainGrace;
+
+    pfds.clear();
+    owner.clear();
+    pfds.push_back({sigfd_, POLLIN, 0});
+    owner.push_back(-1);
+    pfds.push_back({queue_.fd(), POLLIN, 0});
+    owner.push_back(-2);
+    if (stdin_ && stdin_->src_fd() >= 0) {
+      pfds.push_back({stdin_->src_fd(), POLLIN, 0});
+      owner.push_back(-3);
+    }
+    if (stdin_ && stdin_->dst_fd() >= 0) {
+      pfds.push_back({stdin_->dst_fd(), POLLOUT, 0});
+      owner.push_back(-4);
+    }
+    for (size_t i = 0; i < fwd_.size(); ++i) {
+      if (!fwd_[i].open()) continue;
+      pfds.push_back({fwd_[i].fd(), POLLIN, 0});
+      owner.push_back(static_cast<int>(i));
+    }
+
+    int n = ::poll(pfds.data(), pfds.size(), timeout_ms(Clock::now()));
+    if (n < 0 && errno != EINTR) throw LauncherError(std::string("poll: ") + std::strerror(errno));
+
+    // Upcalls first: a finalize must be recorded before that rank's exit is
+    // examined (the client cannot exit before we reply, so order holds).
+    for (Upcall& u : queue_.drain()) on_upcall(u);
+    bool sig_ready = false;
+    for (size_t i = 0; n > 0 && i < pfds.size(); ++i) {
+      if (!pfds[i].revents) continue;
+      int who = owner[i];
+      if (who >= 0) fwd_[static_cast<size_t>(who)].on_readable();
+      else if (who == -1) sig_ready = true;
+      else if (who == -3) stdin_->on_src_readable();
+      else if (who == -4) stdin_->on_dst_writable();
+    }
+    if (sig_ready) on_signalfd();
+
+    const auto now = Clock::now();
+    if (timeout_at_ && now >= *timeout_at_) {
+      timeout_at_.reset();
+      say("job timed out after " + o_.timeout_text + " seconds, killing it");
+      timed_out_ = true;
+      teardown_ = true;
+      kill_all(SIGKILL);
+    }
+    if (escalate_at_ && now >= *escalate_at_) {
+      escalate_at_.reset();
+      say("ranks still running " + std::to_string(kEscalateAfter.count()) +
+          " s after the signal, killing them");
+      kill_all(SIGKILL);
+    }
+    if (drain_until_ && now >= *drain_until_) {
+      for (auto& f : fwd_) f.drain_and_close();  // grandchildren keep the pipes open
+    }
+  }
+}
+
+int Runner::run() {
+  // Everything that can fail on bad input happens before the first fork.
+  BindingPlan plan = plan_bindings(o_.bind, o_.np);
+  for (const auto& w : plan.warnings) say("warning: " + w);
+  if (o_.report_bindings) {
+    for (int r = 0; r < o_.np; ++r) {
+      const RankBinding& b = plan.ranks[static_cast<size_t>(r)];
+      if (b.bound)
+        say("rank " + std::to_string(r) + " bound to core " + std::to_string(b.core) +
+            " (cpuset " + b.cpuset_text + ")");
+      else
+        say("rank " + std::to_string(r) + " not bound");
+    }
+  }
+  setup_signals();
+  server_ = std::make_unique<PmixServer>(queue_);
+  server_->register_job(o_.np);
+  ranks_.resize(static_cast<size_t>(o_.np));
+  if (o_.timeout_s)
+    timeout_at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>(*o_.timeout_s));
+  try {
+    spawn_all(plan);
+    loop();
+  } catch (const std::exception& e) {
+    say(e.what());
+    kill_and_reap_all_blocking();
+    return kExitInternal;
+  }
+  if (timed_out_) return kExitTimeout;
+  return job_exit_code(ranks_, last_abort_, no_ft_code_);
+}
+
+}  // namespace
+
+int run_job(const Options& opts) {
+  Runner runner(opts);
+  return runner.run();
+}
+
+}  // namespace ftmpi::launcher

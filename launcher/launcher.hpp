@@ -1,0 +1,14 @@
+// The launcher's event loop: spawns the ranks, forwards I/O and signals,
+// acts on PMIx upcalls and child deaths, and computes the exit status.
+#pragma once
+
+#include "options.hpp"
+
+namespace ftmpi::launcher {
+
+// Runs the whole job described by `opts` on the calling (main) thread and
+// returns ftmpirun's exit status. Every child is reaped and the PMIx tmpdir
+// removed before it returns. Throws LauncherError only before the first fork.
+int run_job(const Options& opts);
+
+}  // namespace ftmpi::launcher

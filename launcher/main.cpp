@@ -1,0 +1,33 @@
+// ftmpirun: launches an ftmpi job on this node with an embedded PMIx server.
+#include <cstdio>
+#include <exception>
+
+#include "error.hpp"
+#include "ftmpi_config.h"
+#include "launcher.hpp"
+#include "options.hpp"
+
+int main(int argc, char** argv) {
+  using namespace ftmpi::launcher;
+  Options opts;
+  try {
+    opts = parse_options(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "ftmpirun: %s\n", e.what());
+    return kExitUsage;
+  }
+  if (opts.action == Options::Action::kHelp) {
+    std::fputs(usage_text(), stdout);
+    return 0;
+  }
+  if (opts.action == Options::Action::kVersion) {
+    std::printf("ftmpirun (ftmpi) %s\n", FTMPI_VERSION);
+    return 0;
+  }
+  try {
+    return run_job(opts);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ftmpirun: %s\n", e.what());
+    return kExitInternal;
+  }
+}

@@ -1,0 +1,365 @@
+#include "pmix_server.hpp"
+
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <climits>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <new>
+
+#include "error.hpp"
+
+namespace ftmpi::launcher {
+namespace {
+
+UpcallQueue* g_queue = nullptr;  // set while the server is initialized
+std::string g_nspace;            // read by upcalls (set before any client exists)
+
+// Blocks the calling (main) thread until a PMIx op callback fires.
+struct OpWaiter {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
+  pmix_status_t status = PMIX_SUCCESS;
+
+  static void cb(pmix_status_t st, void* cbdata) {
+    auto* w = static_cast<OpWaiter*>(cbdata);
+    std::lock_guard<std::mutex> lk(w->mu);
+    w->status = st;
+    w->done = true;
+    w->cv.notify_all();
+  }
+  pmix_status_t wait() {
+    std::unique_lock<std::mutex> lk(mu);
+    cv.wait(lk, [this] { return done; });
+    return status;
+  }
+};
+
+// Runs a non-blocking PMIx op and waits for its callback. PMIX_OPERATION_SUCCEEDED
+// means PMIx completed it inline without calling back.
+template <typename F>
+void run_op(const char* what, F&& start) {
+  OpWaiter w;
+  pmix_status_t rc = start(&OpWaiter::cb, &w);
+  if (rc == PMIX_OPERATION_SUCCEEDED) return;
+  if (rc == PMIX_SUCCESS) rc = w.wait();
+  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+    throw LauncherError(std::string(what) + " failed: " + PMIx_Error_string(rc));
+}
+
+// Whether `p` names every rank of our namespace.
+bool is_whole_nspace(const pmix_proc_t& p) {
+  return p.rank == PMIX_RANK_WILDCARD && PMIX_CHECK_NSPACE(p.nspace, g_nspace.c_str());
+}
+
+void post(Upcall u) noexcept {
+  try {
+    if (g_queue) {
+      g_queue->post(std::move(u));
+      return;
+    }
+  } catch (...) {
+  }
+  u.reply(PMIX_ERROR);  // out of memory or no loop: fail the request, never hang it
+}
+
+// ---- module upcalls (PMIx progress thread; copy, post, return) ----
+
+pmix_status_t up_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfunc,
+                           void* cbdata) {
+  Upcall u;
+  u.kind = Upcall::Kind::kConnected;
+  u.rank = proc->rank;
+  u.op_cb = cbfunc;
+  u.cbdata = cbdata;
+  post(std::move(u));
+  return PMIX_SUCCESS;
+}
+
+pmix_status_t up_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfunc,
+                           void* cbdata) {
+  Upcall u;
+  u.kind = Upcall::Kind::kFinalized;
+  u.rank = proc->rank;
+  u.op_cb = cbfunc;
+  u.cbdata = cbdata;
+  post(std::move(u));
+  return PMIX_SUCCESS;
+}
+
+pmix_status_t up_abort(const pmix_proc_t* proc, void*, int status, const char msg[],
+                       pmix_proc_t procs[], size_t nprocs, pmix_op_cbfunc_t cbfunc,
+                       void* cbdata) {
+  Upcall u;
+  u.kind = Upcall::Kind::kAbort;
+  u.rank = proc->rank;
+  u.status = status;
+  u.op_cb = cbfunc;
+  u.cbdata = cbdata;
+  try {
+    if (msg) u.msg = msg;
+    u.all = (procs == nullptr || nprocs == 0);
+    for (size_t i = 0; i < nprocs && !u.all; ++i) {
+      if (is_whole_nspace(procs[i])) u.all = true;
+      else if (PMIX_CHECK_NSPACE(procs[i].nspace, g_nspace.c_str())) u.targets.push_back(procs[i].rank);
+    }
+  } catch (...) {
+    u.all = true;  // could not copy the list: abort everything rather than nothing
+  }
+  post(std::move(u));
+  return PMIX_SUCCESS;
+}
+
+void free_blob(void* p) { std::free(p); }
+
+// All participants are local and PMIx already stored their contributions:
+// hand the collected blob straight back. The copy is ours (released by
+// free_blob once PMIx has consumed it), so PMIx's buffer lifetime does not matter.
+pmix_status_t up_fence(const pmix_proc_t[], size_t, const pmix_info_t[], size_t, char* data,
+                       size_t ndata, pmix_modex_cbfunc_t cbfunc, void* cbdata) {
+  char* copy = nullptr;
+  if (data && ndata > 0) {
+    copy = static_cast<char*>(std::malloc(ndata));
+    if (!copy) return PMIX_ERR_NOMEM;
+    std::memcpy(copy, data, ndata);
+  }
+  cbfunc(PMIX_SUCCESS, copy, copy ? ndata : 0, cbdata, copy ? free_blob : nullptr, copy);
+  return PMIX_SUCCESS;
+}
+
+// Every proc is local, so PMIx serves its clients from its own store.
+pmix_status_t up_dmodex(const pmix_proc_t*, const pmix_info_t[], size_t, pmix_modex_cbfunc_t,
+                        void*) {
+  return PMIX_ERR_NOT_SUPPORTED;
+}
+
+pmix_status_t up_job_control(const pmix_proc_t* requestor, const pmix_proc_t targets[],
+                             size_t ntargets, const pmix_info_t directives[], size_t ndirs,
+                             pmix_info_cbfunc_t cbfunc, void* cbdata) {
+  int sig = 0;
+  for (size_t i = 0; i < ndirs; ++i) {
+    if (PMIX_CHECK_KEY(&directives[i], PMIX_JOB_CTRL_KILL)) {
+      if (PMIX_INFO_TRUE(&directives[i])) sig = SIGKILL;
+    } else if (PMIX_CHECK_KEY(&directives[i], PMIX_JOB_CTRL_SIGNAL)) {
+      const pmix_value_t& v = directives[i].value;
+      if (v.type == PMIX_INT) sig = v.data.integer;
+      else if (v.type == PMIX_INT32) sig = v.data.int32;
+      else if (v.type == PMIX_UINT32) sig = static_cast<int>(v.data.uint32);
+      else return PMIX_ERR_BAD_PARAM;
+    }
+  }
+  if (sig <= 0 || sig >= NSIG) return PMIX_ERR_NOT_SUPPORTED;
+  Upcall u;
+  u.kind = Upcall::Kind::kJobControl;
+  u.rank = requestor->rank;
+  u.status = sig;
+  u.info_cb = cbfunc;
+  u.cbdata = cbdata;
+  try {
+    u.all = (targets == nullptr || ntargets == 0);
+    for (size_t i = 0; i < ntargets && !u.all; ++i) {
+      if (is_whole_nspace(targets[i])) u.all = true;
+      else if (PMIX_CHECK_NSPACE(targets[i].nspace, g_nspace.c_str())) u.targets.push_back(targets[i].rank);
+    }
+  } catch (...) {
+    return PMIX_ERR_NOMEM;
+  }
+  post(std::move(u));
+  return PMIX_SUCCESS;
+}
+
+pmix_server_module_t make_module() {
+  pmix_server_module_t m;
+  std::memset(&m, 0, sizeof m);
+  m.client_connected = up_connected;
+  m.client_finalized = up_finalized;
+  m.abort = up_abort;
+  m.fence_nb = up_fence;
+  m.direct_modex = up_dmodex;
+  m.job_control = up_job_control;
+  return m;
+}
+
+pmix_server_module_t g_module = make_module();
+
+std::string hostname() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+// RAII array of pmix_info_t.
+struct InfoArray {
+  pmix_info_t* p = nullptr;
+  size_t n = 0;
+  explicit InfoArray(size_t count) : n(count) { PMIX_INFO_CREATE(p, n); }
+  ~InfoArray() { if (p) PMIX_INFO_FREE(p, n); }
+  InfoArray(const InfoArray&) = delete;
+  InfoArray& operator=(const InfoArray&) = delete;
+};
+
+}  // namespace
+
+PmixServer::PmixServer(UpcallQueue& queue) {
+  char tmpl[] = "/tmp/ftmpirun.XXXXXX";
+  if (!::mkdtemp(tmpl)) throw LauncherError(std::string("mkdtemp: ") + std::strerror(errno));
+  tmpdir_ = tmpl;
+  nspace_ = "ftmpi." + std::to_string(::getpid());
+  g_nspace = nspace_;
+  g_queue = &queue;
+
+  InfoArray info(3);
+  PMIX_INFO_LOAD(&info.p[0], PMIX_SERVER_TMPDIR, tmpdir_.c_str(), PMIX_STRING);
+  PMIX_INFO_LOAD(&info.p[1], PMIX_SYSTEM_TMPDIR, tmpdir_.c_str(), PMIX_STRING);
+  bool no = false;
+  PMIX_INFO_LOAD(&info.p[2], PMIX_SERVER_SYSTEM_SUPPORT, &no, PMIX_BOOL);
+  pmix_status_t rc = PMIx_server_init(&g_module, info.p, info.n);
+  if (rc != PMIX_SUCCESS) {
+    std::error_code ec;
+    std::filesystem::remove_all(tmpdir_, ec);
+    g_queue = nullptr;
+    throw LauncherError(std::string("PMIx_server_init failed: ") + PMIx_Error_string(rc));
+  }
+  initialized_ = true;
+  disable_nagle();
+}
+
+int PmixServer::disable_nagle() {
+  int changed = 0;
+  DIR* d = ::opendir("/proc/self/fd");
+  if (!d) return 0;
+  const int dfd = ::dirfd(d);
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    long fd = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || fd == dfd || fd < 0) continue;
+    struct stat st {};
+    if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    int domain = 0, type = 0, on = 0;
+    socklen_t len = sizeof domain;
+    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0) continue;
+    if (domain != AF_INET && domain != AF_INET6) continue;
+    len = sizeof type;
+    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+      continue;
+    len = sizeof on;
+    if (::getsockopt(static_cast<int>(fd), IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 && on) continue;
+    on = 1;
+    if (::setsockopt(static_cast<int>(fd), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) == 0) ++changed;
+  }
+  ::closedir(d);
+  return changed;
+}
+
+PmixServer::~PmixServer() {
+  if (initialized_) PMIx_server_finalize();
+  g_queue = nullptr;
+  std::error_code ec;
+  std::filesystem::remove_all(tmpdir_, ec);
+}
+
+void PmixServer::register_job(int np) {
+  const std::string host = hostname();
+  std::string peers;
+  for (int r = 0; r < np; ++r) peers += (r ? "," : "") + std::to_string(r);
+  const uint32_t unp = static_cast<uint32_t>(np), one = 1, zero = 0;
+  const pmix_rank_t lldr = 0;
+
+  InfoArray info(13 + static_cast<size_t>(np));
+  size_t k = 0;
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_UNIV_SIZE, &unp, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_JOB_SIZE, &unp, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_APP_SIZE, &unp, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_MAX_PROCS, &unp, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCAL_SIZE, &unp, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_NODE_SIZE, &unp, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCAL_PEERS, peers.c_str(), PMIX_STRING);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_NUM_NODES, &one, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_NODEID, &zero, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_JOBID, nspace_.c_str(), PMIX_STRING);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_APPNUM, &zero, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCALLDR, &lldr, PMIX_PROC_RANK);
+  for (int r = 0; r < np; ++r) {
+    // PMIX_PROC_INFO_ARRAY is the current name of PMIX_PROC_DATA ("pmix.pdata");
+    // its first element must be PMIX_RANK.
+    const pmix_rank_t rank = static_cast<pmix_rank_t>(r);
+    const uint16_t lrank = static_cast<uint16_t>(r);
+    pmix_data_array_t* darray;
+    PMIX_DATA_ARRAY_CREATE(darray, 7, PMIX_INFO);
+    auto* d = static_cast<pmix_info_t*>(darray->array);
+    PMIX_INFO_LOAD(&d[0], PMIX_RANK, &rank, PMIX_PROC_RANK);
+    PMIX_INFO_LOAD(&d[1], PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+    PMIX_INFO_LOAD(&d[2], PMIX_NODE_RANK, &lrank, PMIX_UINT16);
+    PMIX_INFO_LOAD(&d[3], PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
+    PMIX_INFO_LOAD(&d[4], PMIX_APPNUM, &zero, PMIX_UINT32);
+    PMIX_INFO_LOAD(&d[5], PMIX_NODEID, &zero, PMIX_UINT32);
+    PMIX_INFO_LOAD(&d[6], PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
+    // Ownership of darray moves into the info (freed by PMIX_INFO_FREE).
+    PMIX_LOAD_KEY(info.p[k].key, PMIX_PROC_INFO_ARRAY);
+    info.p[k].value.type = PMIX_DATA_ARRAY;
+    info.p[k].value.data.darray = darray;
+    ++k;
+  }
+  run_op("PMIx_server_register_nspace", [&](pmix_op_cbfunc_t cb, void* w) {
+    return PMIx_server_register_nspace(nspace_.c_str(), np, info.p, k, cb, w);
+  });
+  run_op("PMIx_server_setup_local_support", [&](pmix_op_cbfunc_t cb, void* w) {
+    return PMIx_server_setup_local_support(nspace_.c_str(), nullptr, 0, cb, w);
+  });
+}
+
+std::vector<std::string> PmixServer::setup_client(int rank) {
+  pmix_proc_t proc;
+  PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+  run_op("PMIx_server_register_client", [&](pmix_op_cbfunc_t cb, void* w) {
+    return PMIx_server_register_client(&proc, ::geteuid(), ::getegid(), nullptr, cb, w);
+  });
+  char** env = nullptr;
+  pmix_status_t rc = PMIx_server_setup_fork(&proc, &env);
+  std::vector<std::string> out;
+  if (env) {
+    for (char** e = env; *e; ++e) {
+      out.emplace_back(*e);
+      std::free(*e);
+    }
+    std::free(env);
+  }
+  if (rc != PMIX_SUCCESS)
+    throw LauncherError(std::string("PMIx_server_setup_fork failed: ") + PMIx_Error_string(rc));
+  return out;
+}
+
+namespace {
+void free_notify_info(pmix_status_t, void* cbdata) {
+  auto* arr = static_cast<InfoArray*>(cbdata);
+  delete arr;
+}
+}  // namespace
+
+bool PmixServer::notify_terminated(int rank, int exit_code) {
+  pmix_proc_t victim;
+  PMIX_LOAD_PROCID(&victim, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+  auto* info = new (std::nothrow) InfoArray(2);
+  if (!info) return false;
+  PMIX_INFO_LOAD(&info->p[0], PMIX_EVENT_AFFECTED_PROC, &victim, PMIX_PROC);
+  PMIX_INFO_LOAD(&info->p[1], PMIX_EXIT_CODE, &exit_code, PMIX_INT);
+  pmix_status_t rc = PMIx_Notify_event(PMIX_EVENT_PROC_TERMINATED, &victim, PMIX_RANGE_NAMESPACE,
+                                       info->p, info->n, free_notify_info, info);
+  if (rc == PMIX_SUCCESS) return true;  // free_notify_info owns `info` now
+  delete info;
+  return rc == PMIX_OPERATION_SUCCEEDED;
+}
+
+}  // namespace ftmpi::launcher

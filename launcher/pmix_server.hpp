@@ -1,0 +1,61 @@
+// The embedded PMIx server: one namespace, all ranks local to this node.
+#pragma once
+
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include <string>
+#include <vector>
+
+#include "upcall_queue.hpp"
+
+namespace ftmpi::launcher {
+
+// Owns the PMIx server library for the launcher's lifetime. Constructed and
+// destroyed on the main thread; only one instance may exist.
+//
+// Upcalls (client_connected, client_finalized, abort, job_control) are copied
+// into `queue` and answered later by the event loop through Upcall::reply().
+// fence_nb is answered at once (all participants are local, PMIx already
+// holds their data); direct_modex returns PMIX_ERR_NOT_SUPPORTED.
+class PmixServer {
+ public:
+  // Creates a private tmpdir (/tmp/ftmpirun.XXXXXX) and initializes the
+  // server in it. Throws LauncherError.
+  explicit PmixServer(UpcallQueue& queue);
+  // Finalizes the server and removes the tmpdir.
+  ~PmixServer();
+  PmixServer(const PmixServer&) = delete;
+  PmixServer& operator=(const PmixServer&) = delete;
+
+  // Registers namespace `ftmpi.<pid>` with `np` ranks (job-level and
+  // per-rank info), then sets up local support. Blocks until PMIx is done.
+  void register_job(int np);
+
+  // Registers client `rank` and returns the "NAME=value" strings PMIx wants in
+  // its environment. Call before forking that rank.
+  std::vector<std::string> setup_client(int rank);
+
+  // Tells every client of the namespace that `rank` terminated:
+  // PMIX_EVENT_PROC_TERMINATED, source = the victim's proc,
+  // PMIX_RANGE_NAMESPACE, info {PMIX_EVENT_AFFECTED_PROC, PMIX_EXIT_CODE}.
+  // Non-blocking; returns false when PMIx refused the event.
+  bool notify_terminated(int rank, int exit_code);
+
+  // Sets TCP_NODELAY on every TCP socket of this process (the PMIx listener
+  // and the accepted client connections). Workaround: PMIx 4.2.2's ptl/tcp
+  // never sets it, so an event sent while an earlier message is unacked waits
+  // for the peer's delayed ACK (~40 ms). Call after init and on each
+  // client_connected. Returns how many sockets were changed.
+  int disable_nagle();
+
+  const std::string& nspace() const { return nspace_; }
+  const std::string& tmpdir() const { return tmpdir_; }
+
+ private:
+  std::string tmpdir_;
+  std::string nspace_;
+  bool initialized_ = false;
+};
+
+}  // namespace ftmpi::launcher

@@ -1,0 +1,43 @@
+#include "mpi/coll/barrier.hpp"
+
+#include "mpi/checks.hpp"
+#include "mpi/p2p/requests.hpp"
+
+namespace ftmpi::mpi {
+
+int barrier(MPI_Comm comm) {
+    const int n = comm->size;
+    const int me = comm->rank;
+    // Rounds of one barrier are told apart by the low 5 bits, barriers by the rest.
+    const int base = static_cast<int>((comm->coll_seq++ << 5) & static_cast<std::uint32_t>(transport::max_tag));
+    const std::uint32_t ctx = comm->context + 1;
+    int first_err = MPI_SUCCESS;
+    char token = 0;
+    int round = 0;
+    for (int dist = 1; dist < n; dist *= 2, ++round) {
+        MPI_Request rr = new_request(ftmpi_request_s::Kind::recv, comm, &token, 0, MPI_BYTE, (me - dist + n) % n,
+                                     base + round, ctx);
+        start_recv(rr);
+        MPI_Request sr =
+            new_request(ftmpi_request_s::Kind::send, comm, &token, 0, MPI_BYTE, (me + dist) % n, base + round, ctx);
+        start_send(sr);
+        wait_complete(sr);
+        wait_complete(rr);
+        for (MPI_Request r : {sr, rr}) {
+            const int e = retire_request(&r, MPI_STATUS_IGNORE);
+            if (first_err == MPI_SUCCESS) first_err = e;
+        }
+    }
+    return first_err;
+}
+
+}  // namespace ftmpi::mpi
+
+extern "C" int MPI_Barrier(MPI_Comm comm) {
+    using namespace ftmpi::mpi;
+    FTMPI_TRY(check_init("MPI_Barrier"));
+    FTMPI_CHECK(check_comm("MPI_Barrier", comm));
+    const int err = barrier(comm);
+    if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    return raise(comm, err, "MPI_Barrier", "a member of %s failed", comm_label(comm));
+}

@@ -1,0 +1,156 @@
+// Communicator objects and the predefined handles that are not datatypes.
+#include <cstring>
+
+#include "mpi/checks.hpp"
+#include "mpi/p2p/matching.hpp"
+
+extern "C" {
+ftmpi_comm_s ftmpi_comm_world;
+ftmpi_comm_s ftmpi_comm_self;
+ftmpi_group_s ftmpi_group_empty;
+ftmpi_message_s ftmpi_message_no_proc;
+char ftmpi_in_place_marker;
+
+ftmpi_errhandler_s ftmpi_errors_are_fatal{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::fatal, nullptr, true};
+ftmpi_errhandler_s ftmpi_errors_return{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::ret, nullptr, true};
+ftmpi_errhandler_s ftmpi_errors_abort{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::abort, nullptr, true};
+
+#define FTMPI_DEFINE_OP(name, id) ftmpi_op_s ftmpi_op_##name{ftmpi::mpi::Magic::op, id, nullptr, true, true};
+FTMPI_DEFINE_OP(max, 1)
+FTMPI_DEFINE_OP(min, 2)
+FTMPI_DEFINE_OP(sum, 3)
+FTMPI_DEFINE_OP(prod, 4)
+FTMPI_DEFINE_OP(land, 5)
+FTMPI_DEFINE_OP(band, 6)
+FTMPI_DEFINE_OP(lor, 7)
+FTMPI_DEFINE_OP(bor, 8)
+FTMPI_DEFINE_OP(lxor, 9)
+FTMPI_DEFINE_OP(bxor, 10)
+FTMPI_DEFINE_OP(minloc, 11)
+FTMPI_DEFINE_OP(maxloc, 12)
+FTMPI_DEFINE_OP(replace, 13)
+FTMPI_DEFINE_OP(no_op, 14)
+}
+
+namespace ftmpi::mpi {
+
+// Context ids of the predefined communicators; user ones (later) start at 4.
+constexpr std::uint32_t k_world_context = 0;
+constexpr std::uint32_t k_self_context = 2;
+
+void setup_predefined_comms(int rank, int size) {
+    auto setup = [](ftmpi_comm_s &c, std::uint32_t ctx, int r, std::vector<int> procs, const char *name) {
+        c.magic = Magic::comm;
+        c.context = ctx;
+        c.rank = r;
+        c.size = static_cast<int>(procs.size());
+        c.procs = std::move(procs);
+        c.queue = &g.engine->queue(ctx);
+        c.coll_queue = &g.engine->queue(ctx + 1);
+        c.errhandler = MPI_ERRORS_ARE_FATAL;
+        c.predefined = true;
+        std::strncpy(c.name, name, sizeof c.name - 1);
+    };
+    std::vector<int> all(static_cast<std::size_t>(size));
+    for (int i = 0; i < size; ++i) all[static_cast<std::size_t>(i)] = i;
+    setup(ftmpi_comm_world, k_world_context, rank, std::move(all), "MPI_COMM_WORLD");
+    setup(ftmpi_comm_self, k_self_context, 0, {rank}, "MPI_COMM_SELF");
+    ftmpi_message_no_proc.magic = Magic::message;
+    ftmpi_group_empty.predefined = true;
+}
+
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPI_Comm_rank(MPI_Comm comm, int *rank) {
+    FTMPI_TRY(check_init("MPI_Comm_rank"));
+    FTMPI_CHECK(check_comm("MPI_Comm_rank", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_rank", comm, rank, "rank"));
+    *rank = comm->rank;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_size(MPI_Comm comm, int *size) {
+    FTMPI_TRY(check_init("MPI_Comm_size"));
+    FTMPI_CHECK(check_comm("MPI_Comm_size", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_size", comm, size, "size"));
+    *size = comm->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
+    static int tag_ub = ftmpi::transport::max_tag;
+    static int wtime_is_global = 0;
+    static int universe_size = 0;
+    static int appnum = 0;
+    static int host = MPI_PROC_NULL;
+    static int io = MPI_ANY_SOURCE;
+    FTMPI_TRY(check_init("MPI_Comm_get_attr"));
+    FTMPI_CHECK(check_comm("MPI_Comm_get_attr", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_get_attr", comm, attribute_val, "attribute_val"));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_get_attr", comm, flag, "flag"));
+    universe_size = g.pm->job().universe_size;
+    appnum = g.pm->job().appnum;
+    int *value = nullptr;
+    switch (keyval) {
+    case MPI_TAG_UB: value = &tag_ub; break;
+    case MPI_WTIME_IS_GLOBAL: value = &wtime_is_global; break;
+    case MPI_UNIVERSE_SIZE: value = &universe_size; break;
+    case MPI_APPNUM: value = &appnum; break;
+    case MPI_HOST: value = &host; break;
+    case MPI_IO: value = &io; break;
+    default:
+        return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "invalid keyval %d", keyval);
+    }
+    *static_cast<int **>(attribute_val) = value;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_name(MPI_Comm comm, const char *name) {
+    FTMPI_TRY(check_init("MPI_Comm_set_name"));
+    FTMPI_CHECK(check_comm("MPI_Comm_set_name", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_set_name", comm, name, "name"));
+    std::strncpy(comm->name, name, MPI_MAX_OBJECT_NAME - 1);
+    comm->name[MPI_MAX_OBJECT_NAME - 1] = '\0';
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen) {
+    FTMPI_TRY(check_init("MPI_Comm_get_name"));
+    FTMPI_CHECK(check_comm("MPI_Comm_get_name", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_get_name", comm, name, "name"));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_get_name", comm, resultlen, "resultlen"));
+    std::strcpy(name, comm->name);
+    *resultlen = static_cast<int>(std::strlen(name));
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+    FTMPI_CHECK(check_comm("MPI_Comm_set_errhandler", comm));
+    if (errhandler == MPI_ERRHANDLER_NULL || errhandler->magic != Magic::errhandler)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler (argument errhandler)");
+    comm->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
+    FTMPI_CHECK(check_comm("MPI_Comm_get_errhandler", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_get_errhandler", comm, errhandler, "errhandler"));
+    *errhandler = comm->errhandler ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_free(MPI_Errhandler *errhandler) {
+    FTMPI_CHECK(check_nonnull("MPI_Errhandler_free", MPI_COMM_NULL, errhandler, "errhandler"));
+    if (*errhandler == MPI_ERRHANDLER_NULL || (*errhandler)->magic != Magic::errhandler)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
+    if (!(*errhandler)->predefined) delete *errhandler;
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,169 @@
+#include "mpi/errors.hpp"
+
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "mpi/objects.hpp"
+#include "mpi/state.hpp"
+
+// One table: class, name, description.
+#define FTMPI_ERROR_CLASSES(X)                                                           \
+    X(MPI_SUCCESS, "no error")                                                           \
+    X(MPI_ERR_BUFFER, "invalid buffer pointer")                                          \
+    X(MPI_ERR_COUNT, "invalid count argument")                                           \
+    X(MPI_ERR_TYPE, "invalid datatype")                                                  \
+    X(MPI_ERR_TAG, "invalid tag")                                                        \
+    X(MPI_ERR_COMM, "invalid communicator")                                              \
+    X(MPI_ERR_RANK, "invalid rank")                                                      \
+    X(MPI_ERR_REQUEST, "invalid request")                                                \
+    X(MPI_ERR_ROOT, "invalid root")                                                      \
+    X(MPI_ERR_GROUP, "invalid group")                                                    \
+    X(MPI_ERR_OP, "invalid reduction operation")                                         \
+    X(MPI_ERR_TOPOLOGY, "invalid topology")                                              \
+    X(MPI_ERR_DIMS, "invalid dimension argument")                                        \
+    X(MPI_ERR_ARG, "invalid argument")                                                   \
+    X(MPI_ERR_UNKNOWN, "unknown error")                                                  \
+    X(MPI_ERR_TRUNCATE, "message truncated")                                             \
+    X(MPI_ERR_OTHER, "other error")                                                      \
+    X(MPI_ERR_INTERN, "internal error")                                                  \
+    X(MPI_ERR_IN_STATUS, "error code is in status")                                      \
+    X(MPI_ERR_PENDING, "pending request")                                                \
+    X(MPI_ERR_ACCESS, "permission denied")                                               \
+    X(MPI_ERR_AMODE, "invalid access mode")                                              \
+    X(MPI_ERR_ASSERT, "invalid assert argument")                                         \
+    X(MPI_ERR_BAD_FILE, "invalid file name")                                             \
+    X(MPI_ERR_BASE, "invalid base")                                                      \
+    X(MPI_ERR_CONVERSION, "data conversion error")                                       \
+    X(MPI_ERR_DISP, "invalid displacement")                                              \
+    X(MPI_ERR_DUP_DATAREP, "data representation already defined")                       \
+    X(MPI_ERR_FILE_EXISTS, "file exists")                                                \
+    X(MPI_ERR_FILE_IN_USE, "file in use")                                                \
+    X(MPI_ERR_FILE, "invalid file handle")                                               \
+    X(MPI_ERR_INFO_KEY, "info key too long")                                             \
+    X(MPI_ERR_INFO_NOKEY, "info key not defined")                                        \
+    X(MPI_ERR_INFO_VALUE, "info value too long")                                         \
+    X(MPI_ERR_INFO, "invalid info object")                                               \
+    X(MPI_ERR_IO, "I/O error")                                                           \
+    X(MPI_ERR_KEYVAL, "invalid attribute key")                                           \
+    X(MPI_ERR_LOCKTYPE, "invalid lock type")                                             \
+    X(MPI_ERR_NAME, "invalid service name")                                              \
+    X(MPI_ERR_NO_MEM, "out of memory")                                                   \
+    X(MPI_ERR_NOT_SAME, "arguments differ between processes")                            \
+    X(MPI_ERR_NO_SPACE, "no space left")                                                 \
+    X(MPI_ERR_NO_SUCH_FILE, "no such file")                                              \
+    X(MPI_ERR_PORT, "invalid port name")                                                 \
+    X(MPI_ERR_QUOTA, "quota exceeded")                                                   \
+    X(MPI_ERR_READ_ONLY, "read-only file or file system")                                \
+    X(MPI_ERR_RMA_CONFLICT, "conflicting RMA accesses")                                  \
+    X(MPI_ERR_RMA_SYNC, "wrong RMA synchronization")                                     \
+    X(MPI_ERR_SERVICE, "invalid service")                                                \
+    X(MPI_ERR_SIZE, "invalid size")                                                      \
+    X(MPI_ERR_SPAWN, "spawn error")                                                      \
+    X(MPI_ERR_UNSUPPORTED_DATAREP, "unsupported data representation")                    \
+    X(MPI_ERR_UNSUPPORTED_OPERATION, "operation not supported by ftmpi")                 \
+    X(MPI_ERR_WIN, "invalid window")                                                     \
+    X(MPI_ERR_RMA_RANGE, "RMA target out of range")                                      \
+    X(MPI_ERR_RMA_ATTACH, "memory cannot be attached")                                   \
+    X(MPI_ERR_RMA_SHARED, "memory cannot be shared")                                     \
+    X(MPI_ERR_RMA_FLAVOR, "wrong window flavor")                                         \
+    X(MPI_ERR_PROC_ABORTED, "a process aborted")                                         \
+    X(MPI_ERR_VALUE_TOO_LARGE, "value too large")                                        \
+    X(MPI_ERR_ERRHANDLER, "invalid error handler")                                       \
+    X(MPI_ERR_PROC_FAILED, "a process involved in the operation failed")                 \
+    X(MPI_ERR_PROC_FAILED_PENDING, "a potential sender failed; the request is pending")  \
+    X(MPI_ERR_REVOKED, "the communicator was revoked")
+
+namespace ftmpi::mpi {
+namespace {
+struct ClassRow {
+    int cls;
+    const char *name;
+    const char *text;
+};
+#define FTMPI_ROW(cls, text) {cls, #cls, text},
+constexpr ClassRow k_classes[] = {FTMPI_ERROR_CLASSES(FTMPI_ROW)};
+#undef FTMPI_ROW
+static_assert(sizeof k_classes / sizeof k_classes[0] == MPI_ERR_LASTCODE + 1,
+              "every error class up to MPI_ERR_LASTCODE has a row");
+
+const ClassRow *find(int cls) {
+    for (const auto &r : k_classes)
+        if (r.cls == cls) return &r;
+    return nullptr;
+}
+}  // namespace
+
+const char *error_class_name(int cls) {
+    const ClassRow *r = find(cls);
+    return r ? r->name : nullptr;
+}
+
+const char *error_class_text(int cls) {
+    const ClassRow *r = find(cls);
+    return r ? r->text : nullptr;
+}
+
+const char *comm_label(MPI_Comm comm) {
+    if (comm == MPI_COMM_NULL) return "MPI_COMM_NULL";
+    if (comm->magic != Magic::comm) return "(invalid communicator)";
+    if (comm->name[0] != '\0') return comm->name;
+    return "(unnamed communicator)";
+}
+
+int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+
+    MPI_Comm target = (comm != MPI_COMM_NULL && comm->magic == Magic::comm) ? comm : MPI_COMM_WORLD;
+    MPI_Errhandler h = target->errhandler ? target->errhandler : MPI_ERRORS_ARE_FATAL;
+    if (h->kind == ftmpi_errhandler_s::Kind::ret) return code;
+    if (h->kind == ftmpi_errhandler_s::Kind::user && h->fn != nullptr) {
+        int c = code;
+        h->fn(&target, &c);
+        return code;
+    }
+    const char *cname = error_class_name(code);
+    char line[1024];
+    int n = std::snprintf(line, sizeof line, "ftmpi: rank %d: fatal error in %s: %s (%s)\n",
+                          g.pm ? g.pm->job().rank : 0, call, msg, cname ? cname : "unknown error class");
+    ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<size_t>(n > 0 ? n : 0));
+    (void)ignored;
+    if (g.pm) g.pm->abort(code, std::string(call) + ": " + msg);
+    ::_exit(code != 0 ? code : 1);
+}
+
+}  // namespace ftmpi::mpi
+
+extern "C" {
+
+int MPI_Error_class(int errorcode, int *errorclass) {
+    if (errorclass == nullptr)
+        return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
+    if (ftmpi::mpi::error_class_name(errorcode) == nullptr)
+        return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "unknown error code %d",
+                                 errorcode);
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+
+int MPI_Error_string(int errorcode, char *string, int *resultlen) {
+    if (string == nullptr || resultlen == nullptr)
+        return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "%s is NULL",
+                                 string == nullptr ? "string" : "resultlen");
+    const char *name = ftmpi::mpi::error_class_name(errorcode);
+    if (name == nullptr)
+        return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "unknown error code %d",
+                                 errorcode);
+    int n = std::snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, ftmpi::mpi::error_class_text(errorcode));
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"

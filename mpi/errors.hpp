@@ -1,0 +1,21 @@
+// Error classes, their strings, and the error handlers.
+#pragma once
+
+#include <mpi.h>
+
+namespace ftmpi::mpi {
+
+// Short name ("MPI_ERR_RANK") and description of an error class; nullptr if unknown.
+const char *error_class_name(int cls);
+const char *error_class_text(int cls);
+
+// Raises error `code` from `call` (e.g. "MPI_Send") on `comm` (may be null: the
+// handler of MPI_COMM_WORLD applies). The message names the call and the
+// argument. Under MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT it prints the message
+// and aborts the job; under MPI_ERRORS_RETURN it returns `code`.
+[[gnu::format(printf, 4, 5)]] int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...);
+
+// The name printed for a communicator ("MPI_COMM_WORLD", or its set name).
+const char *comm_label(MPI_Comm comm);
+
+}  // namespace ftmpi::mpi

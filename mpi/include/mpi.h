@@ -1,0 +1,424 @@
+/*
+ * ftmpi: a fault-tolerant MPI. The C API.
+ *
+ * Usable from C99 and C++. Handles are pointers to opaque structures; the
+ * predefined handles are addresses of objects inside libftmpi.
+ */
+#ifndef FTMPI_MPI_H
+#define FTMPI_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FTMPI 1
+#define FTMPI_VERSION_STRING "0.1.0"
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+
+/* ---- basic types ---- */
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+typedef int MPI_Fint;
+
+typedef struct ftmpi_comm_s *MPI_Comm;
+typedef struct ftmpi_datatype_s *MPI_Datatype;
+typedef struct ftmpi_request_s *MPI_Request;
+typedef struct ftmpi_op_s *MPI_Op;
+typedef struct ftmpi_group_s *MPI_Group;
+typedef struct ftmpi_errhandler_s *MPI_Errhandler;
+typedef struct ftmpi_win_s *MPI_Win;
+typedef struct ftmpi_file_s *MPI_File;
+typedef struct ftmpi_message_s *MPI_Message;
+typedef struct ftmpi_info_s *MPI_Info;
+
+typedef struct MPI_Status {
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+    int ftmpi_cancelled;
+    size_t ftmpi_count; /* bytes received */
+} MPI_Status;
+
+typedef void MPI_Comm_errhandler_function(MPI_Comm *, int *, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+
+/* ---- error classes ---- */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_ACCESS 20
+#define MPI_ERR_AMODE 21
+#define MPI_ERR_ASSERT 22
+#define MPI_ERR_BAD_FILE 23
+#define MPI_ERR_BASE 24
+#define MPI_ERR_CONVERSION 25
+#define MPI_ERR_DISP 26
+#define MPI_ERR_DUP_DATAREP 27
+#define MPI_ERR_FILE_EXISTS 28
+#define MPI_ERR_FILE_IN_USE 29
+#define MPI_ERR_FILE 30
+#define MPI_ERR_INFO_KEY 31
+#define MPI_ERR_INFO_NOKEY 32
+#define MPI_ERR_INFO_VALUE 33
+#define MPI_ERR_INFO 34
+#define MPI_ERR_IO 35
+#define MPI_ERR_KEYVAL 36
+#define MPI_ERR_LOCKTYPE 37
+#define MPI_ERR_NAME 38
+#define MPI_ERR_NO_MEM 39
+#define MPI_ERR_NOT_SAME 40
+#define MPI_ERR_NO_SPACE 41
+#define MPI_ERR_NO_SUCH_FILE 42
+#define MPI_ERR_PORT 43
+#define MPI_ERR_QUOTA 44
+#define MPI_ERR_READ_ONLY 45
+#define MPI_ERR_RMA_CONFLICT 46
+#define MPI_ERR_RMA_SYNC 47
+#define MPI_ERR_SERVICE 48
+#define MPI_ERR_SIZE 49
+#define MPI_ERR_SPAWN 50
+#define MPI_ERR_UNSUPPORTED_DATAREP 51
+#define MPI_ERR_UNSUPPORTED_OPERATION 52
+#define MPI_ERR_WIN 53
+#define MPI_ERR_RMA_RANGE 54
+#define MPI_ERR_RMA_ATTACH 55
+#define MPI_ERR_RMA_SHARED 56
+#define MPI_ERR_RMA_FLAVOR 57
+#define MPI_ERR_PROC_ABORTED 58
+#define MPI_ERR_VALUE_TOO_LARGE 59
+#define MPI_ERR_ERRHANDLER 60
+/* process fault tolerance (ULFM); also MPIX_ names in mpi-ext.h */
+#define MPI_ERR_PROC_FAILED 61
+#define MPI_ERR_PROC_FAILED_PENDING 62
+#define MPI_ERR_REVOKED 63
+/* the 2011 / 2012 drafts' names for the same classes */
+#define MPI_ERR_RANK_FAIL_STOP MPI_ERR_PROC_FAILED
+#define MPI_ERR_INVALIDATED MPI_ERR_REVOKED
+#define MPI_ERR_LASTCODE 63
+
+/* ---- constants ---- */
+#define MPI_ANY_SOURCE (-1)
+#define MPI_PROC_NULL (-2)
+#define MPI_ROOT (-3)
+#define MPI_ANY_TAG (-1)
+#define MPI_UNDEFINED (-32766)
+#define MPI_KEYVAL_INVALID (-1)
+#define MPI_BSEND_OVERHEAD 64
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 256
+#define MPI_MAX_OBJECT_NAME 64
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_PORT_NAME 1024
+
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+/* predefined attribute keys */
+#define MPI_TAG_UB 1
+#define MPI_HOST 2
+#define MPI_IO 3
+#define MPI_WTIME_IS_GLOBAL 4
+#define MPI_UNIVERSE_SIZE 5
+#define MPI_APPNUM 6
+#define MPI_LASTUSEDCODE 7
+
+#define MPI_STATUS_IGNORE ((MPI_Status *)0)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)0)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+#define MPI_ARGV_NULL ((char **)0)
+#define MPI_ARGVS_NULL ((char ***)0)
+
+extern char ftmpi_in_place_marker;
+#define MPI_IN_PLACE ((void *)&ftmpi_in_place_marker)
+#define MPI_BOTTOM ((void *)0)
+
+/* ---- null handles ---- */
+#define MPI_COMM_NULL ((MPI_Comm)0)
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0)
+#define MPI_REQUEST_NULL ((MPI_Request)0)
+#define MPI_OP_NULL ((MPI_Op)0)
+#define MPI_GROUP_NULL ((MPI_Group)0)
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
+#define MPI_WIN_NULL ((MPI_Win)0)
+#define MPI_FILE_NULL ((MPI_File)0)
+#define MPI_MESSAGE_NULL ((MPI_Message)0)
+#define MPI_INFO_NULL ((MPI_Info)0)
+
+/* ---- predefined objects ---- */
+extern struct ftmpi_comm_s ftmpi_comm_world;
+extern struct ftmpi_comm_s ftmpi_comm_self;
+#define MPI_COMM_WORLD (&ftmpi_comm_world)
+#define MPI_COMM_SELF (&ftmpi_comm_self)
+
+extern struct ftmpi_group_s ftmpi_group_empty;
+#define MPI_GROUP_EMPTY (&ftmpi_group_empty)
+
+extern struct ftmpi_message_s ftmpi_message_no_proc;
+#define MPI_MESSAGE_NO_PROC (&ftmpi_message_no_proc)
+
+extern struct ftmpi_errhandler_s ftmpi_errors_are_fatal;
+extern struct ftmpi_errhandler_s ftmpi_errors_return;
+extern struct ftmpi_errhandler_s ftmpi_errors_abort;
+#define MPI_ERRORS_ARE_FATAL (&ftmpi_errors_are_fatal)
+#define MPI_ERRORS_RETURN (&ftmpi_errors_return)
+#define MPI_ERRORS_ABORT (&ftmpi_errors_abort)
+
+#define FTMPI_DECLARE_TYPE(name) extern struct ftmpi_datatype_s ftmpi_dt_##name;
+#define FTMPI_TYPE(name) (&ftmpi_dt_##name)
+FTMPI_DECLARE_TYPE(char)
+FTMPI_DECLARE_TYPE(signed_char)
+FTMPI_DECLARE_TYPE(unsigned_char)
+FTMPI_DECLARE_TYPE(byte)
+FTMPI_DECLARE_TYPE(wchar)
+FTMPI_DECLARE_TYPE(short)
+FTMPI_DECLARE_TYPE(unsigned_short)
+FTMPI_DECLARE_TYPE(int)
+FTMPI_DECLARE_TYPE(unsigned)
+FTMPI_DECLARE_TYPE(long)
+FTMPI_DECLARE_TYPE(unsigned_long)
+FTMPI_DECLARE_TYPE(long_long)
+FTMPI_DECLARE_TYPE(unsigned_long_long)
+FTMPI_DECLARE_TYPE(float)
+FTMPI_DECLARE_TYPE(double)
+FTMPI_DECLARE_TYPE(long_double)
+FTMPI_DECLARE_TYPE(int8)
+FTMPI_DECLARE_TYPE(int16)
+FTMPI_DECLARE_TYPE(int32)
+FTMPI_DECLARE_TYPE(int64)
+FTMPI_DECLARE_TYPE(uint8)
+FTMPI_DECLARE_TYPE(uint16)
+FTMPI_DECLARE_TYPE(uint32)
+FTMPI_DECLARE_TYPE(uint64)
+FTMPI_DECLARE_TYPE(c_bool)
+FTMPI_DECLARE_TYPE(c_float_complex)
+FTMPI_DECLARE_TYPE(c_double_complex)
+FTMPI_DECLARE_TYPE(c_long_double_complex)
+FTMPI_DECLARE_TYPE(packed)
+FTMPI_DECLARE_TYPE(aint)
+FTMPI_DECLARE_TYPE(offset)
+FTMPI_DECLARE_TYPE(count)
+FTMPI_DECLARE_TYPE(float_int)
+FTMPI_DECLARE_TYPE(double_int)
+FTMPI_DECLARE_TYPE(long_int)
+FTMPI_DECLARE_TYPE(2int)
+FTMPI_DECLARE_TYPE(short_int)
+FTMPI_DECLARE_TYPE(long_double_int)
+FTMPI_DECLARE_TYPE(cxx_bool)
+FTMPI_DECLARE_TYPE(cxx_float_complex)
+FTMPI_DECLARE_TYPE(cxx_double_complex)
+FTMPI_DECLARE_TYPE(cxx_long_double_complex)
+
+#define MPI_CHAR FTMPI_TYPE(char)
+#define MPI_SIGNED_CHAR FTMPI_TYPE(signed_char)
+#define MPI_UNSIGNED_CHAR FTMPI_TYPE(unsigned_char)
+#define MPI_BYTE FTMPI_TYPE(byte)
+#define MPI_WCHAR FTMPI_TYPE(wchar)
+#define MPI_SHORT FTMPI_TYPE(short)
+#define MPI_UNSIGNED_SHORT FTMPI_TYPE(unsigned_short)
+#define MPI_INT FTMPI_TYPE(int)
+#define MPI_UNSIGNED FTMPI_TYPE(unsigned)
+#define MPI_LONG FTMPI_TYPE(long)
+#define MPI_UNSIGNED_LONG FTMPI_TYPE(unsigned_long)
+#define MPI_LONG_LONG_INT FTMPI_TYPE(long_long)
+#define MPI_LONG_LONG FTMPI_TYPE(long_long)
+#define MPI_UNSIGNED_LONG_LONG FTMPI_TYPE(unsigned_long_long)
+#define MPI_FLOAT FTMPI_TYPE(float)
+#define MPI_DOUBLE FTMPI_TYPE(double)
+#define MPI_LONG_DOUBLE FTMPI_TYPE(long_double)
+#define MPI_INT8_T FTMPI_TYPE(int8)
+#define MPI_INT16_T FTMPI_TYPE(int16)
+#define MPI_INT32_T FTMPI_TYPE(int32)
+#define MPI_INT64_T FTMPI_TYPE(int64)
+#define MPI_UINT8_T FTMPI_TYPE(uint8)
+#define MPI_UINT16_T FTMPI_TYPE(uint16)
+#define MPI_UINT32_T FTMPI_TYPE(uint32)
+#define MPI_UINT64_T FTMPI_TYPE(uint64)
+#define MPI_C_BOOL FTMPI_TYPE(c_bool)
+#define MPI_C_COMPLEX FTMPI_TYPE(c_float_complex)
+#define MPI_C_FLOAT_COMPLEX FTMPI_TYPE(c_float_complex)
+#define MPI_C_DOUBLE_COMPLEX FTMPI_TYPE(c_double_complex)
+#define MPI_C_LONG_DOUBLE_COMPLEX FTMPI_TYPE(c_long_double_complex)
+#define MPI_PACKED FTMPI_TYPE(packed)
+#define MPI_AINT FTMPI_TYPE(aint)
+#define MPI_OFFSET FTMPI_TYPE(offset)
+#define MPI_COUNT FTMPI_TYPE(count)
+#define MPI_FLOAT_INT FTMPI_TYPE(float_int)
+#define MPI_DOUBLE_INT FTMPI_TYPE(double_int)
+#define MPI_LONG_INT FTMPI_TYPE(long_int)
+#define MPI_2INT FTMPI_TYPE(2int)
+#define MPI_SHORT_INT FTMPI_TYPE(short_int)
+#define MPI_LONG_DOUBLE_INT FTMPI_TYPE(long_double_int)
+#define MPI_CXX_BOOL FTMPI_TYPE(cxx_bool)
+#define MPI_CXX_FLOAT_COMPLEX FTMPI_TYPE(cxx_float_complex)
+#define MPI_CXX_DOUBLE_COMPLEX FTMPI_TYPE(cxx_double_complex)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX FTMPI_TYPE(cxx_long_double_complex)
+
+#define FTMPI_DECLARE_OP(name) extern struct ftmpi_op_s ftmpi_op_##name;
+FTMPI_DECLARE_OP(max)
+FTMPI_DECLARE_OP(min)
+FTMPI_DECLARE_OP(sum)
+FTMPI_DECLARE_OP(prod)
+FTMPI_DECLARE_OP(land)
+FTMPI_DECLARE_OP(band)
+FTMPI_DECLARE_OP(lor)
+FTMPI_DECLARE_OP(bor)
+FTMPI_DECLARE_OP(lxor)
+FTMPI_DECLARE_OP(bxor)
+FTMPI_DECLARE_OP(minloc)
+FTMPI_DECLARE_OP(maxloc)
+FTMPI_DECLARE_OP(replace)
+FTMPI_DECLARE_OP(no_op)
+#define MPI_MAX (&ftmpi_op_max)
+#define MPI_MIN (&ftmpi_op_min)
+#define MPI_SUM (&ftmpi_op_sum)
+#define MPI_PROD (&ftmpi_op_prod)
+#define MPI_LAND (&ftmpi_op_land)
+#define MPI_BAND (&ftmpi_op_band)
+#define MPI_LOR (&ftmpi_op_lor)
+#define MPI_BOR (&ftmpi_op_bor)
+#define MPI_LXOR (&ftmpi_op_lxor)
+#define MPI_BXOR (&ftmpi_op_bxor)
+#define MPI_MINLOC (&ftmpi_op_minloc)
+#define MPI_MAXLOC (&ftmpi_op_maxloc)
+#define MPI_REPLACE (&ftmpi_op_replace)
+#define MPI_NO_OP (&ftmpi_op_no_op)
+
+/* ---- environment ---- */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Initialized(int *flag);
+int MPI_Finalize(void);
+int MPI_Finalized(int *flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
+int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+
+/* ---- communicators (MPI_COMM_WORLD and MPI_COMM_SELF) ---- */
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+int MPI_Comm_set_name(MPI_Comm comm, const char *name);
+int MPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen);
+
+/* ---- errors ---- */
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+
+/* ---- datatypes (predefined) ---- */
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent);
+int MPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+
+/* ---- point-to-point ---- */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                         int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Buffer_attach(void *buffer, int size);
+int MPI_Buffer_detach(void *buffer_addr, int *size);
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request);
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Start(MPI_Request *request);
+int MPI_Startall(int count, MPI_Request array_of_requests[]);
+
+/* ---- completion ---- */
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status);
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[]);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]);
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status);
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[]);
+int MPI_Request_free(MPI_Request *request);
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+int MPI_Cancel(MPI_Request *request);
+int MPI_Test_cancelled(const MPI_Status *status, int *flag);
+
+/* ---- collectives (failure-aware point-to-point core) ---- */
+int MPI_Barrier(MPI_Comm comm);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FTMPI_MPI_H */

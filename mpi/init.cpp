@@ -1,0 +1,162 @@
+// MPI_Init, MPI_Finalize and the other environment calls.
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <stdexcept>
+
+#include "ftmpi_config.h"
+#include "mpi/checks.hpp"
+#include "mpi/coll/barrier.hpp"
+#include "mpi/p2p/matching.hpp"
+#include "runtime/config.hpp"
+#include "runtime/log.hpp"
+#include "runtime/topology.hpp"
+
+namespace ftmpi::mpi {
+
+State g;
+
+void setup_predefined_comms(int rank, int size);
+
+void yield_cpu() { sched_yield(); }
+
+namespace {
+
+int init(const char *call, int required, int *provided) {
+    if (g.initialized)
+        return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "MPI is already initialized");
+    try {
+        runtime::load_config();
+        g.pm = runtime::connect_process_manager();
+        const auto &job = g.pm->job();
+        runtime::set_log_rank(job.rank);
+        g.engine = std::make_unique<Engine>();
+        g.transport = transport::open_ofi_transport(*g.pm, *g.engine);
+        ft::failures().attach(g.transport.get(), job.size);
+        setup_predefined_comms(job.rank, job.size);
+        const int yield = runtime::config().YIELD;
+        g.yield = yield == 1 || (yield == -1 && static_cast<int>(job.local_peers.size()) > runtime::node_pus());
+    } catch (const std::exception &e) {
+        // Spec 000 §17.5.2: MPI_Init reports the error rather than aborting.
+        std::fprintf(stderr, "ftmpi: %s failed: %s\n", call, e.what());
+        g.transport.reset();
+        g.engine.reset();
+        g.pm.reset();
+        return MPI_ERR_OTHER;
+    }
+    // The data path is single-threaded: calls from several threads must not overlap.
+    g.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    if (provided) *provided = g.thread_level;
+    g.main_thread = pthread_self();
+    g.initialized = true;
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPI_Init(int *, char ***) { return init("MPI_Init", MPI_THREAD_SINGLE, nullptr); }
+
+int MPI_Init_thread(int *, char ***, int required, int *provided) {
+    FTMPI_CHECK(check_nonnull("MPI_Init_thread", MPI_COMM_NULL, provided, "provided"));
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Init_thread", "invalid thread level %d (argument required)",
+                     required);
+    return init("MPI_Init_thread", required, provided);
+}
+
+int MPI_Initialized(int *flag) {
+    FTMPI_CHECK(check_nonnull("MPI_Initialized", MPI_COMM_NULL, flag, "flag"));
+    *flag = g.initialized ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalized(int *flag) {
+    FTMPI_CHECK(check_nonnull("MPI_Finalized", MPI_COMM_NULL, flag, "flag"));
+    *flag = g.finalized ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
+// Completes at every survivor: the closing barrier skips failed ranks, and the
+// launcher is told without any job-wide fence.
+int MPI_Finalize(void) {
+    FTMPI_TRY(check_init("MPI_Finalize"));
+    barrier(MPI_COMM_WORLD);
+    g.finalized = true;
+    g.pm->finalize();
+    ftmpi::ft::failures().attach(nullptr, 0);
+    g.transport.reset();
+    return MPI_SUCCESS;
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode) {
+    FTMPI_TRY(check_init("MPI_Abort"));
+    char msg[256];
+    std::snprintf(msg, sizeof msg, "MPI_Abort called by rank %d on %s with error code %d", g.pm->job().rank,
+                  comm_label(comm), errorcode);
+    std::fprintf(stderr, "ftmpi: %s\n", msg);
+    std::fflush(stderr);
+    g.pm->abort(errorcode, msg);
+    __builtin_unreachable();
+}
+
+int MPI_Query_thread(int *provided) {
+    FTMPI_TRY(check_init("MPI_Query_thread"));
+    FTMPI_CHECK(check_nonnull("MPI_Query_thread", MPI_COMM_NULL, provided, "provided"));
+    *provided = g.thread_level;
+    return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int *flag) {
+    FTMPI_TRY(check_init("MPI_Is_thread_main"));
+    FTMPI_CHECK(check_nonnull("MPI_Is_thread_main", MPI_COMM_NULL, flag, "flag"));
+    *flag = pthread_equal(g.main_thread, pthread_self()) ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_processor_name(char *name, int *resultlen) {
+    FTMPI_CHECK(check_nonnull("MPI_Get_processor_name", MPI_COMM_NULL, name, "name"));
+    FTMPI_CHECK(check_nonnull("MPI_Get_processor_name", MPI_COMM_NULL, resultlen, "resultlen"));
+    if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0) std::strcpy(name, "localhost");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    *resultlen = static_cast<int>(std::strlen(name));
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_version(int *version, int *subversion) {
+    FTMPI_CHECK(check_nonnull("MPI_Get_version", MPI_COMM_NULL, version, "version"));
+    FTMPI_CHECK(check_nonnull("MPI_Get_version", MPI_COMM_NULL, subversion, "subversion"));
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_library_version(char *version, int *resultlen) {
+    FTMPI_CHECK(check_nonnull("MPI_Get_library_version", MPI_COMM_NULL, version, "version"));
+    FTMPI_CHECK(check_nonnull("MPI_Get_library_version", MPI_COMM_NULL, resultlen, "resultlen"));
+    int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "ftmpi %s (fault-tolerant MPI, ULFM)",
+                          FTMPI_VERSION);
+    *resultlen = n;
+    return MPI_SUCCESS;
+}
+
+double MPI_Wtime(void) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double MPI_Wtick(void) {
+    timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // extern "C"

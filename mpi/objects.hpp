@@ -1,0 +1,104 @@
+// The objects behind the MPI handles. Internal to libftmpi.
+//
+// Every object starts with a magic number so an argument check can tell a
+// handle of the right kind from a handle of another kind or a stale one.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace ftmpi::mpi {
+enum class Magic : std::uint32_t {
+    comm = 0x434f4d4d,
+    datatype = 0x44545950,
+    request = 0x52455155,
+    op = 0x4f505f5f,
+    group = 0x47525550,
+    errhandler = 0x45525248,
+    message = 0x4d534731,
+    dead = 0xdeadbeef,
+};
+class MatchQueue;
+struct Unexpected;
+}  // namespace ftmpi::mpi
+
+struct ftmpi_datatype_s {
+    ftmpi::mpi::Magic magic;
+    std::size_t size;     // bytes of data in one element
+    MPI_Aint lb;
+    MPI_Aint extent;
+    const char *name;
+    bool predefined;
+};
+
+struct ftmpi_op_s {
+    ftmpi::mpi::Magic magic;
+    int id;
+    MPI_User_function *fn;
+    bool commute;
+    bool predefined;
+};
+
+struct ftmpi_errhandler_s {
+    ftmpi::mpi::Magic magic;
+    enum class Kind { fatal, ret, abort, user } kind;
+    MPI_Comm_errhandler_function *fn;
+    bool predefined;
+};
+
+struct ftmpi_group_s {
+    ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::group;
+    std::vector<int> procs;  // group rank -> job rank
+    bool predefined = false;
+};
+
+struct ftmpi_comm_s {
+    ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::comm;
+    std::uint32_t context = 0;  // point-to-point context; context + 1 carries collectives
+    int rank = 0;
+    int size = 0;
+    std::vector<int> procs;  // comm rank -> job rank
+    ftmpi::mpi::MatchQueue *queue = nullptr;       // user traffic
+    ftmpi::mpi::MatchQueue *coll_queue = nullptr;  // internal collective traffic
+    MPI_Errhandler errhandler = nullptr;
+    char name[MPI_MAX_OBJECT_NAME] = {};
+    bool predefined = false;
+    std::uint32_t coll_seq = 0;  // sequence number of internal collectives (tags)
+};
+
+struct ftmpi_message_s {
+    ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::message;
+    MPI_Comm comm = nullptr;
+    ftmpi::mpi::Unexpected *msg = nullptr;  // null for MPI_MESSAGE_NO_PROC
+};
+
+struct ftmpi_request_s {
+    ftmpi::transport::Op op;  // first member: a transport completion names the request
+    ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::request;
+    enum class Kind : std::uint8_t { send, recv, done } kind = Kind::send;
+    bool complete = false;
+    bool persistent = false;
+    bool active = false;    // persistent: started and not yet completed by Wait/Test
+    bool user_freed = false;  // MPI_Request_free'd while still in progress
+    bool buffered = false;  // a Bsend's internal send: owns a chunk of the attached buffer
+    bool posted = false;    // a receive sitting in its match queue
+    ftmpi::transport::SendMode mode = ftmpi::transport::SendMode::standard;
+    MPI_Status status{};
+    MPI_Comm comm = nullptr;
+    void *buf = nullptr;
+    int count = 0;
+    MPI_Datatype datatype = nullptr;
+    int peer = 0;  // destination or source rank in comm (or MPI_ANY_SOURCE)
+    int tag = 0;
+    std::uint32_t context = 0;
+    std::size_t capacity = 0;    // bytes: send length, or receive buffer size
+    std::size_t msg_length = 0;  // receive: length of the matched message
+    std::size_t bsend_offset = 0;  // buffered send: its chunk of the attached buffer
+};

@@ -1,0 +1,243 @@
+// Point-to-point entry points: argument checks, then the request engine.
+#include <cstring>
+#include <vector>
+
+#include "mpi/checks.hpp"
+#include "mpi/p2p/bsend.hpp"
+#include "mpi/p2p/requests.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+int check_send(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    FTMPI_CHECK(check_count(call, comm, count));
+    FTMPI_CHECK(check_type(call, comm, type));
+    FTMPI_CHECK(check_buffer(call, comm, buf, count));
+    FTMPI_CHECK(check_dest(call, comm, dest));
+    FTMPI_CHECK(check_send_tag(call, comm, tag));
+    return MPI_SUCCESS;
+}
+
+int check_recv(const char *call, const void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    FTMPI_CHECK(check_count(call, comm, count));
+    FTMPI_CHECK(check_type(call, comm, type));
+    FTMPI_CHECK(check_buffer(call, comm, buf, count));
+    FTMPI_CHECK(check_source(call, comm, source));
+    FTMPI_CHECK(check_recv_tag(call, comm, tag));
+    return MPI_SUCCESS;
+}
+
+MPI_Request make_send(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                      transport::SendMode mode) {
+    MPI_Request r = new_request(ftmpi_request_s::Kind::send, comm, buf, count, type, dest, tag, comm->context);
+    r->mode = mode;
+    return r;
+}
+
+MPI_Request make_recv(MPI_Comm comm, void *buf, int count, MPI_Datatype type, int source, int tag) {
+    return new_request(ftmpi_request_s::Kind::recv, comm, buf, count, type, source, tag, comm->context);
+}
+
+// Finishes a blocking call on request `r`: waits, reports its error on comm.
+int finish_blocking(const char *call, MPI_Request r, MPI_Status *status) {
+    wait_complete(r);
+    MPI_Comm comm = r->comm;
+    const int peer = r->peer;
+    const int err = retire_request(&r, status);
+    if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    return raise(comm, err, call, "operation with rank %d of %s failed", peer, comm_label(comm));
+}
+
+int blocking_send(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                  transport::SendMode mode) {
+    FTMPI_TRY(check_send(call, buf, count, type, dest, tag, comm));
+    MPI_Request r = make_send(comm, buf, count, type, dest, tag, mode);
+    start_send(r);
+    return finish_blocking(call, r, MPI_STATUS_IGNORE);
+}
+
+int nonblocking_send(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request, transport::SendMode mode) {
+    FTMPI_TRY(check_send(call, buf, count, type, dest, tag, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    MPI_Request r = make_send(comm, buf, count, type, dest, tag, mode);
+    start_send(r);
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+int persistent_send(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request, transport::SendMode mode) {
+    FTMPI_TRY(check_send(call, buf, count, type, dest, tag, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    MPI_Request r = make_send(comm, buf, count, type, dest, tag, mode);
+    r->persistent = true;
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+using ftmpi::transport::SendMode;
+
+extern "C" {
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm, SendMode::standard);
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    return blocking_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, SendMode::sync);
+}
+
+// A ready send may be a standard send: the receive is known to be posted.
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    return blocking_send("MPI_Rsend", buf, count, datatype, dest, tag, comm, SendMode::standard);
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+    FTMPI_TRY(check_send("MPI_Bsend", buf, count, datatype, dest, tag, comm));
+    if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
+    return bsend_start("MPI_Bsend", comm, buf, count, datatype, dest, tag);
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request) {
+    return nonblocking_send("MPI_Isend", buf, count, datatype, dest, tag, comm, request, SendMode::standard);
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    return nonblocking_send("MPI_Issend", buf, count, datatype, dest, tag, comm, request, SendMode::sync);
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    return nonblocking_send("MPI_Irsend", buf, count, datatype, dest, tag, comm, request, SendMode::standard);
+}
+
+// The data is copied into the attached buffer at once, so the request is complete.
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request) {
+    FTMPI_TRY(check_send("MPI_Ibsend", buf, count, datatype, dest, tag, comm));
+    FTMPI_CHECK(check_nonnull("MPI_Ibsend", comm, request, "request"));
+    if (dest != MPI_PROC_NULL) FTMPI_TRY(bsend_start("MPI_Ibsend", comm, buf, count, datatype, dest, tag));
+    MPI_Request r = make_send(comm, buf, count, datatype, dest, tag, SendMode::standard);
+    complete_request(r, MPI_SUCCESS, r->capacity);
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
+    FTMPI_TRY(check_recv("MPI_Recv", buf, count, datatype, source, tag, comm));
+    MPI_Request r = make_recv(comm, buf, count, datatype, source, tag);
+    start_recv(r);
+    return finish_blocking("MPI_Recv", r, status);
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request) {
+    FTMPI_TRY(check_recv("MPI_Irecv", buf, count, datatype, source, tag, comm));
+    FTMPI_CHECK(check_nonnull("MPI_Irecv", comm, request, "request"));
+    MPI_Request r = make_recv(comm, buf, count, datatype, source, tag);
+    start_recv(r);
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
+    FTMPI_TRY(check_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm));
+    FTMPI_TRY(check_recv("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm));
+    MPI_Request rr = make_recv(comm, recvbuf, recvcount, recvtype, source, recvtag);
+    start_recv(rr);
+    MPI_Request sr = make_send(comm, sendbuf, sendcount, sendtype, dest, sendtag, SendMode::standard);
+    start_send(sr);
+    wait_complete(sr);
+    wait_complete(rr);
+    const int serr = retire_request(&sr, MPI_STATUS_IGNORE);
+    MPI_Status st;
+    const int rerr = retire_request(&rr, &st);
+    // The status names the failed peer: MPI_SOURCE is the receive's peer; a
+    // failed send reports dest in MPI_SOURCE when the receive itself succeeded.
+    if (rerr == MPI_SUCCESS && serr != MPI_SUCCESS) {
+        st.MPI_SOURCE = dest;
+        st.MPI_ERROR = serr;
+    }
+    if (status != MPI_STATUS_IGNORE) *status = st;
+    const int err = rerr != MPI_SUCCESS ? rerr : serr;
+    if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    return raise(comm, err, "MPI_Sendrecv", "exchange with rank %d failed", rerr != MPI_SUCCESS ? source : dest);
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
+                         int recvtag, MPI_Comm comm, MPI_Status *status) {
+    FTMPI_TRY(check_send("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, comm));
+    FTMPI_TRY(check_recv("MPI_Sendrecv_replace", buf, count, datatype, source, recvtag, comm));
+    std::vector<char> copy(static_cast<std::size_t>(count) * datatype->size);
+    if (!copy.empty()) std::memcpy(copy.data(), buf, copy.size());
+    return MPI_Sendrecv(copy.data(), count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm,
+                        status);
+}
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                  MPI_Request *request) {
+    return persistent_send("MPI_Send_init", buf, count, datatype, dest, tag, comm, request, SendMode::standard);
+}
+
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    return persistent_send("MPI_Ssend_init", buf, count, datatype, dest, tag, comm, request, SendMode::sync);
+}
+
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    return persistent_send("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, request, SendMode::standard);
+}
+
+int MPI_Bsend_init(const void *, int, MPI_Datatype, int, int, MPI_Comm comm, MPI_Request *) {
+    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Bsend_init",
+                 "persistent buffered sends are not implemented by ftmpi yet");
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request) {
+    FTMPI_TRY(check_recv("MPI_Recv_init", buf, count, datatype, source, tag, comm));
+    FTMPI_CHECK(check_nonnull("MPI_Recv_init", comm, request, "request"));
+    MPI_Request r = make_recv(comm, buf, count, datatype, source, tag);
+    r->persistent = true;
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+static int start_one(const char *call, MPI_Request r) {
+    if (r == MPI_REQUEST_NULL || r->magic != Magic::request || !r->persistent)
+        return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, call, "request is not a persistent request");
+    if (r->active) return raise(r->comm, MPI_ERR_REQUEST, call, "persistent request is already active");
+    r->active = true;
+    if (r->kind == ftmpi_request_s::Kind::send) start_send(r);
+    else start_recv(r);
+    return MPI_SUCCESS;
+}
+
+int MPI_Start(MPI_Request *request) {
+    FTMPI_TRY(check_init("MPI_Start"));
+    FTMPI_CHECK(check_nonnull("MPI_Start", MPI_COMM_NULL, request, "request"));
+    return start_one("MPI_Start", *request);
+}
+
+int MPI_Startall(int count, MPI_Request array_of_requests[]) {
+    FTMPI_TRY(check_init("MPI_Startall"));
+    FTMPI_CHECK(check_count("MPI_Startall", MPI_COMM_NULL, count));
+    if (count > 0) FTMPI_CHECK(check_nonnull("MPI_Startall", MPI_COMM_NULL, array_of_requests, "array_of_requests"));
+    for (int i = 0; i < count; ++i) FTMPI_TRY(start_one("MPI_Startall", array_of_requests[i]));
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,277 @@
+// The Wait/Test family, Request_free, Request_get_status, Cancel.
+#include "mpi/checks.hpp"
+#include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+int check_requests(const char *call, int count, MPI_Request reqs[]) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_count(call, MPI_COMM_NULL, count));
+    if (count > 0) FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, reqs, "array_of_requests"));
+#if FTMPI_ARG_CHECKS
+    for (int i = 0; i < count; ++i)
+        if (reqs[i] != MPI_REQUEST_NULL && reqs[i]->magic != Magic::request)
+            return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, call, "array_of_requests[%d] is not a valid request", i);
+#endif
+    return MPI_SUCCESS;
+}
+
+int check_request(const char *call, MPI_Request *request) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, request, "request"));
+    if (*request != MPI_REQUEST_NULL && (*request)->magic != Magic::request)
+        return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, call, "argument request is not a valid request");
+    return MPI_SUCCESS;
+}
+
+int report(const char *call, MPI_Comm comm, int err) {
+    if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    return raise(comm, err, call, "request completed with an error on %s", comm_label(comm));
+}
+
+// Retires slot i into statuses (if any); returns its error.
+int retire_into(MPI_Request reqs[], int i, MPI_Status statuses[]) {
+    return retire_request(&reqs[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+}
+
+// After a multi-request call: MPI_ERR_IN_STATUS when any failed, every status's
+// MPI_ERROR set (MPI_SUCCESS for the good ones).
+int in_status(const char *call, MPI_Comm comm, int first_err, int errors) {
+    if (errors == 0) return MPI_SUCCESS;
+    return raise(comm, MPI_ERR_IN_STATUS, call, "%d request(s) failed; first error %s", errors,
+                 error_class_name(first_err));
+}
+
+// Index of a completed active request, -1 if none yet, -2 if none active.
+int find_complete(int count, MPI_Request reqs[]) {
+    bool any_active = false;
+    for (int i = 0; i < count; ++i) {
+        if (!is_active(reqs[i])) continue;
+        any_active = true;
+        if (reqs[i]->complete) return i;
+    }
+    return any_active ? -1 : -2;
+}
+
+// Retires every completed active request; returns how many.
+int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[],
+                 MPI_Comm *err_comm, int *first_err, int *errors) {
+    int n = 0;
+    for (int i = 0; i < count; ++i) {
+        if (!is_active(reqs[i]) || !reqs[i]->complete) continue;
+        MPI_Comm c = reqs[i]->comm;
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+        const int e = retire_request(&reqs[i], st);
+        if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = e;
+        if (e != MPI_SUCCESS && (*errors)++ == 0) {
+            *first_err = e;
+            *err_comm = c;
+        }
+        indices[n++] = i;
+    }
+    *outcount = n;
+    return n;
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status) {
+    FTMPI_TRY(check_request("MPI_Wait", request));
+    MPI_Request r = *request;
+    if (!is_active(r)) {
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    wait_complete(r);
+    MPI_Comm comm = r->comm;
+    return report("MPI_Wait", comm, retire_request(request, status));
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
+    FTMPI_TRY(check_request("MPI_Test", request));
+    FTMPI_CHECK(check_nonnull("MPI_Test", MPI_COMM_NULL, flag, "flag"));
+    MPI_Request r = *request;
+    if (!is_active(r)) {
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (!r->complete) progress();
+    *flag = r->complete ? 1 : 0;
+    if (!*flag) return MPI_SUCCESS;
+    MPI_Comm comm = r->comm;
+    return report("MPI_Test", comm, retire_request(request, status));
+}
+
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
+    FTMPI_TRY(check_requests("MPI_Waitall", count, array_of_requests));
+    for (int i = 0; i < count; ++i)
+        if (is_active(array_of_requests[i])) wait_complete(array_of_requests[i]);
+    int errors = 0, first_err = MPI_SUCCESS;
+    MPI_Comm err_comm = MPI_COMM_NULL;
+    for (int i = 0; i < count; ++i) {
+        MPI_Request r = array_of_requests[i];
+        int e = MPI_SUCCESS;
+        if (!is_active(r)) {
+            if (array_of_statuses != MPI_STATUSES_IGNORE) empty_status(&array_of_statuses[i]);
+        } else {
+            MPI_Comm c = r->comm;
+            e = retire_into(array_of_requests, i, array_of_statuses);
+            if (e != MPI_SUCCESS && errors++ == 0) {
+                first_err = e;
+                err_comm = c;
+            }
+        }
+        if (array_of_statuses != MPI_STATUSES_IGNORE) array_of_statuses[i].MPI_ERROR = e;
+    }
+    return in_status("MPI_Waitall", err_comm, first_err, errors);
+}
+
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
+    FTMPI_TRY(check_requests("MPI_Testall", count, array_of_requests));
+    FTMPI_CHECK(check_nonnull("MPI_Testall", MPI_COMM_NULL, flag, "flag"));
+    progress();
+    for (int i = 0; i < count; ++i) {
+        if (is_active(array_of_requests[i]) && !array_of_requests[i]->complete) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return MPI_Waitall(count, array_of_requests, array_of_statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
+    FTMPI_TRY(check_requests("MPI_Waitany", count, array_of_requests));
+    FTMPI_CHECK(check_nonnull("MPI_Waitany", MPI_COMM_NULL, index, "index"));
+    for (;;) {
+        int i = find_complete(count, array_of_requests);
+        if (i == -2) {
+            *index = MPI_UNDEFINED;
+            empty_status(status);
+            return MPI_SUCCESS;
+        }
+        if (i >= 0) {
+            *index = i;
+            MPI_Comm comm = array_of_requests[i]->comm;
+            return report("MPI_Waitany", comm, retire_request(&array_of_requests[i], status));
+        }
+        progress_wait();
+    }
+}
+
+int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
+    FTMPI_TRY(check_requests("MPI_Testany", count, array_of_requests));
+    FTMPI_CHECK(check_nonnull("MPI_Testany", MPI_COMM_NULL, index, "index"));
+    FTMPI_CHECK(check_nonnull("MPI_Testany", MPI_COMM_NULL, flag, "flag"));
+    progress();
+    int i = find_complete(count, array_of_requests);
+    if (i == -2) {
+        *flag = 1;
+        *index = MPI_UNDEFINED;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (i == -1) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    *flag = 1;
+    *index = i;
+    MPI_Comm comm = array_of_requests[i]->comm;
+    return report("MPI_Testany", comm, retire_request(&array_of_requests[i], status));
+}
+
+int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[]) {
+    FTMPI_TRY(check_requests("MPI_Waitsome", incount, array_of_requests));
+    FTMPI_CHECK(check_nonnull("MPI_Waitsome", MPI_COMM_NULL, outcount, "outcount"));
+    for (;;) {
+        int i = find_complete(incount, array_of_requests);
+        if (i == -2) {
+            *outcount = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+        if (i >= 0) break;
+        progress_wait();
+    }
+    int errors = 0, first_err = MPI_SUCCESS;
+    MPI_Comm err_comm = MPI_COMM_NULL;
+    collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &err_comm, &first_err,
+                 &errors);
+    return in_status("MPI_Waitsome", err_comm, first_err, errors);
+}
+
+int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                 MPI_Status array_of_statuses[]) {
+    FTMPI_TRY(check_requests("MPI_Testsome", incount, array_of_requests));
+    FTMPI_CHECK(check_nonnull("MPI_Testsome", MPI_COMM_NULL, outcount, "outcount"));
+    progress();
+    if (find_complete(incount, array_of_requests) == -2) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    int errors = 0, first_err = MPI_SUCCESS;
+    MPI_Comm err_comm = MPI_COMM_NULL;
+    collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &err_comm, &first_err,
+                 &errors);
+    return in_status("MPI_Testsome", err_comm, first_err, errors);
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    FTMPI_TRY(check_request("MPI_Request_get_status", &request));
+    FTMPI_CHECK(check_nonnull("MPI_Request_get_status", MPI_COMM_NULL, flag, "flag"));
+    if (!is_active(request)) {
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (!request->complete) progress();
+    *flag = request->complete ? 1 : 0;
+    if (*flag && status != MPI_STATUS_IGNORE) *status = request->status;
+    return MPI_SUCCESS;
+}
+
+int MPI_Request_free(MPI_Request *request) {
+    FTMPI_TRY(check_request("MPI_Request_free", request));
+    MPI_Request r = *request;
+    if (r == MPI_REQUEST_NULL)
+        return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Request_free", "argument request is MPI_REQUEST_NULL");
+    if (r->complete || (r->persistent && !r->active)) release_request(r);
+    else r->user_freed = true;
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+// Receives that have not matched are cancelled; a send is never cancelled
+// (allowed by the standard: MPI_Test_cancelled then reports false).
+int MPI_Cancel(MPI_Request *request) {
+    FTMPI_TRY(check_request("MPI_Cancel", request));
+    MPI_Request r = *request;
+    if (r == MPI_REQUEST_NULL)
+        return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Cancel", "argument request is MPI_REQUEST_NULL");
+    if (r->kind == ftmpi_request_s::Kind::recv && r->posted && g.engine->queue(r->context).remove_posted(r)) {
+        r->status.ftmpi_cancelled = 1;
+        r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+        r->status.MPI_TAG = MPI_ANY_TAG;
+        complete_request(r, MPI_SUCCESS, 0);
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Test_cancelled(const MPI_Status *status, int *flag) {
+    FTMPI_CHECK(check_nonnull("MPI_Test_cancelled", MPI_COMM_NULL, status, "status"));
+    FTMPI_CHECK(check_nonnull("MPI_Test_cancelled", MPI_COMM_NULL, flag, "flag"));
+    *flag = status->ftmpi_cancelled;
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"

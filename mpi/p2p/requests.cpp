@@ -1,0 +1,195 @@
+#include "mpi/p2p/requests.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/bsend.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+std::vector<MPI_Request> g_pool;
+std::vector<MPI_Request> g_zombies;  // finished, but libfabric still holds their Op
+
+int class_of(transport::Err e) {
+    switch (e) {
+    case transport::Err::ok: return MPI_SUCCESS;
+    case transport::Err::peer_failed: return MPI_ERR_PROC_FAILED;
+    case transport::Err::truncated: return MPI_ERR_TRUNCATE;
+    case transport::Err::canceled: return MPI_ERR_OTHER;
+    case transport::Err::other: return MPI_ERR_OTHER;
+    }
+    return MPI_ERR_INTERN;
+}
+
+void on_op_done(transport::Op *op, transport::Err err, std::size_t bytes) {
+    auto *r = reinterpret_cast<MPI_Request>(op);  // Op is the request's first member
+    complete_request(r, class_of(err), bytes);
+}
+
+}  // namespace
+
+MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *buf, int count,
+                        MPI_Datatype type, int peer, int tag, std::uint32_t context) {
+    MPI_Request r;
+    if (!g_pool.empty()) {
+        r = g_pool.back();
+        g_pool.pop_back();
+        *r = ftmpi_request_s{};
+    } else {
+        r = new ftmpi_request_s{};
+    }
+    r->op.done = &on_op_done;
+    r->kind = kind;
+    r->comm = comm;
+    r->buf = const_cast<void *>(buf);
+    r->count = count;
+    r->datatype = type;
+    r->peer = peer;
+    r->tag = tag;
+    r->context = context;
+    r->capacity = type ? static_cast<std::size_t>(count) * type->size : 0;
+    return r;
+}
+
+void release_request(MPI_Request r) {
+    if (r->op.in_fabric) {
+        g_zombies.push_back(r);
+        return;
+    }
+    r->magic = Magic::dead;
+    g_pool.push_back(r);
+}
+
+void complete_request(MPI_Request r, int err, std::size_t bytes) {
+    if (r->kind == ftmpi_request_s::Kind::recv) {
+        r->status.ftmpi_count = bytes;
+        if (err == MPI_SUCCESS && r->msg_length > r->capacity) err = MPI_ERR_TRUNCATE;
+    } else {
+        r->status.ftmpi_count = bytes;
+    }
+    r->status.MPI_ERROR = err;
+    r->complete = true;
+    if (r->buffered) bsend_chunk_done(r);
+    if (r->user_freed) release_request(r);
+}
+
+void empty_status(MPI_Status *status) {
+    if (status == MPI_STATUS_IGNORE) return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+    status->ftmpi_cancelled = 0;
+    status->ftmpi_count = 0;
+}
+
+static void complete_proc_null(MPI_Request r) {
+    r->status.MPI_SOURCE = MPI_PROC_NULL;
+    r->status.MPI_TAG = MPI_ANY_TAG;
+    complete_request(r, MPI_SUCCESS, 0);
+}
+
+void start_send(MPI_Request r) {
+    r->complete = false;
+    r->status = MPI_Status{};
+    if (r->peer == MPI_PROC_NULL) {
+        complete_proc_null(r);
+        return;
+    }
+    const int dest = r->comm->procs[static_cast<std::size_t>(r->peer)];
+    switch (g.transport->send(static_cast<transport::PeerId>(dest), r->context, r->tag, r->comm->rank, r->buf,
+                              r->capacity, r->mode, &r->op)) {
+    case transport::Posted::complete: complete_request(r, MPI_SUCCESS, r->capacity); break;
+    case transport::Posted::peer_failed: complete_request(r, MPI_ERR_PROC_FAILED, 0); break;
+    case transport::Posted::pending: break;
+    }
+}
+
+void deliver(MPI_Request r, const transport::Arrival &a) {
+    r->msg_length = a.length;
+    r->status.MPI_SOURCE = a.source_rank;
+    r->status.MPI_TAG = a.tag;
+    const std::size_t bytes = std::min(a.length, r->capacity);
+    if (!a.rendezvous) {
+        if (bytes > 0) std::memcpy(r->buf, a.eager_data, bytes);
+        complete_request(r, MPI_SUCCESS, bytes);
+        return;
+    }
+    switch (g.transport->accept(a, r->buf, r->capacity, &r->op)) {
+    case transport::Posted::complete: complete_request(r, MPI_SUCCESS, bytes); break;
+    case transport::Posted::peer_failed: complete_request(r, MPI_ERR_PROC_FAILED, 0); break;
+    case transport::Posted::pending: break;
+    }
+}
+
+void start_recv(MPI_Request r) {
+    r->complete = false;
+    r->status = MPI_Status{};
+    if (r->peer == MPI_PROC_NULL) {
+        complete_proc_null(r);
+        return;
+    }
+    MatchQueue &q = g.engine->queue(r->context);
+    if (auto u = q.take_unexpected(r->peer, r->tag)) {
+        deliver(r, u->arrival());
+        return;
+    }
+    // Nothing arrived from it before it failed: a named receive cannot complete.
+    if (r->peer != MPI_ANY_SOURCE && ft::failures().is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)])) {
+        r->status.MPI_SOURCE = r->peer;
+        r->status.MPI_TAG = r->tag;
+        complete_request(r, MPI_ERR_PROC_FAILED, 0);
+        return;
+    }
+    q.post(r);
+    r->posted = true;
+}
+
+int retire_request(MPI_Request *slot, MPI_Status *status) {
+    MPI_Request r = *slot;
+    const int err = r->status.MPI_ERROR;
+    if (status != MPI_STATUS_IGNORE) *status = r->status;
+    if (r->persistent) {
+        r->active = false;
+    } else {
+        release_request(r);
+        *slot = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+// A failure became known: fail every posted receive naming a failed process.
+// (Wildcard receives follow the ULFM rules of the failure-semantics issue.)
+void on_new_failures() {
+    g.seen_epoch = ft::failures().epoch();
+    for (auto &qp : g.engine->queues()) {
+        if (!qp) continue;
+        auto &posted = qp->posted();
+        for (auto it = posted.begin(); it != posted.end();) {
+            MPI_Request r = *it;
+            if (r->peer != MPI_ANY_SOURCE &&
+                ft::failures().is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)])) {
+                it = posted.erase(it);
+                r->posted = false;
+                r->status.MPI_SOURCE = r->peer;
+                r->status.MPI_TAG = r->tag;
+                complete_request(r, MPI_ERR_PROC_FAILED, 0);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (auto it = g_zombies.begin(); it != g_zombies.end();) {
+        if (!(*it)->op.in_fabric) {
+            (*it)->magic = Magic::dead;
+            g_pool.push_back(*it);
+            it = g_zombies.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+}  // namespace ftmpi::mpi

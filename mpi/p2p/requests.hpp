@@ -1,0 +1,39 @@
+// Requests: allocation, starting sends and receives, completion.
+//
+// A request completes exactly once (complete = true, status filled). Its
+// memory is reused only when libfabric no longer holds its transport Op.
+#pragma once
+
+#include "mpi/objects.hpp"
+#include "mpi/state.hpp"
+
+namespace ftmpi::mpi {
+
+MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *buf, int count,
+                        MPI_Datatype type, int peer, int tag, std::uint32_t context);
+// Returns a finished request to the pool (deferred while libfabric holds its Op).
+void release_request(MPI_Request r);
+
+// Starts a send or a receive described by the request's fields.
+void start_send(MPI_Request r);
+void start_recv(MPI_Request r);
+
+// Completes `r` with MPI error class `err` and `bytes` delivered.
+void complete_request(MPI_Request r, int err, std::size_t bytes);
+
+// Blocks (driving progress) until `r` is complete.
+inline void wait_complete(MPI_Request r) {
+    while (!r->complete) progress_wait();
+}
+
+// Copies the status out and retires the request (REQUEST_NULL, or inactive for
+// persistent ones). Returns the request's error class.
+int retire_request(MPI_Request *slot, MPI_Status *status);
+
+// The status of a null or inactive request.
+void empty_status(MPI_Status *status);
+
+// A request that counts as "active" for the Wait/Test family.
+inline bool is_active(MPI_Request r) { return r != MPI_REQUEST_NULL && (!r->persistent || r->active); }
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,53 @@
+// Process-wide MPI state and the progress engine.
+//
+// Every blocking wait in libftmpi is `while (!done) progress_wait();`: one
+// poll of the transport, one check of the failure record (a load and a
+// compare when nothing failed), and a sched_yield when ranks outnumber cores.
+#pragma once
+
+#include <pthread.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "ft/failures.hpp"
+#include "runtime/process_manager.hpp"
+#include "transport/transport.hpp"
+
+namespace ftmpi::mpi {
+
+class Engine;
+
+struct State {
+    std::unique_ptr<runtime::ProcessManager> pm;
+    std::unique_ptr<Engine> engine;
+    std::unique_ptr<transport::Transport> transport;
+    bool initialized = false;
+    bool finalized = false;
+    int thread_level = MPI_THREAD_SINGLE;
+    pthread_t main_thread{};
+    bool yield = false;
+    std::uint64_t seen_epoch = 0;
+};
+
+extern State g;
+
+// Fails what a newly recorded peer failure makes impossible. Failure path only.
+void on_new_failures();
+
+inline void progress() {
+    if (g.transport) g.transport->poll();
+    auto &f = ft::failures();
+    f.poll();
+    if (f.epoch() != g.seen_epoch) on_new_failures();
+}
+
+void yield_cpu();
+
+// One turn of a blocking wait.
+inline void progress_wait() {
+    progress();
+    if (g.yield) yield_cpu();
+}
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,65 @@
+#include "runtime/config.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+namespace ftmpi::runtime {
+namespace {
+
+Config g_config;
+
+void parse(const char *var, const char *text, std::string &out) { out = text; (void)var; }
+
+template <typename Int>
+void parse(const char *var, const char *text, Int &out) {
+    errno = 0;
+    char *end = nullptr;
+    long long v = std::strtoll(text, &end, 0);
+    if (errno != 0 || end == text || *end != '\0')
+        throw std::runtime_error(std::string("invalid value '") + text + "' for " + var +
+                                 " (expected an integer)");
+    if constexpr (std::is_unsigned_v<Int>) {
+        if (v < 0)
+            throw std::runtime_error(std::string("invalid value '") + text + "' for " + var +
+                                     " (expected a non-negative integer)");
+    }
+    out = static_cast<Int>(v);
+}
+
+template <typename T>
+std::string show(const T &v) {
+    std::ostringstream os;
+    if constexpr (std::is_same_v<T, std::string>)
+        os << (v.empty() ? "(empty)" : v);
+    else
+        os << v;
+    return os.str();
+}
+
+}  // namespace
+
+void load_config() {
+    Config c;
+#define FTMPI_KNOB_PARSE(name, type, def, help)                       \
+    if (const char *s = std::getenv("FTMPI_" #name); s && *s != '\0') \
+        parse("FTMPI_" #name, s, c.name);
+    FTMPI_KNOBS(FTMPI_KNOB_PARSE)
+#undef FTMPI_KNOB_PARSE
+    g_config = c;
+}
+
+const Config &config() { return g_config; }
+
+std::string knob_help() {
+    std::ostringstream os;
+    Config defaults;
+#define FTMPI_KNOB_HELP(name, type, def, help) \
+    os << "FTMPI_" #name << "  (default " << show(defaults.name) << ")\n    " << help << "\n";
+    FTMPI_KNOBS(FTMPI_KNOB_HELP)
+#undef FTMPI_KNOB_HELP
+    return os.str();
+}
+
+}  // namespace ftmpi::runtime

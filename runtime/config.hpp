@@ -1,0 +1,48 @@
+// ftmpi runtime configuration: the one table of FTMPI_* knobs.
+//
+// Every knob is read once, at MPI_Init, from the environment. The table below
+// generates the struct, the parser and the help text (`ftmpi_info --knobs`,
+// README), so a knob exists in exactly one place.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace ftmpi::runtime {
+
+// X(name, type, default, help)
+#define FTMPI_KNOBS(X)                                                                   \
+    X(PROVIDER, std::string, "",                                                         \
+      "libfabric provider for every peer: shm, tcp (tcp;ofi_rxm), net, or any "          \
+      "fi_info name. Empty: shm within a node, FTMPI_NET_PROVIDER between nodes")        \
+    X(NET_PROVIDER, std::string, "net",                                                  \
+      "provider used between nodes when FTMPI_PROVIDER is empty")                       \
+    X(NET_IFACE, std::string, "",                                                        \
+      "network interface for tcp/net (sets FI_TCP_IFACE). Empty: lo when the whole job " \
+      "is on one node, the provider's choice otherwise")                                 \
+    X(EAGER_LIMIT, std::size_t, 16384,                                                   \
+      "largest message (bytes) sent eagerly; larger ones use rendezvous. Must be the "   \
+      "same at every rank")                                                              \
+    X(RX_BUFFERS, std::size_t, 64, "receive buffers posted per endpoint for eager and control messages") \
+    X(YIELD, int, -1,                                                                    \
+      "1: blocking waits call sched_yield between polls; 0: pure busy polling; -1: "     \
+      "yield when more ranks than cores share this node")                               \
+    X(LOG, int, 1, "log level: 0 errors only, 1 warnings, 2 info, 3 debug")
+
+struct Config {
+#define FTMPI_KNOB_FIELD(name, type, def, help) type name = def;
+    FTMPI_KNOBS(FTMPI_KNOB_FIELD)
+#undef FTMPI_KNOB_FIELD
+};
+
+// Parses the environment into the process-wide configuration. Throws
+// std::runtime_error naming the variable on a malformed value. Init only.
+void load_config();
+
+// The configuration in force (defaults before load_config()).
+const Config &config();
+
+// "FTMPI_NAME  default  help" lines, one per knob.
+std::string knob_help();
+
+}  // namespace ftmpi::runtime

@@ -1,0 +1,49 @@
+// The runtime contract with whatever started this process.
+//
+// Two backends: PMIx (ftmpirun, Slurm's --mpi=pmix, prterun) and singleton (a
+// program started directly, with no PMIx server in its environment). The MPI
+// layers above use only this interface; they never call PMIx themselves.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ftmpi::runtime {
+
+struct JobInfo {
+    int rank = 0;                  // this process's rank in the job (MPI_COMM_WORLD)
+    int size = 1;                  // number of processes in the job
+    int universe_size = 1;
+    int appnum = 0;
+    std::vector<int> local_peers;  // job ranks on this node, this process included, sorted
+    std::string nspace;            // PMIx namespace ("" for a singleton)
+    bool singleton = true;
+};
+
+class ProcessManager {
+public:
+    virtual ~ProcessManager() = default;
+    virtual const JobInfo &job() const = 0;
+    // Publishes a blob under `key` for every process of the job. Init only.
+    virtual void put(const std::string &key, const void *data, std::size_t len) = 0;
+    // Commits what was put and waits until every process has done so (the modex).
+    // Init only: it must never be used once a process may have failed.
+    virtual void exchange() = 0;
+    // Reads the blob `rank` published under `key`. Empty when absent.
+    virtual std::vector<char> get(int rank, const std::string &key) = 0;
+    // Ends the whole job (or the listed ranks) with `code`; does not return.
+    [[noreturn]] virtual void abort(int code, const std::string &message) = 0;
+    // Asks the launcher to kill `rank` (a process the detector has excluded).
+    // Returns false when the launcher cannot do it.
+    virtual bool request_kill(int rank) = 0;
+    // Tells the launcher this process finalized. Never waits for other processes.
+    virtual void finalize() = 0;
+};
+
+// Connects to the PMIx server named in the environment, or returns a singleton
+// backend when there is none. Throws std::runtime_error (with the failing PMIx
+// call and status) when a server is named but cannot be reached.
+std::unique_ptr<ProcessManager> connect_process_manager();
+
+}  // namespace ftmpi::runtime

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Run one multi-process test command with a deadline and an orphan check.
+
+usage: harness.py --timeout SECS [--expect-exit N] [--expect-stdout REGEX]...
+                  [--expect-stderr REGEX]... [--reject-stdout REGEX]...
+                  [--reject-stderr REGEX]... [--env K=V]... [--stdin TEXT]
+                  [--signal-after-stdout REGEX:SIGNAME]
+                  -- command args...
+
+Contract:
+  * The command runs in a NEW SESSION (so a new process group) with the
+    environment plus every --env K=V.  Its stdin is /dev/null unless --stdin
+    TEXT is given (then TEXT is written to it and it is closed).
+  * Its stdout and stderr are captured and echoed (for the test log).
+  * If it has not exited after SECS seconds, the whole process group is
+    SIGKILLed and the test FAILS with "TIMEOUT".
+  * After it exits, /proc is scanned for any process still in the command's
+    session.  Any that has not exited ORPHAN_GRACE_S (2 s) later is
+    SIGKILLed and the test FAILS with "orphans left: pid cmdline".
+  * --signal-after-stdout REGEX:SIG sends SIG to the command (not its group)
+    once its stdout matches REGEX (used to test signal forwarding).
+  * Exit 0 only if the exit code equals --expect-exit (default 0), every
+    --expect-* regex (Python re, MULTILINE) is found, and no --reject-* regex
+    is found.  Otherwise exit 1 with one "FAIL: ..." line per problem.
+Only the Python standard library is used.
+"""
+import argparse
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+import time
+
+
+def session_members(sid):
+    """(pid, cmdline) of every live process whose session id is `sid`."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        pid = int(name)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+            # Field 6 is the session id; comm (field 2) may contain spaces.
+            fields = stat[stat.rindex(")") + 2:].split()
+            state, session = fields[0], int(fields[3])
+            if session != sid or state == "Z":
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            out.append((pid, cmd))
+        except (OSError, ValueError, IndexError):
+            continue  # exited while we looked
+    return out
+
+
+# A process already SIGKILLed (e.g. by PR_SET_PDEATHSIG when its parent died)
+# can still be listed for a moment; one that has not exited within this many
+# seconds (waited for on its pidfd, not slept) is an orphan.
+ORPHAN_GRACE_S = 2.0
+
+
+def still_alive(procs, grace):
+    """The subset of `procs` that has not exited within `grace` seconds."""
+    if not procs:
+        return []
+    sel = selectors.DefaultSelector()
+    fds = {}
+    for pid, cmd in procs:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        fds[fd] = (pid, cmd)
+        sel.register(fd, selectors.EVENT_READ)
+    deadline = time.monotonic() + grace
+    while sel.get_map():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        for key, _ in sel.select(timeout=left):
+            sel.unregister(key.fd)
+            os.close(key.fd)
+            fds.pop(key.fd)
+    for fd in fds:
+        os.close(fd)
+    return list(fds.values())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--timeout", type=float, required=True)
+    ap.add_argument("--expect-exit", type=int, default=0)
+    ap.add_argument("--expect-stdout", action="append", default=[])
+    ap.add_argument("--expect-stderr", action="append", default=[])
+    ap.add_argument("--reject-stdout", action="append", default=[])
+    ap.add_argument("--reject-stderr", action="append", default=[])
+    ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--stdin", default=None)
+    ap.add_argument("--signal-after-stdout", default=None)
+    ap.add_argument("command", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
+    if not cmd:
+        ap.error("no command given after --")
+
+    env = dict(os.environ)
+    for kv in a.env:
+        k, sep, v = kv.partition("=")
+        if not sep:
+            ap.error(f"--env expects K=V, got {kv!r}")
+        env[k] = v
+    sig_re = sig_num = None
+    if a.signal_after_stdout:
+        pat, _, name = a.signal_after_stdout.rpartition(":")
+        sig_re, sig_num = re.compile(pat, re.M), getattr(signal, name)
+
+    print("harness: running:", " ".join(cmd), flush=True)
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True,
+                            stdin=subprocess.PIPE if a.stdin is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sid = proc.pid  # session leader: its pid is the session and group id
+    if a.stdin is not None:
+        try:
+            proc.stdin.write(a.stdin.encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    bufs = {"stdout": b"", "stderr": b""}
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    # The pidfd becomes readable when the command exits, even if an orphan
+    # still holds its pipes open.
+    pidfd = os.pidfd_open(proc.pid)
+    sel.register(pidfd, selectors.EVENT_READ, "exit")
+    problems = []
+    deadline = start + a.timeout
+    timed_out = exited = False
+
+    def read_pipe(key):
+        try:
+            data = os.read(key.fileobj.fileno(), 65536)
+        except BlockingIOError:
+            return False
+        if not data:
+            sel.unregister(key.fileobj)
+            return False
+        bufs[key.data] += data
+        return True
+
+    while not exited:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        for key, _ in sel.select(timeout=left):
+            if key.data == "exit":
+                exited = True
+                continue
+            if read_pipe(key) and key.data == "stdout" and sig_re and \
+                    sig_re.search(bufs["stdout"].decode(errors="replace")):
+                try:
+                    os.kill(proc.pid, sig_num)
+                except ProcessLookupError:
+                    pass
+                sig_re = None
+    if exited:
+        # Collect what the command wrote before exiting, without waiting for
+        # EOF (an orphan may hold the pipes open).
+        for key in list(sel.get_map().values()):
+            if key.data == "exit":
+                continue
+            os.set_blocking(key.fileobj.fileno(), False)
+            while key.fileobj in sel.get_map() and read_pipe(key):
+                pass
+        proc.wait()
+    os.close(pidfd)
+    if timed_out:
+        problems.append(f"TIMEOUT after {a.timeout} s")
+        try:
+            os.killpg(sid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    elapsed = time.monotonic() - start
+
+    orphans = still_alive(session_members(sid), ORPHAN_GRACE_S)
+    if orphans:
+        problems.append("orphans left: " + "; ".join(f"{p} {c}" for p, c in orphans))
+        for pid, _ in orphans:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    out = bufs["stdout"].decode(errors="replace")
+    err = bufs["stderr"].decode(errors="replace")
+    sys.stdout.write("---- stdout ----\n" + out + "---- stderr ----\n" + err + "----\n")
+    print(f"harness: exit code {proc.returncode} after {elapsed:.3f} s", flush=True)
+
+    if not timed_out and proc.returncode != a.expect_exit:
+        problems.append(f"exit code {proc.returncode}, expected {a.expect_exit}")
+    for name, text, pats, want in (("stdout", out, a.expect_stdout, True),
+                                   ("stderr", err, a.expect_stderr, True),
+                                   ("stdout", out, a.reject_stdout, False),
+                                   ("stderr", err, a.reject_stderr, False)):
+        for pat in pats:
+            if bool(re.search(pat, text, re.M)) != want:
+                problems.append(f"{name} {'lacks' if want else 'has'} /{pat}/")
+    for p in problems:
+        print("FAIL:", p, flush=True)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

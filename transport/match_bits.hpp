@@ -1,0 +1,91 @@
+// Wire format of every tagged message: the 64 match bits and the 64 bits of CQ data.
+//
+//   match bits, user messages:  | proto:4 | context:29 | tag:31 |
+//   match bits, bulk data:      | proto:4 | transfer id:60      |
+//   CQ data:                    | source process:32 | source rank in the communicator:32 |
+//
+// The top bit of `proto` is set only on bulk (rendezvous payload) messages, so the
+// receive buffers for eager and control traffic match everything with that bit clear.
+// Every mask below is derived from its field width; nothing is written out by hand.
+#pragma once
+
+#include <cstdint>
+
+namespace ftmpi::transport {
+
+enum class Proto : std::uint8_t {
+    eager = 0,  // payload is the user's data
+    rts = 1,    // request to send: RtsPayload
+    cts = 2,    // clear to send: CtsPayload
+    bulk = 8,   // rendezvous payload, matched by transfer id
+};
+
+namespace bits {
+inline constexpr unsigned tag_width = 31;
+inline constexpr unsigned ctx_width = 29;
+inline constexpr unsigned proto_width = 4;
+inline constexpr unsigned id_width = tag_width + ctx_width;
+inline constexpr unsigned tag_shift = 0;
+inline constexpr unsigned ctx_shift = tag_shift + tag_width;
+inline constexpr unsigned proto_shift = ctx_shift + ctx_width;
+static_assert(proto_shift + proto_width == 64, "match bits must fill exactly 64 bits");
+
+constexpr std::uint64_t field_mask(unsigned width) { return (std::uint64_t{1} << width) - 1; }
+inline constexpr std::uint64_t tag_mask = field_mask(tag_width) << tag_shift;
+inline constexpr std::uint64_t ctx_mask = field_mask(ctx_width) << ctx_shift;
+inline constexpr std::uint64_t proto_mask = field_mask(proto_width) << proto_shift;
+inline constexpr std::uint64_t id_mask = field_mask(id_width);
+// Set in every bulk message and in no other.
+inline constexpr std::uint64_t bulk_bit = std::uint64_t{1} << (proto_shift + proto_width - 1);
+static_assert((tag_mask | ctx_mask | proto_mask) == ~std::uint64_t{0});
+static_assert((tag_mask & ctx_mask) == 0 && (ctx_mask & proto_mask) == 0);
+static_assert((static_cast<std::uint64_t>(Proto::bulk) << proto_shift) & bulk_bit);
+static_assert(!((static_cast<std::uint64_t>(Proto::cts) << proto_shift) & bulk_bit));
+}  // namespace bits
+
+// Largest user tag that fits (MPI_TAG_UB).
+inline constexpr std::int32_t max_tag = static_cast<std::int32_t>(bits::field_mask(bits::tag_width));
+// Largest context id.
+inline constexpr std::uint32_t max_context = static_cast<std::uint32_t>(bits::field_mask(bits::ctx_width));
+
+struct Match {
+    Proto proto;
+    std::uint32_t context;
+    std::int32_t tag;
+};
+
+constexpr std::uint64_t pack_match(Proto proto, std::uint32_t context, std::int32_t tag) {
+    return (static_cast<std::uint64_t>(proto) << bits::proto_shift) |
+           ((static_cast<std::uint64_t>(context) << bits::ctx_shift) & bits::ctx_mask) |
+           ((static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)) << bits::tag_shift) & bits::tag_mask);
+}
+
+constexpr Match unpack_match(std::uint64_t m) {
+    return Match{static_cast<Proto>((m & bits::proto_mask) >> bits::proto_shift),
+                 static_cast<std::uint32_t>((m & bits::ctx_mask) >> bits::ctx_shift),
+                 static_cast<std::int32_t>((m & bits::tag_mask) >> bits::tag_shift)};
+}
+
+constexpr std::uint64_t pack_bulk(std::uint64_t transfer_id) {
+    return (static_cast<std::uint64_t>(Proto::bulk) << bits::proto_shift) | (transfer_id & bits::id_mask);
+}
+constexpr std::uint64_t unpack_bulk(std::uint64_t m) { return m & bits::id_mask; }
+
+constexpr std::uint64_t pack_source(std::uint32_t process, std::int32_t rank) {
+    return (static_cast<std::uint64_t>(process) << 32) | static_cast<std::uint32_t>(rank);
+}
+constexpr std::uint32_t source_process(std::uint64_t data) { return static_cast<std::uint32_t>(data >> 32); }
+constexpr std::int32_t source_rank(std::uint64_t data) { return static_cast<std::int32_t>(data & 0xffffffffu); }
+
+// Payloads of the control messages.
+struct RtsPayload {
+    std::uint64_t length;     // bytes the sender has
+    std::uint64_t sender_id;  // the sender's transfer id, echoed in the CTS
+};
+struct CtsPayload {
+    std::uint64_t sender_id;    // from the RTS
+    std::uint64_t transfer_id;  // the receiver's id: the bulk message carries pack_bulk(transfer_id)
+    std::uint64_t length;       // bytes the receiver takes (min of both sides)
+};
+
+}  // namespace ftmpi::transport

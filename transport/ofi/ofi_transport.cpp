@@ -1,0 +1,549 @@
+// The libfabric transport: eager and rendezvous protocols over tagged RDM
+// endpoints, one endpoint per provider in use, messages to self short-cut.
+//
+// Wire protocol (see match_bits.hpp):
+//   eager:      EAGER(ctx, tag) carrying the data; len <= FTMPI_EAGER_LIMIT.
+//   rendezvous: RTS(ctx, tag){length, sender id} -> the receiver matches it,
+//               posts a bulk receive for a fresh transfer id and answers
+//               CTS{sender id, transfer id, length}; the sender then sends the
+//               data as BULK(transfer id). Ssend always uses rendezvous.
+// Eager and control messages land in pre-posted receive buffers; bulk data goes
+// straight into the user's buffer.
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "runtime/config.hpp"
+#include "runtime/log.hpp"
+#include "runtime/process_manager.hpp"
+#include "transport/match_bits.hpp"
+#include "transport/ofi/endpoint.hpp"
+#include "transport/ofi/errors.hpp"
+#include "transport/ofi/providers.hpp"
+#include "transport/transport.hpp"
+
+namespace ftmpi::transport::ofi {
+namespace {
+
+constexpr std::size_t k_cq_batch = 16;
+
+struct RxBuffer {
+    Op op;
+    Endpoint *ep = nullptr;
+    std::vector<char> data;
+};
+
+struct PeerState {
+    Endpoint *ep = nullptr;
+    fi_addr_t addr = FI_ADDR_NOTAVAIL;
+    bool failed = false;
+};
+
+// A post that libfabric refused with -FI_EAGAIN, retried in order by poll().
+struct Deferred {
+    enum class What : std::uint8_t { op_send, op_recv, control } what;
+    PeerId peer;
+    Op *op;                  // op_send, op_recv
+    std::uint64_t match = 0;  // control
+    std::uint64_t data = 0;   // control
+    std::size_t length = 0;   // control
+    alignas(8) char payload[sizeof(CtsPayload)] = {};
+};
+
+class OfiTransport final : public Transport {
+public:
+    OfiTransport(runtime::ProcessManager &pm, Sink &sink);
+    ~OfiTransport() override = default;
+
+    Posted send(PeerId peer, std::uint32_t context, std::int32_t tag, std::int32_t source_rank, const void *buf,
+                std::size_t length, SendMode mode, Op *op) override;
+    Posted accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) override;
+    int poll() override;
+    void mark_failed(PeerId peer) override;
+    bool is_failed(PeerId peer) const override { return peers_[peer].failed; }
+    void set_unreachable_hook(std::function<void(PeerId)> hook) override { unreachable_ = std::move(hook); }
+    std::string provider_of(PeerId peer) const override {
+        if (peer == self_) return "self";
+        return peers_[peer].ep ? peers_[peer].ep->provider() : "none";
+    }
+
+private:
+    Endpoint &endpoint_for(const std::string &fi_name, std::size_t av_size);
+    void post_rx(RxBuffer &rx);
+    // Posts op's send (Kind::send or bulk_send) now, or queues it behind the backlog.
+    void post_send(Op *op);
+    void post_recv(Op *op);
+    void send_control(PeerId peer, std::uint64_t match, const void *payload, std::size_t length);
+    bool try_deferred(Deferred &d);
+    void drain_backlog();
+    void handle_completion(const fi_cq_tagged_entry &e);
+    void handle_error(Endpoint &ep);
+    void handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e);
+    void finish(Op *op, Err err, std::size_t bytes);
+    void lost(PeerId peer);
+    void hand_to_fabric(Op *op);
+    void back_from_fabric(Op *op);
+    Posted send_to_self(std::uint32_t context, std::int32_t tag, std::int32_t source_rank, const void *buf,
+                        std::size_t length, SendMode mode, Op *op);
+
+    Sink &sink_;
+    PeerId self_;
+    std::size_t eager_limit_;
+    std::vector<std::unique_ptr<Endpoint>> endpoints_;
+    std::vector<PeerState> peers_;
+    std::vector<std::unique_ptr<RxBuffer>> rx_;
+    std::unordered_map<std::uint64_t, Op *> waiting_cts_;  // sender id -> rendezvous send
+    Op inflight_;  // sentinel of the list of sends and bulk receives libfabric holds
+    std::uint64_t next_id_ = 1;
+    std::deque<Deferred> backlog_;
+    std::function<void(PeerId)> unreachable_;
+};
+
+OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
+    : sink_(sink),
+      self_(static_cast<PeerId>(pm.job().rank)),
+      eager_limit_(runtime::config().EAGER_LIMIT) {
+    inflight_.prev = inflight_.next = &inflight_;
+    const auto &job = pm.job();
+    const auto &cfg = runtime::config();
+    const std::size_t n = static_cast<std::size_t>(job.size);
+    peers_.resize(n);
+    auto is_local = [&](int r) {
+        return std::binary_search(job.local_peers.begin(), job.local_peers.end(), r);
+    };
+    const bool one_node = job.local_peers.size() == n;
+    const ProviderInfo forced = cfg.PROVIDER.empty() ? ProviderInfo{} : lookup_provider(cfg.PROVIDER);
+    const ProviderInfo net = lookup_provider(cfg.NET_PROVIDER);
+
+    // Every pair chooses the same provider from both ends: shm when both are on
+    // one node (locality from the process manager), the network provider otherwise.
+    std::vector<std::string> names(n);
+    bool tcp_iface = false;
+    for (std::size_t r = 0; r < n; ++r) {
+        if (r == self_) continue;
+        const ProviderInfo &p = !forced.fi_name.empty() ? forced : is_local(static_cast<int>(r)) ? lookup_provider("shm") : net;
+        names[r] = p.fi_name;
+        tcp_iface = tcp_iface || p.uses_tcp_iface;
+    }
+    if (tcp_iface) {
+        if (!cfg.NET_IFACE.empty()) ::setenv("FI_TCP_IFACE", cfg.NET_IFACE.c_str(), 1);
+        else if (one_node) ::setenv("FI_TCP_IFACE", "lo", 0);
+    }
+    for (std::size_t r = 0; r < n; ++r)
+        if (!names[r].empty()) peers_[r].ep = &endpoint_for(names[r], n);
+
+    for (auto &ep : endpoints_) {
+        auto addr = ep->address();
+        pm.put("ftmpi.addr." + ep->provider(), addr.data(), addr.size());
+    }
+    pm.exchange();
+    for (std::size_t r = 0; r < n; ++r) {
+        if (peers_[r].ep == nullptr) continue;
+        auto addr = pm.get(static_cast<int>(r), "ftmpi.addr." + peers_[r].ep->provider());
+        peers_[r].addr = peers_[r].ep->insert(addr);
+        if (peers_[r].addr == FI_ADDR_NOTAVAIL)
+            throw std::runtime_error("cannot insert the " + peers_[r].ep->provider() + " address of rank " +
+                                     std::to_string(r) + " into the address vector");
+    }
+
+    const std::size_t rx_size = std::max<std::size_t>(eager_limit_, sizeof(CtsPayload));
+    for (auto &ep : endpoints_) {
+        for (std::size_t i = 0; i < std::max<std::size_t>(cfg.RX_BUFFERS, 2); ++i) {
+            auto rx = std::make_unique<RxBuffer>();
+            rx->ep = ep.get();
+            rx->data.resize(rx_size);
+            rx->op.kind = Op::Kind::rx_buffer;
+            post_rx(*rx);
+            rx_.push_back(std::move(rx));
+        }
+    }
+    for (auto &ep : endpoints_) FTMPI_INFO("endpoint open: provider %s", ep->provider().c_str());
+}
+
+// The in-flight list costs two pointer writes per posted operation; it lets a
+// peer's failure finish operations libfabric may never complete (a shm send to a
+// dead process). Receive buffers are not on it.
+void OfiTransport::hand_to_fabric(Op *op) {
+    op->in_fabric = true;
+    op->next = &inflight_;
+    op->prev = inflight_.prev;
+    inflight_.prev->next = op;
+    inflight_.prev = op;
+}
+
+void OfiTransport::back_from_fabric(Op *op) {
+    op->in_fabric = false;
+    if (op->prev == nullptr) return;
+    op->prev->next = op->next;
+    op->next->prev = op->prev;
+    op->prev = op->next = nullptr;
+}
+
+Endpoint &OfiTransport::endpoint_for(const std::string &fi_name, std::size_t av_size) {
+    for (auto &ep : endpoints_)
+        if (ep->provider() == fi_name) return *ep;
+    endpoints_.push_back(std::make_unique<Endpoint>(fi_name, av_size));
+    return *endpoints_.back();
+}
+
+void OfiTransport::post_rx(RxBuffer &rx) {
+    // Match everything but bulk data: the bulk bit must be clear, every other bit is ignored.
+    ssize_t rc = rx.ep->recv(rx.data.data(), rx.data.size(), 0, ~bits::bulk_bit, &rx.op);
+    if (rc == 0) {
+        rx.op.in_fabric = true;
+    } else {
+        // Out of receive slots for now: retried on a later poll through the backlog.
+        Deferred d{Deferred::What::op_recv, 0, &rx.op};
+        backlog_.push_back(d);
+    }
+}
+
+Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::int32_t tag, std::int32_t source_rank,
+                          const void *buf, std::size_t length, SendMode mode, Op *op) {
+    if (peer == self_) return send_to_self(context, tag, source_rank, buf, length, mode, op);
+    PeerState &p = peers_[peer];
+    if (p.failed) return Posted::peer_failed;
+    const std::uint64_t data = pack_source(self_, source_rank);
+    if (mode == SendMode::standard && length <= eager_limit_) {
+        const std::uint64_t match = pack_match(Proto::eager, context, tag);
+        if (length <= p.ep->inject_size() && backlog_.empty()) {
+            ssize_t rc = p.ep->inject(buf, length, p.addr, match, data);
+            if (rc == 0) return Posted::complete;
+            if (rc != -FI_EAGAIN && map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) {
+                lost(peer);
+                return Posted::peer_failed;
+            }
+        }
+        op->kind = Op::Kind::send;
+        op->peer = peer;
+        op->send_buf = buf;
+        op->length = length;
+        op->match = match;
+        op->data = data;
+        post_send(op);
+        return Posted::pending;
+    }
+    op->kind = Op::Kind::rndv_send;
+    op->peer = peer;
+    op->send_buf = buf;
+    op->length = length;
+    op->data = data;
+    op->id = next_id_++;
+    waiting_cts_[op->id] = op;
+    RtsPayload rts{length, op->id};
+    send_control(peer, pack_match(Proto::rts, context, tag), &rts, sizeof rts);
+    return Posted::pending;
+}
+
+Posted OfiTransport::send_to_self(std::uint32_t context, std::int32_t tag, std::int32_t source_rank,
+                                  const void *buf, std::size_t length, SendMode mode, Op *op) {
+    Arrival a{context, tag, source_rank, self_, length, buf, false, 0};
+    if (mode == SendMode::standard && length <= eager_limit_) {
+        sink_.on_arrival(a);
+        return Posted::complete;
+    }
+    op->kind = Op::Kind::rndv_send;
+    op->peer = self_;
+    op->send_buf = buf;
+    op->length = length;
+    op->id = next_id_++;
+    waiting_cts_[op->id] = op;
+    a.eager_data = nullptr;
+    a.rendezvous = true;
+    a.sender_id = op->id;
+    sink_.on_arrival(a);  // may accept at once, completing op before we return
+    return Posted::pending;
+}
+
+Posted OfiTransport::accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) {
+    const std::size_t bytes = std::min(a.length, capacity);
+    if (a.source == self_) {
+        auto it = waiting_cts_.find(a.sender_id);
+        if (it == waiting_cts_.end()) return Posted::peer_failed;
+        Op *sender = it->second;
+        waiting_cts_.erase(it);
+        if (bytes > 0) std::memcpy(buf, sender->send_buf, bytes);
+        finish(sender, Err::ok, bytes);
+        return Posted::complete;
+    }
+    if (peers_[a.source].failed) return Posted::peer_failed;
+    CtsPayload cts{a.sender_id, 0, bytes};
+    Posted result = Posted::complete;
+    if (bytes > 0) {
+        op->kind = Op::Kind::bulk_recv;
+        op->peer = a.source;
+        op->recv_buf = buf;
+        op->length = bytes;
+        op->id = next_id_++;
+        op->match = pack_bulk(op->id);
+        cts.transfer_id = op->id;
+        post_recv(op);  // posted (or queued) before the CTS that lets the data come
+        result = Posted::pending;
+    }
+    send_control(a.source, pack_match(Proto::cts, 0, 0), &cts, sizeof cts);
+    return result;
+}
+
+void OfiTransport::post_send(Op *op) {
+    if (backlog_.empty()) {
+        PeerState &p = peers_[op->peer];
+        ssize_t rc = p.ep->send(op->send_buf, op->length, p.addr, op->match, op->data, op);
+        if (rc == 0) {
+            hand_to_fabric(op);
+            return;
+        }
+        if (rc != -FI_EAGAIN) {
+            if (map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) lost(op->peer);
+            finish(op, map_fi_error(static_cast<int>(-rc)), 0);
+            return;
+        }
+    }
+    backlog_.push_back(Deferred{Deferred::What::op_send, op->peer, op});
+}
+
+void OfiTransport::post_recv(Op *op) {
+    if (backlog_.empty()) {
+        ssize_t rc = peers_[op->peer].ep->recv(op->recv_buf, op->length, op->match, 0, op);
+        if (rc == 0) {
+            hand_to_fabric(op);
+            return;
+        }
+        if (rc != -FI_EAGAIN) {
+            finish(op, map_fi_error(static_cast<int>(-rc)), 0);
+            return;
+        }
+    }
+    backlog_.push_back(Deferred{Deferred::What::op_recv, op->peer, op});
+}
+
+void OfiTransport::send_control(PeerId peer, std::uint64_t match, const void *payload, std::size_t length) {
+    PeerState &p = peers_[peer];
+    if (backlog_.empty()) {
+        ssize_t rc = p.ep->inject(payload, length, p.addr, match, pack_source(self_, 0));
+        if (rc == 0) return;
+        if (rc != -FI_EAGAIN) {
+            if (map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) lost(peer);
+            return;
+        }
+    }
+    Deferred d{Deferred::What::control, peer, nullptr, match, pack_source(self_, 0), length};
+    std::memcpy(d.payload, payload, length);
+    backlog_.push_back(d);
+}
+
+// Returns false while libfabric still answers -FI_EAGAIN.
+bool OfiTransport::try_deferred(Deferred &d) {
+    ssize_t rc = 0;
+    switch (d.what) {
+    case Deferred::What::op_send: {
+        PeerState &p = peers_[d.peer];
+        rc = p.ep->send(d.op->send_buf, d.op->length, p.addr, d.op->match, d.op->data, d.op);
+        break;
+    }
+    case Deferred::What::op_recv:
+        if (d.op->kind == Op::Kind::rx_buffer) {
+            auto *rx = reinterpret_cast<RxBuffer *>(d.op);  // Op is RxBuffer's first member
+            rc = rx->ep->recv(rx->data.data(), rx->data.size(), 0, ~bits::bulk_bit, d.op);
+        } else {
+            rc = peers_[d.peer].ep->recv(d.op->recv_buf, d.op->length, d.op->match, 0, d.op);
+        }
+        break;
+    case Deferred::What::control: {
+        PeerState &p = peers_[d.peer];
+        rc = p.ep->inject(d.payload, d.length, p.addr, d.match, d.data);
+        break;
+    }
+    }
+    if (rc == -FI_EAGAIN) return false;
+    if (d.op != nullptr) {
+        if (rc == 0) {
+            if (d.op->kind == Op::Kind::rx_buffer) d.op->in_fabric = true;
+            else hand_to_fabric(d.op);
+        } else {
+            if (map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) lost(d.peer);
+            if (d.op->kind != Op::Kind::rx_buffer) finish(d.op, map_fi_error(static_cast<int>(-rc)), 0);
+        }
+    } else if (rc != 0 && map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) {
+        lost(d.peer);
+    }
+    return true;
+}
+
+void OfiTransport::drain_backlog() {
+    while (!backlog_.empty()) {
+        if (!try_deferred(backlog_.front())) return;
+        backlog_.pop_front();
+    }
+}
+
+int OfiTransport::poll() {
+    int handled = 0;
+    fi_cq_tagged_entry entries[k_cq_batch];
+    for (auto &ep : endpoints_) {
+        for (;;) {
+            ssize_t n = ep->read(entries, k_cq_batch);
+            if (n == -FI_EAVAIL) {
+                handle_error(*ep);
+                ++handled;
+                continue;
+            }
+            if (n <= 0) break;
+            for (ssize_t i = 0; i < n; ++i) handle_completion(entries[i]);
+            handled += static_cast<int>(n);
+            if (static_cast<std::size_t>(n) < k_cq_batch) break;
+        }
+    }
+    if (!backlog_.empty()) drain_backlog();
+    return handled;
+}
+
+void OfiTransport::finish(Op *op, Err err, std::size_t bytes) {
+    op->kind = Op::Kind::none;
+    if (op->done != nullptr) op->done(op, err, bytes);
+}
+
+void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
+    Op *op = static_cast<Op *>(e.op_context);
+    if (op == nullptr) return;
+    if (op->kind == Op::Kind::rx_buffer) {
+        op->in_fabric = false;
+        handle_rx(*reinterpret_cast<RxBuffer *>(op), e);
+        return;
+    }
+    back_from_fabric(op);
+    switch (op->kind) {
+    case Op::Kind::rx_buffer:
+        return;
+    case Op::Kind::send:
+    case Op::Kind::bulk_send:
+        finish(op, Err::ok, op->length);
+        return;
+    case Op::Kind::bulk_recv:
+        finish(op, Err::ok, e.len);
+        return;
+    case Op::Kind::rndv_send:  // completes on CTS, never through the CQ
+    case Op::Kind::none:       // already finished (failed peer): nothing left to do
+        return;
+    }
+}
+
+void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
+    const Match m = unpack_match(e.tag);
+    const PeerId src = source_process(e.data);
+    switch (m.proto) {
+    case Proto::eager:
+        sink_.on_arrival(Arrival{m.context, m.tag, source_rank(e.data), src, e.len, rx.data.data(), false, 0});
+        break;
+    case Proto::rts: {
+        RtsPayload rts;
+        std::memcpy(&rts, rx.data.data(), sizeof rts);
+        sink_.on_arrival(
+            Arrival{m.context, m.tag, source_rank(e.data), src, rts.length, nullptr, true, rts.sender_id});
+        break;
+    }
+    case Proto::cts: {
+        CtsPayload cts;
+        std::memcpy(&cts, rx.data.data(), sizeof cts);
+        auto it = waiting_cts_.find(cts.sender_id);
+        if (it == waiting_cts_.end()) {
+            FTMPI_DEBUG("CTS from %u for unknown transfer %llu ignored", src,
+                        static_cast<unsigned long long>(cts.sender_id));
+            break;
+        }
+        Op *op = it->second;
+        waiting_cts_.erase(it);
+        if (cts.length == 0) {
+            finish(op, Err::ok, 0);
+            break;
+        }
+        op->kind = Op::Kind::bulk_send;
+        op->length = cts.length;
+        op->match = pack_bulk(cts.transfer_id);
+        post_send(op);
+        break;
+    }
+    case Proto::bulk:
+        FTMPI_WARN("bulk message landed in a receive buffer (peer %u)", src);
+        break;
+    }
+    post_rx(rx);
+}
+
+void OfiTransport::handle_error(Endpoint &ep) {
+    fi_cq_err_entry entry;
+    std::string text;
+    if (!ep.read_error(entry, text)) return;
+    Op *op = static_cast<Op *>(entry.op_context);
+    const Err err = map_fi_error(entry.err);
+    if (op == nullptr) {
+        FTMPI_WARN("%s: completion error without context: %s", ep.provider().c_str(), text.c_str());
+        return;
+    }
+    if (op->kind == Op::Kind::rx_buffer) {
+        op->in_fabric = false;
+        if (err != Err::canceled)
+            FTMPI_WARN("%s: receive buffer error: %s", ep.provider().c_str(), text.c_str());
+        post_rx(*reinterpret_cast<RxBuffer *>(op));
+        return;
+    }
+    back_from_fabric(op);
+    if (op->kind == Op::Kind::none) return;  // finished earlier (canceled after a failure)
+    if (err == Err::peer_failed) lost(op->peer);
+    else if (err != Err::canceled)
+        FTMPI_WARN("%s: operation with rank %u failed: %s", ep.provider().c_str(), op->peer, text.c_str());
+    finish(op, err, 0);
+}
+
+void OfiTransport::lost(PeerId peer) {
+    if (peers_[peer].failed) return;
+    if (unreachable_) unreachable_(peer);
+}
+
+void OfiTransport::mark_failed(PeerId peer) {
+    if (peer >= peers_.size() || peers_[peer].failed) return;
+    peers_[peer].failed = true;
+    std::vector<Op *> dead;
+    for (auto it = waiting_cts_.begin(); it != waiting_cts_.end();) {
+        if (it->second->peer == peer) {
+            dead.push_back(it->second);
+            it = waiting_cts_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    // Operations libfabric holds stay on the list until it returns them (if ever);
+    // they are finished now, so a late completion only unlinks them.
+    for (Op *op = inflight_.next; op != &inflight_; op = op->next) {
+        if (op->peer != peer || op->kind == Op::Kind::none) continue;
+        if (op->kind == Op::Kind::bulk_recv) peers_[peer].ep->cancel(op);
+        dead.push_back(op);
+    }
+    for (auto it = backlog_.begin(); it != backlog_.end();) {
+        if (it->peer == peer && !(it->op != nullptr && it->op->kind == Op::Kind::rx_buffer)) {
+            if (it->op != nullptr) dead.push_back(it->op);
+            it = backlog_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (Op *op : dead) finish(op, Err::peer_failed, 0);
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> open_ofi_transport(runtime::ProcessManager &pm, Sink &sink) {
+    return std::make_unique<OfiTransport>(pm, sink);
+}
+
+}  // namespace ftmpi::transport::ofi
+
+namespace ftmpi::transport {
+std::unique_ptr<Transport> open_ofi_transport(runtime::ProcessManager &pm, Sink &sink) {
+    return ofi::open_ofi_transport(pm, sink);
+}
+}  // namespace ftmpi::transport

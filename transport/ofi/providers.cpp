@@ -1,0 +1,29 @@
+#include "transport/ofi/providers.hpp"
+
+
+namespace ftmpi::transport::ofi {
+namespace {
+// libfabric 1.17 on Debian 12: `sockets` is broken (ms latency then EIO) and is
+// deliberately absent; `net` is the native tcp RDM provider.
+struct Row {
+    const char *alias, *fi_name;
+    bool network, uses_tcp_iface;
+};
+constexpr Row k_providers[] = {
+    {"shm", "shm", false, false},
+    {"tcp", "tcp;ofi_rxm", true, true},
+    {"rxm", "tcp;ofi_rxm", true, true},
+    {"net", "net", true, true},
+    {"udp", "udp;ofi_rxd", true, false},
+    {"verbs", "verbs;ofi_rxm", true, false},
+    {"cxi", "cxi", true, false},
+};
+}  // namespace
+
+ProviderInfo lookup_provider(const std::string &name) {
+    for (const auto &p : k_providers)
+        if (name == p.alias || name == p.fi_name) return {p.alias, p.fi_name, p.network, p.uses_tcp_iface};
+    return {name, name, true, false};
+}
+
+}  // namespace ftmpi::transport::ofi

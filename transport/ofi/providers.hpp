@@ -1,0 +1,19 @@
+// Provider quirks live here, in one table: code asks the table, never strcmp.
+#pragma once
+
+#include <string>
+
+namespace ftmpi::transport::ofi {
+
+struct ProviderInfo {
+    std::string alias;    // name accepted in FTMPI_PROVIDER / FTMPI_NET_PROVIDER
+    std::string fi_name;  // fi_info provider name
+    bool network;         // reaches other nodes (false: this node only)
+    bool uses_tcp_iface;  // honours FI_TCP_IFACE (tcp-based providers, libfabric 1.17)
+};
+
+// Looks `name` up by alias or fi_info name. Unknown names are passed through
+// to libfabric as they are (network = true), so new providers need no code.
+ProviderInfo lookup_provider(const std::string &name);
+
+}  // namespace ftmpi::transport::ofi

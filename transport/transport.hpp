@@ -1,0 +1,119 @@
+// The transport contract: reliable, ordered, tagged messages between the
+// processes of a job, with eager and rendezvous protocols, and a failure state
+// for every peer.
+//
+// Threading: one thread at a time calls into a Transport (the MPI progress
+// thread). Callbacks (Sink::on_arrival, Op::done) run inside poll() or inside
+// the call that completed them, on that same thread.
+//
+// Failure: a Transport never aborts and never waits on one peer. An operation
+// that involves a failed or unreachable peer completes with Err::peer_failed,
+// and the transport reports peers it finds unreachable through
+// set_unreachable_hook (the `ft` layer decides what a failure is).
+#pragma once
+
+#include <rdma/fabric.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace ftmpi::runtime {
+class ProcessManager;
+}
+
+namespace ftmpi::transport {
+
+using PeerId = std::uint32_t;  // the process's rank in the job
+
+enum class Err : int {
+    ok = 0,
+    peer_failed,  // the peer failed or cannot be reached
+    truncated,    // more data arrived than the buffer holds
+    canceled,
+    other,        // anything else; logged with its libfabric text
+};
+
+// One transport operation. The owner (an MPI request) embeds it and keeps it
+// alive until `in_fabric` is false: libfabric may hold its address until then.
+struct Op {
+    fi_context2 fabric_context{};  // first member: libfabric's per-operation context
+    // Called exactly once when the operation is over from the owner's view.
+    void (*done)(Op *op, Err err, std::size_t bytes) = nullptr;
+    bool in_fabric = false;  // libfabric still owns this Op
+    // Filled by the transport.
+    // none: finished (a late libfabric completion only clears in_fabric).
+    enum class Kind : std::uint8_t { none, send, rndv_send, bulk_send, bulk_recv, rx_buffer } kind = Kind::none;
+    PeerId peer = 0;
+    const void *send_buf = nullptr;
+    void *recv_buf = nullptr;
+    std::size_t length = 0;
+    std::uint64_t id = 0;  // rendezvous transfer id
+    std::uint64_t match = 0;
+    std::uint64_t data = 0;
+    Op *prev = nullptr;  // the transport's list of operations held by libfabric
+    Op *next = nullptr;
+};
+
+// A message that arrived and is not yet matched to a receive.
+struct Arrival {
+    std::uint32_t context;
+    std::int32_t tag;
+    std::int32_t source_rank;   // rank of the sender in the communicator
+    PeerId source;              // the sender's process
+    std::size_t length;
+    const void *eager_data;     // eager payload; valid only during on_arrival
+    bool rendezvous;            // true: call accept() to pull the data
+    std::uint64_t sender_id;    // rendezvous: the sender's transfer id
+};
+
+class Sink {
+public:
+    virtual ~Sink() = default;
+    // A new message. Eager data must be copied out before returning if kept.
+    virtual void on_arrival(const Arrival &a) = 0;
+};
+
+enum class SendMode : std::uint8_t {
+    standard,  // eager when small, rendezvous otherwise
+    sync,      // always rendezvous: completes only once the receiver matched it
+};
+
+// What a post returns.
+enum class Posted : std::uint8_t {
+    pending,     // Op::done will be called later
+    complete,    // finished already; Op::done will not be called
+    peer_failed, // the peer is known failed; Op::done will not be called
+};
+
+class Transport {
+public:
+    virtual ~Transport() = default;
+
+    // Sends `length` bytes to `peer` for (context, tag), from `source_rank`.
+    virtual Posted send(PeerId peer, std::uint32_t context, std::int32_t tag, std::int32_t source_rank,
+                        const void *buf, std::size_t length, SendMode mode, Op *op) = 0;
+    // Pulls the data of a rendezvous Arrival into `buf` (at most `capacity` bytes).
+    // Op::done reports Err::truncated when the message was longer than capacity.
+    virtual Posted accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) = 0;
+    // Drives every endpoint. Returns the number of events handled.
+    virtual int poll() = 0;
+
+    // Marks `peer` failed: every pending operation with it completes with
+    // Err::peer_failed, and every later one fails at once.
+    virtual void mark_failed(PeerId peer) = 0;
+    virtual bool is_failed(PeerId peer) const = 0;
+    // Called (inside poll) with a peer that a completion error showed unreachable.
+    virtual void set_unreachable_hook(std::function<void(PeerId)> hook) = 0;
+    // Provider in use for `peer`, for diagnostics.
+    virtual std::string provider_of(PeerId peer) const = 0;
+};
+
+// Opens the endpoints this job needs, exchanges addresses through the process
+// manager, and returns the transport. Throws std::runtime_error naming the
+// libfabric call at failure. Init only.
+std::unique_ptr<Transport> open_ofi_transport(runtime::ProcessManager &pm, Sink &sink);
+
+}  // namespace ftmpi::transport
