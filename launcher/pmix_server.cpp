@@ -18,6 +18,7 @@
 #include <new>
 
 #include "error.hpp"
+#include "runtime/sockets.hpp"
 
 namespace ftmpi::launcher {
 namespace {
@@ -209,11 +210,32 @@ struct InfoArray {
   InfoArray& operator=(const InfoArray&) = delete;
 };
 
+// Removes /tmp/ftmpirun.<pid>.* directories of ours whose launcher no longer
+// exists (a SIGKILLed launcher cannot clean up after itself). A reused pid only
+// delays the removal.
+void sweep_stale_tmpdirs() {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/tmp", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ftmpirun.", 0) != 0) continue;
+    char* end = nullptr;
+    long pid = std::strtol(name.c_str() + 9, &end, 10);
+    if (pid <= 0 || *end != '.') continue;
+    struct stat st {};
+    if (::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+      continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code rm_ec;
+    std::filesystem::remove_all(e.path(), rm_ec);
+  }
+}
+
 }  // namespace
 
 PmixServer::PmixServer(UpcallQueue& queue) {
-  char tmpl[] = "/tmp/ftmpirun.XXXXXX";
-  if (!::mkdtemp(tmpl)) throw LauncherError(std::string("mkdtemp: ") + std::strerror(errno));
+  sweep_stale_tmpdirs();
+  std::string tmpl = "/tmp/ftmpirun." + std::to_string(::getpid()) + ".XXXXXX";
+  if (!::mkdtemp(tmpl.data())) throw LauncherError(std::string("mkdtemp: ") + std::strerror(errno));
   tmpdir_ = tmpl;
   nspace_ = "ftmpi." + std::to_string(::getpid());
   g_nspace = nspace_;
@@ -235,32 +257,7 @@ PmixServer::PmixServer(UpcallQueue& queue) {
   disable_nagle();
 }
 
-int PmixServer::disable_nagle() {
-  int changed = 0;
-  DIR* d = ::opendir("/proc/self/fd");
-  if (!d) return 0;
-  const int dfd = ::dirfd(d);
-  while (dirent* e = ::readdir(d)) {
-    char* end = nullptr;
-    long fd = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || fd == dfd || fd < 0) continue;
-    struct stat st {};
-    if (::fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
-    int domain = 0, type = 0, on = 0;
-    socklen_t len = sizeof domain;
-    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0) continue;
-    if (domain != AF_INET && domain != AF_INET6) continue;
-    len = sizeof type;
-    if (::getsockopt(static_cast<int>(fd), SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
-      continue;
-    len = sizeof on;
-    if (::getsockopt(static_cast<int>(fd), IPPROTO_TCP, TCP_NODELAY, &on, &len) == 0 && on) continue;
-    on = 1;
-    if (::setsockopt(static_cast<int>(fd), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) == 0) ++changed;
-  }
-  ::closedir(d);
-  return changed;
-}
+int PmixServer::disable_nagle() { return ftmpi::runtime::disable_nagle_on_tcp_sockets(); }
 
 PmixServer::~PmixServer() {
   if (initialized_) PMIx_server_finalize();

@@ -20,8 +20,9 @@ namespace ftmpi::launcher {
 // holds their data); direct_modex returns PMIX_ERR_NOT_SUPPORTED.
 class PmixServer {
  public:
-  // Creates a private tmpdir (/tmp/ftmpirun.XXXXXX) and initializes the
-  // server in it. Throws LauncherError.
+  // Creates a private tmpdir (/tmp/ftmpirun.<pid>.XXXXXX; stale ones of dead
+  // launchers are removed first) and initializes the server in it with
+  // PMIX_SERVER_SYSTEM_SUPPORT=false. Throws LauncherError.
   explicit PmixServer(UpcallQueue& queue);
   // Finalizes the server and removes the tmpdir.
   ~PmixServer();

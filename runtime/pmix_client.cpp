@@ -11,6 +11,7 @@
 #include "runtime/events.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
+#include "runtime/sockets.hpp"
 
 namespace ftmpi::runtime {
 namespace {
@@ -46,6 +47,7 @@ public:
     PmixManager() {
         pmix_status_t rc = PMIx_Init(&me_, nullptr, 0);
         if (rc != PMIX_SUCCESS) fail("PMIx_Init", rc);
+        disable_nagle_on_tcp_sockets();  // events would otherwise wait ~40 ms
         job_.singleton = false;
         job_.nspace = me_.nspace;
         job_.rank = static_cast<int>(me_.rank);

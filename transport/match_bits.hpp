@@ -4,8 +4,11 @@
 //   match bits, bulk data:      | proto:4 | transfer id:60      |
 //   CQ data:                    | source process:32 | source rank in the communicator:32 |
 //
-// The top bit of `proto` is set only on bulk (rendezvous payload) messages, so the
-// receive buffers for eager and control traffic match everything with that bit clear.
+// Bulk messages carry their match bits as the libfabric tag (the receive is always
+// posted before the sender may send). Eager and control messages are untagged and
+// carry the same 64 bits as an 8-byte header: libfabric 1.17's shm provider loses
+// tagged messages that arrive before a matching receive is posted (see
+// docs/transport.md). The top bit of `proto` marks bulk messages.
 // Every mask below is derived from its field width; nothing is written out by hand.
 #pragma once
 

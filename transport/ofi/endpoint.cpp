@@ -24,7 +24,7 @@ void close_fid(fid_t f) {
 Endpoint::Endpoint(const std::string &fi_name, std::size_t av_size) {
     fi_info *hints = fi_allocinfo();
     if (hints == nullptr) throw std::runtime_error("fi_allocinfo failed");
-    hints->caps = FI_TAGGED;
+    hints->caps = FI_TAGGED | FI_MSG;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->ep_attr->type = FI_EP_RDM;
     hints->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -98,6 +98,15 @@ fi_addr_t Endpoint::insert(const std::vector<char> &address) {
     if (address.empty()) return addr;
     int n = fi_av_insert(av_, address.data(), 1, &addr, 0, nullptr);
     return n == 1 ? addr : FI_ADDR_NOTAVAIL;
+}
+
+ssize_t Endpoint::inject_msg(std::uint64_t header, const void *buf, std::size_t len, fi_addr_t dest,
+                             std::uint64_t data) {
+    alignas(8) char staged[256];
+    if (sizeof header + len > sizeof staged || sizeof header + len > inject_size_) return -FI_EMSGSIZE;
+    std::memcpy(staged, &header, sizeof header);
+    if (len > 0) std::memcpy(staged + sizeof header, buf, len);
+    return fi_injectdata(ep_, staged, sizeof header + len, data, dest);
 }
 
 bool Endpoint::read_error(fi_cq_err_entry &entry, std::string &text) {

@@ -10,6 +10,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_tagged.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -31,15 +32,35 @@ public:
     // Inserts a peer's address; returns FI_ADDR_NOTAVAIL on failure.
     fi_addr_t insert(const std::vector<char> &address);
 
-    ssize_t send(const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t match, std::uint64_t data,
-                 void *context) {
+    // Eager and control traffic: untagged messages whose first 8 bytes are the
+    // match bits (`header`), received into the transport's posted buffers.
+    // libfabric 1.17 shm (util_srx) loses tagged messages that arrive before a
+    // matching receive is posted; its untagged unexpected queue is sound, so
+    // nothing that can arrive unexpected travels tagged.
+    ssize_t send_msg(const std::uint64_t *header, const void *buf, std::size_t len, fi_addr_t dest,
+                     std::uint64_t data, void *context) {
+        iovec iov[2] = {{const_cast<std::uint64_t *>(header), sizeof *header}, {const_cast<void *>(buf), len}};
+        fi_msg msg{};
+        msg.msg_iov = iov;
+        msg.iov_count = len > 0 ? 2 : 1;
+        msg.addr = dest;
+        msg.context = context;
+        msg.data = data;
+        return fi_sendmsg(ep_, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
+    }
+    // Needs sizeof header + len <= inject_size(); no completion is generated.
+    ssize_t inject_msg(std::uint64_t header, const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t data);
+    ssize_t recv_msg(void *buf, std::size_t len, void *context) {
+        return fi_recv(ep_, buf, len, nullptr, FI_ADDR_UNSPEC, context);
+    }
+    // Rendezvous payload: tagged with the receiver's transfer id, whose receive
+    // is always posted before the sender may send.
+    ssize_t send_bulk(const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t match, std::uint64_t data,
+                      void *context) {
         return fi_tsenddata(ep_, buf, len, nullptr, data, dest, match, context);
     }
-    ssize_t inject(const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t match, std::uint64_t data) {
-        return fi_tinjectdata(ep_, buf, len, data, dest, match);
-    }
-    ssize_t recv(void *buf, std::size_t len, std::uint64_t match, std::uint64_t ignore, void *context) {
-        return fi_trecv(ep_, buf, len, nullptr, FI_ADDR_UNSPEC, match, ignore, context);
+    ssize_t recv_bulk(void *buf, std::size_t len, std::uint64_t match, void *context) {
+        return fi_trecv(ep_, buf, len, nullptr, FI_ADDR_UNSPEC, match, 0, context);
     }
     int cancel(void *context) { return static_cast<int>(fi_cancel(&ep_->fid, context)); }
     ssize_t read(fi_cq_tagged_entry *entries, std::size_t count) { return fi_cq_read(cq_, entries, count); }

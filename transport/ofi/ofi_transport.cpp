@@ -7,8 +7,9 @@
 //               posts a bulk receive for a fresh transfer id and answers
 //               CTS{sender id, transfer id, length}; the sender then sends the
 //               data as BULK(transfer id). Ssend always uses rendezvous.
-// Eager and control messages land in pre-posted receive buffers; bulk data goes
-// straight into the user's buffer.
+// Eager and control messages are untagged messages with the match bits in an
+// 8-byte header; they land in pre-posted receive buffers. Bulk data is tagged
+// with the receiver's transfer id and goes straight into the user's buffer.
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
@@ -31,6 +32,8 @@ namespace ftmpi::transport::ofi {
 namespace {
 
 constexpr std::size_t k_cq_batch = 16;
+// Largest header + payload staged for fi_injectdata (Endpoint::inject_msg).
+constexpr std::size_t k_inject_max = 256;
 
 struct RxBuffer {
     Op op;
@@ -78,7 +81,8 @@ private:
     // Posts op's send (Kind::send or bulk_send) now, or queues it behind the backlog.
     void post_send(Op *op);
     void post_recv(Op *op);
-    void send_control(PeerId peer, std::uint64_t match, const void *payload, std::size_t length);
+    ssize_t post_send_now(Op *op);
+    void send_control(PeerId peer, std::uint64_t match, std::uint64_t data, const void *payload, std::size_t length);
     bool try_deferred(Deferred &d);
     void drain_backlog();
     void handle_completion(const fi_cq_tagged_entry &e);
@@ -151,7 +155,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
                                      std::to_string(r) + " into the address vector");
     }
 
-    const std::size_t rx_size = std::max<std::size_t>(eager_limit_, sizeof(CtsPayload));
+    const std::size_t rx_size = sizeof(std::uint64_t) + std::max<std::size_t>(eager_limit_, sizeof(CtsPayload));
     for (auto &ep : endpoints_) {
         for (std::size_t i = 0; i < std::max<std::size_t>(cfg.RX_BUFFERS, 2); ++i) {
             auto rx = std::make_unique<RxBuffer>();
@@ -192,11 +196,11 @@ Endpoint &OfiTransport::endpoint_for(const std::string &fi_name, std::size_t av_
 }
 
 void OfiTransport::post_rx(RxBuffer &rx) {
-    // Match everything but bulk data: the bulk bit must be clear, every other bit is ignored.
-    ssize_t rc = rx.ep->recv(rx.data.data(), rx.data.size(), 0, ~bits::bulk_bit, &rx.op);
+    ssize_t rc = rx.ep->recv_msg(rx.data.data(), rx.data.size(), &rx.op);
     if (rc == 0) {
         rx.op.in_fabric = true;
     } else {
+        if (rc != -FI_EAGAIN) FTMPI_WARN("posting a receive buffer failed: %s", fi_strerror(static_cast<int>(-rc)));
         // Out of receive slots for now: retried on a later poll through the backlog.
         Deferred d{Deferred::What::op_recv, 0, &rx.op};
         backlog_.push_back(d);
@@ -211,8 +215,8 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::int32_t tag, 
     const std::uint64_t data = pack_source(self_, source_rank);
     if (mode == SendMode::standard && length <= eager_limit_) {
         const std::uint64_t match = pack_match(Proto::eager, context, tag);
-        if (length <= p.ep->inject_size() && backlog_.empty()) {
-            ssize_t rc = p.ep->inject(buf, length, p.addr, match, data);
+        if (length + sizeof match <= std::min<std::size_t>(p.ep->inject_size(), k_inject_max) && backlog_.empty()) {
+            ssize_t rc = p.ep->inject_msg(match, buf, length, p.addr, data);
             if (rc == 0) return Posted::complete;
             if (rc != -FI_EAGAIN && map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) {
                 lost(peer);
@@ -236,7 +240,8 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::int32_t tag, 
     op->id = next_id_++;
     waiting_cts_[op->id] = op;
     RtsPayload rts{length, op->id};
-    send_control(peer, pack_match(Proto::rts, context, tag), &rts, sizeof rts);
+    FTMPI_DEBUG("RTS to %u: %zu bytes, sender id %llu", peer, length, static_cast<unsigned long long>(op->id));
+    send_control(peer, pack_match(Proto::rts, context, tag), data, &rts, sizeof rts);
     return Posted::pending;
 }
 
@@ -285,14 +290,15 @@ Posted OfiTransport::accept(const Arrival &a, void *buf, std::size_t capacity, O
         post_recv(op);  // posted (or queued) before the CTS that lets the data come
         result = Posted::pending;
     }
-    send_control(a.source, pack_match(Proto::cts, 0, 0), &cts, sizeof cts);
+    FTMPI_DEBUG("CTS to %u: sender id %llu, transfer id %llu, %zu bytes", a.source,
+                static_cast<unsigned long long>(a.sender_id), static_cast<unsigned long long>(cts.transfer_id), bytes);
+    send_control(a.source, pack_match(Proto::cts, 0, 0), pack_source(self_, 0), &cts, sizeof cts);
     return result;
 }
 
 void OfiTransport::post_send(Op *op) {
     if (backlog_.empty()) {
-        PeerState &p = peers_[op->peer];
-        ssize_t rc = p.ep->send(op->send_buf, op->length, p.addr, op->match, op->data, op);
+        ssize_t rc = post_send_now(op);
         if (rc == 0) {
             hand_to_fabric(op);
             return;
@@ -306,9 +312,16 @@ void OfiTransport::post_send(Op *op) {
     backlog_.push_back(Deferred{Deferred::What::op_send, op->peer, op});
 }
 
+ssize_t OfiTransport::post_send_now(Op *op) {
+    PeerState &p = peers_[op->peer];
+    if (op->kind == Op::Kind::bulk_send)
+        return p.ep->send_bulk(op->send_buf, op->length, p.addr, op->match, op->data, op);
+    return p.ep->send_msg(&op->match, op->send_buf, op->length, p.addr, op->data, op);
+}
+
 void OfiTransport::post_recv(Op *op) {
     if (backlog_.empty()) {
-        ssize_t rc = peers_[op->peer].ep->recv(op->recv_buf, op->length, op->match, 0, op);
+        ssize_t rc = peers_[op->peer].ep->recv_bulk(op->recv_buf, op->length, op->match, op);
         if (rc == 0) {
             hand_to_fabric(op);
             return;
@@ -321,17 +334,19 @@ void OfiTransport::post_recv(Op *op) {
     backlog_.push_back(Deferred{Deferred::What::op_recv, op->peer, op});
 }
 
-void OfiTransport::send_control(PeerId peer, std::uint64_t match, const void *payload, std::size_t length) {
+void OfiTransport::send_control(PeerId peer, std::uint64_t match, std::uint64_t data, const void *payload,
+                                std::size_t length) {
     PeerState &p = peers_[peer];
     if (backlog_.empty()) {
-        ssize_t rc = p.ep->inject(payload, length, p.addr, match, pack_source(self_, 0));
+        ssize_t rc = p.ep->inject_msg(match, payload, length, p.addr, data);
         if (rc == 0) return;
         if (rc != -FI_EAGAIN) {
+            FTMPI_WARN("control message to rank %u failed: %s", peer, fi_strerror(static_cast<int>(-rc)));
             if (map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) lost(peer);
             return;
         }
     }
-    Deferred d{Deferred::What::control, peer, nullptr, match, pack_source(self_, 0), length};
+    Deferred d{Deferred::What::control, peer, nullptr, match, data, length};
     std::memcpy(d.payload, payload, length);
     backlog_.push_back(d);
 }
@@ -340,22 +355,20 @@ void OfiTransport::send_control(PeerId peer, std::uint64_t match, const void *pa
 bool OfiTransport::try_deferred(Deferred &d) {
     ssize_t rc = 0;
     switch (d.what) {
-    case Deferred::What::op_send: {
-        PeerState &p = peers_[d.peer];
-        rc = p.ep->send(d.op->send_buf, d.op->length, p.addr, d.op->match, d.op->data, d.op);
+    case Deferred::What::op_send:
+        rc = post_send_now(d.op);
         break;
-    }
     case Deferred::What::op_recv:
         if (d.op->kind == Op::Kind::rx_buffer) {
             auto *rx = reinterpret_cast<RxBuffer *>(d.op);  // Op is RxBuffer's first member
-            rc = rx->ep->recv(rx->data.data(), rx->data.size(), 0, ~bits::bulk_bit, d.op);
+            rc = rx->ep->recv_msg(rx->data.data(), rx->data.size(), d.op);
         } else {
-            rc = peers_[d.peer].ep->recv(d.op->recv_buf, d.op->length, d.op->match, 0, d.op);
+            rc = peers_[d.peer].ep->recv_bulk(d.op->recv_buf, d.op->length, d.op->match, d.op);
         }
         break;
     case Deferred::What::control: {
         PeerState &p = peers_[d.peer];
-        rc = p.ep->inject(d.payload, d.length, p.addr, d.match, d.data);
+        rc = p.ep->inject_msg(d.match, d.payload, d.length, p.addr, d.data);
         break;
     }
     }
@@ -433,22 +446,26 @@ void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
 }
 
 void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
-    const Match m = unpack_match(e.tag);
+    std::uint64_t header;
+    std::memcpy(&header, rx.data.data(), sizeof header);
+    const char *payload = rx.data.data() + sizeof header;
+    const std::size_t len = e.len - sizeof header;
+    const Match m = unpack_match(header);
     const PeerId src = source_process(e.data);
     switch (m.proto) {
     case Proto::eager:
-        sink_.on_arrival(Arrival{m.context, m.tag, source_rank(e.data), src, e.len, rx.data.data(), false, 0});
+        sink_.on_arrival(Arrival{m.context, m.tag, source_rank(e.data), src, len, payload, false, 0});
         break;
     case Proto::rts: {
         RtsPayload rts;
-        std::memcpy(&rts, rx.data.data(), sizeof rts);
+        std::memcpy(&rts, payload, sizeof rts);
         sink_.on_arrival(
             Arrival{m.context, m.tag, source_rank(e.data), src, rts.length, nullptr, true, rts.sender_id});
         break;
     }
     case Proto::cts: {
         CtsPayload cts;
-        std::memcpy(&cts, rx.data.data(), sizeof cts);
+        std::memcpy(&cts, payload, sizeof cts);
         auto it = waiting_cts_.find(cts.sender_id);
         if (it == waiting_cts_.end()) {
             FTMPI_DEBUG("CTS from %u for unknown transfer %llu ignored", src,
@@ -461,6 +478,8 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
             finish(op, Err::ok, 0);
             break;
         }
+        FTMPI_DEBUG("bulk to %u: transfer id %llu, %llu bytes", src, static_cast<unsigned long long>(cts.transfer_id),
+                    static_cast<unsigned long long>(cts.length));
         op->kind = Op::Kind::bulk_send;
         op->length = cts.length;
         op->match = pack_bulk(cts.transfer_id);

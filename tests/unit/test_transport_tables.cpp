@@ -1,0 +1,46 @@
+#include <rdma/fi_errno.h>
+
+#include <catch2/catch.hpp>
+
+#include "transport/ofi/errors.hpp"
+#include "transport/ofi/providers.hpp"
+
+using namespace ftmpi::transport;
+using namespace ftmpi::transport::ofi;
+
+TEST_CASE("libfabric errors map to transport errors", "[transport][errors]") {
+    struct Row {
+        int fi;
+        Err want;
+    };
+    const Row rows[] = {
+        {0, Err::ok},
+        {FI_EIO, Err::peer_failed},
+        {FI_ECONNRESET, Err::peer_failed},
+        {FI_ECONNREFUSED, Err::peer_failed},
+        {FI_ECONNABORTED, Err::peer_failed},
+        {FI_ENOTCONN, Err::peer_failed},
+        {FI_ETIMEDOUT, Err::peer_failed},
+        {FI_EHOSTUNREACH, Err::peer_failed},
+        {FI_ETRUNC, Err::truncated},
+        {FI_ECANCELED, Err::canceled},
+        {FI_ENOMEM, Err::other},
+        {FI_EINVAL, Err::other},
+    };
+    for (const auto &r : rows) {
+        INFO("fi errno " << r.fi);
+        CHECK(map_fi_error(r.fi) == r.want);
+    }
+}
+
+TEST_CASE("provider table resolves aliases and passes unknown names through", "[transport][providers]") {
+    CHECK(lookup_provider("tcp").fi_name == "tcp;ofi_rxm");
+    CHECK(lookup_provider("tcp;ofi_rxm").fi_name == "tcp;ofi_rxm");
+    CHECK(lookup_provider("shm").network == false);
+    CHECK(lookup_provider("net").network == true);
+    CHECK(lookup_provider("net").uses_tcp_iface);
+    CHECK_FALSE(lookup_provider("shm").uses_tcp_iface);
+    const ProviderInfo p = lookup_provider("psm3");
+    CHECK(p.fi_name == "psm3");
+    CHECK(p.network);
+}
