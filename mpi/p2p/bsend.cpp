@@ -36,7 +36,9 @@ int bsend_start(const char *call, MPI_Comm comm, const void *buf, int count, MPI
     if (g_buffer.base == nullptr)
         return raise(comm, MPI_ERR_BUFFER, call, "no buffer attached (MPI_Buffer_attach) for a %zu-byte message",
                      bytes);
-    const std::size_t need = (bytes + MPI_BSEND_OVERHEAD + 15) & ~std::size_t{15};
+    // Exactly the standard's sizing (size + MPI_BSEND_OVERHEAD per message); the
+    // bookkeeping lives outside the user's buffer.
+    const std::size_t need = bytes + MPI_BSEND_OVERHEAD;
     const std::size_t off = allocate(need);
     if (off == g_buffer.size)
         return raise(comm, MPI_ERR_BUFFER, call,
