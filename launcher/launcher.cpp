@@ -75,6 +75,7 @@ class Runner {
   void on_signalfd();
   void reap();
   void on_rank_exit(int r);
+  void check_unstarted();
   void kill_rank(int r, int sig, bool teardown);
   void kill_all(int sig);
   void kill_and_reap_all_blocking();
@@ -95,6 +96,7 @@ class Runner {
   int term_signals_ = 0;
   std::optional<Clock::time_point> timeout_at_, escalate_at_, drain_until_;
   std::optional<int> last_abort_, no_ft_code_;
+  std::optional<int> unstarted_;  // a rank that exited without ever connecting to PMIx
 };
 
 void Runner::setup_signals() {
@@ -203,6 +205,7 @@ void Runner::on_upcall(Upcall& u) {
   switch (u.kind) {
     case Upcall::Kind::kConnected:
       if (valid_rank(u.rank)) ranks_[u.rank].connected = true;
+      check_unstarted();
       server_->disable_nagle();  // before the client can send or receive anything else
       u.reply(PMIX_SUCCESS);
       break;
@@ -249,6 +252,10 @@ void Runner::on_rank_exit(int r) {
   // PMIx_server_deregister_client does not change that (and for connected
   // ranks makes later fences hang), so it is not called. Fences over an
   // explicit list of survivors, or with PMIX_TIMEOUT, complete.
+  if (!st.connected && !WIFSIGNALED(st.wait_status) && !teardown_) {
+    unstarted_ = r;
+    check_unstarted();
+  }
   if (!st.failed) return;
   const int code = exit_code_of(st.wait_status);
   if (!(teardown_ && st.killed_by_us)) {
@@ -270,6 +277,24 @@ void Runner::on_rank_exit(int r) {
     teardown_ = true;
     kill_all(SIGKILL);
   }
+}
+
+// A rank that exits before it ever connects to PMIx, in a job whose other
+// ranks are PMIx clients, never joins the MPI_Init fence, and PMIx keeps
+// counting it there: the job cannot start, so it ends now instead of hanging.
+// (Plain programs, where no rank connects, are not affected.)
+void Runner::check_unstarted() {
+  if (!unstarted_ || teardown_) return;
+  bool any_connected = false;
+  for (const RankState& st : ranks_) any_connected = any_connected || st.connected;
+  if (!any_connected) return;
+  const RankState& st = ranks_[static_cast<size_t>(*unstarted_)];
+  int code = exit_code_of(st.wait_status);
+  say("rank " + std::to_string(*unstarted_) + " (pid " + std::to_string(st.pid) + ") exited with code " +
+      std::to_string(code) + " before MPI_Init; the job cannot start, killing it");
+  no_ft_code_ = code != 0 ? code : 1;
+  teardown_ = true;
+  kill_all(SIGKILL);
 }
 
 void Runner::reap() {
