@@ -1,3 +1,4 @@
+#include "runtime/shm_names.hpp"
 #include "launcher.hpp"
 
 #include <fcntl.h>
@@ -244,6 +245,7 @@ void Runner::on_rank_exit(int r) {
   RankState& st = ranks_[static_cast<size_t>(r)];
   st.failed = rank_failed(st);
   --live_;
+  ftmpi::runtime::remove_shm_regions_of(st.pid);  // what a killed rank left in /dev/shm
   if (r == 0 && stdin_) stdin_->stop();
   // Fences need nothing from us here (PMIx 4.2.2, measured): when a connected
   // client's socket closes PMIx drops it from pending and later wildcard fences

@@ -1,5 +1,6 @@
 // ftmpirun: launches an ftmpi job on this node with an embedded PMIx server.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "error.hpp"
@@ -24,10 +25,14 @@ int main(int argc, char** argv) {
     std::printf("ftmpirun (ftmpi) %s\n", FTMPI_VERSION);
     return 0;
   }
+  int rc = kExitInternal;
   try {
-    return run_job(opts);
+    rc = run_job(opts);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ftmpirun: %s\n", e.what());
-    return kExitInternal;
   }
+  // Every rank is reaped and its output drained. Exit without running static
+  // destructors or atexit handlers while PMIx's progress thread may still run.
+  std::fflush(nullptr);
+  std::_Exit(rc);
 }

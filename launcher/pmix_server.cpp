@@ -259,8 +259,13 @@ PmixServer::PmixServer(UpcallQueue& queue) {
 
 int PmixServer::disable_nagle() { return ftmpi::runtime::disable_nagle_on_tcp_sockets(); }
 
+// PMIx_server_finalize is deliberately not called. With PMIx 4.2.2 it can
+// deadlock on an internal mutex (or crash) when clients were killed while they
+// were connecting (measured: `ftmpirun -n 3` with a rank exiting before
+// PMIx_Init, several runs in 30). The launcher exits right after this (main
+// ends with _Exit), so there is nothing left for PMIx to release; only the
+// rendezvous directory must go.
 PmixServer::~PmixServer() {
-  if (initialized_) PMIx_server_finalize();
   g_queue = nullptr;
   std::error_code ec;
   std::filesystem::remove_all(tmpdir_, ec);

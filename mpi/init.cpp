@@ -11,6 +11,7 @@
 #include "mpi/checks.hpp"
 #include "mpi/coll/barrier.hpp"
 #include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/topology.hpp"
@@ -40,11 +41,13 @@ int init(const char *call, int required, int *provided) {
         const int yield = runtime::config().YIELD;
         g.yield = yield == 1 || (yield == -1 && static_cast<int>(job.local_peers.size()) > runtime::node_pus());
     } catch (const std::exception &e) {
-        // Spec 000 §17.5.2: MPI_Init reports the error rather than aborting.
+        // Spec 000 §17.5.2: MPI_Init reports the error rather than aborting. The
+        // process manager stays: the next MPI call then fails as under
+        // MPI_ERRORS_ARE_FATAL and ends the whole job through it, so the other
+        // ranks never wait for this one in the init exchange.
         std::fprintf(stderr, "ftmpi: %s failed: %s\n", call, e.what());
         g.transport.reset();
         g.engine.reset();
-        g.pm.reset();
         return MPI_ERR_OTHER;
     }
     // The data path is single-threaded: calls from several threads must not overlap.
@@ -93,6 +96,7 @@ int MPI_Finalize(void) {
     g.pm->finalize();
     ftmpi::ft::failures().attach(nullptr, 0);
     g.transport.reset();
+    free_request_pool();
     return MPI_SUCCESS;
 }
 
@@ -124,8 +128,10 @@ int MPI_Is_thread_main(int *flag) {
 int MPI_Get_processor_name(char *name, int *resultlen) {
     FTMPI_CHECK(check_nonnull("MPI_Get_processor_name", MPI_COMM_NULL, name, "name"));
     FTMPI_CHECK(check_nonnull("MPI_Get_processor_name", MPI_COMM_NULL, resultlen, "resultlen"));
-    if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0) std::strcpy(name, "localhost");
-    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    char host[MPI_MAX_PROCESSOR_NAME] = "localhost";
+    if (gethostname(host, sizeof host) != 0) std::strcpy(host, "localhost");
+    host[sizeof host - 1] = '\0';
+    std::strcpy(name, host);
     *resultlen = static_cast<int>(std::strlen(name));
     return MPI_SUCCESS;
 }

@@ -78,9 +78,10 @@ public:
         if (rc < 0) FTMPI_WARN("PMIx_Register_event_handler: %s", PMIx_Error_string(rc));
     }
 
-    ~PmixManager() override {
-        if (!finalized_) PMIx_Finalize(nullptr, 0);
-    }
+    // No PMIx_Finalize here: a process that exits without MPI_Finalize must
+    // look to the launcher like the failed process it is (DESIGN.md: "a rank
+    // that ends without calling MPI_Finalize has failed").
+    ~PmixManager() override = default;
 
     const JobInfo &job() const override { return job_; }
 

@@ -39,7 +39,13 @@ int bsend_start(const char *call, MPI_Comm comm, const void *buf, int count, MPI
     // Exactly the standard's sizing (size + MPI_BSEND_OVERHEAD per message); the
     // bookkeeping lives outside the user's buffer.
     const std::size_t need = bytes + MPI_BSEND_OVERHEAD;
-    const std::size_t off = allocate(need);
+    std::size_t off = allocate(need);
+    if (off == g_buffer.size && g_buffer.pending > 0) {
+        // Buffered sends that are finished may not be reaped yet: one turn of
+        // progress frees their space before we give up.
+        progress();
+        off = allocate(need);
+    }
     if (off == g_buffer.size)
         return raise(comm, MPI_ERR_BUFFER, call,
                      "attached buffer of %zu bytes has no room for a %zu-byte message (+%d overhead)",

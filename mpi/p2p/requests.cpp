@@ -63,6 +63,19 @@ void release_request(MPI_Request r) {
     g_pool.push_back(r);
 }
 
+void free_request_pool() {
+    for (MPI_Request r : g_pool) delete r;
+    g_pool.clear();
+    for (auto it = g_zombies.begin(); it != g_zombies.end();) {
+        if (!(*it)->op.in_fabric) {
+            delete *it;
+            it = g_zombies.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
 void complete_request(MPI_Request r, int err, std::size_t bytes) {
     if (r->kind == ftmpi_request_s::Kind::recv) {
         r->status.ftmpi_count = bytes;

@@ -14,6 +14,10 @@ MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *b
 // Returns a finished request to the pool (deferred while libfabric holds its Op).
 void release_request(MPI_Request r);
 
+// Frees every pooled request (MPI_Finalize). Requests libfabric may still hold
+// are left alone.
+void free_request_pool();
+
 // Starts a send or a receive described by the request's fields.
 void start_send(MPI_Request r);
 void start_recv(MPI_Request r);

@@ -1,5 +1,8 @@
 #include "transport/ofi/endpoint.hpp"
 
+#include "runtime/shm_names.hpp"
+#include "transport/ofi/providers.hpp"
+
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 
@@ -34,6 +37,12 @@ Endpoint::Endpoint(const std::string &fi_name, std::size_t av_size) {
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
     hints->fabric_attr->prov_name = strdup(fi_name.c_str());
+    if (lookup_provider(fi_name).named_region) {
+        const std::string region = runtime::new_shm_region_name();
+        hints->addr_format = FI_ADDR_STR;
+        hints->src_addr = strdup(region.c_str());
+        hints->src_addrlen = region.size() + 1;
+    }
     int rc = fi_getinfo(FI_VERSION(1, 14), nullptr, nullptr, 0, hints, &info_);
     fi_freeinfo(hints);
     if (rc != 0 || info_ == nullptr)

@@ -41,12 +41,6 @@ struct RxBuffer {
     std::vector<char> data;
 };
 
-struct PeerState {
-    Endpoint *ep = nullptr;
-    fi_addr_t addr = FI_ADDR_NOTAVAIL;
-    bool failed = false;
-};
-
 // A post that libfabric refused with -FI_EAGAIN, retried in order by poll().
 struct Deferred {
     enum class What : std::uint8_t { op_send, op_recv, control } what;
@@ -56,6 +50,15 @@ struct Deferred {
     std::uint64_t data = 0;   // control
     std::size_t length = 0;   // control
     alignas(8) char payload[sizeof(CtsPayload)] = {};
+};
+
+struct PeerState {
+    Endpoint *ep = nullptr;
+    fi_addr_t addr = FI_ADDR_NOTAVAIL;
+    bool failed = false;
+    // Posts to this peer waiting behind an -FI_EAGAIN, in order. One peer that
+    // stops draining its queue never holds up traffic to the others.
+    std::deque<Deferred> backlog;
 };
 
 class OfiTransport final : public Transport {
@@ -85,6 +88,7 @@ private:
     void send_control(PeerId peer, std::uint64_t match, std::uint64_t data, const void *payload, std::size_t length);
     bool try_deferred(Deferred &d);
     void drain_backlog();
+    void defer(const Deferred &d);
     void handle_completion(const fi_cq_tagged_entry &e);
     void handle_error(Endpoint &ep);
     void handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e);
@@ -104,7 +108,8 @@ private:
     std::unordered_map<std::uint64_t, Op *> waiting_cts_;  // sender id -> rendezvous send
     Op inflight_;  // sentinel of the list of sends and bulk receives libfabric holds
     std::uint64_t next_id_ = 1;
-    std::deque<Deferred> backlog_;
+    std::deque<Deferred> rx_backlog_;  // receive buffers to post again
+    std::vector<PeerId> stalled_;      // peers whose backlog is not empty
     std::function<void(PeerId)> unreachable_;
 };
 
@@ -202,8 +207,7 @@ void OfiTransport::post_rx(RxBuffer &rx) {
     } else {
         if (rc != -FI_EAGAIN) FTMPI_WARN("posting a receive buffer failed: %s", fi_strerror(static_cast<int>(-rc)));
         // Out of receive slots for now: retried on a later poll through the backlog.
-        Deferred d{Deferred::What::op_recv, 0, &rx.op};
-        backlog_.push_back(d);
+        rx_backlog_.push_back(Deferred{Deferred::What::op_recv, 0, &rx.op});
     }
 }
 
@@ -215,7 +219,7 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::int32_t tag, 
     const std::uint64_t data = pack_source(self_, source_rank);
     if (mode == SendMode::standard && length <= eager_limit_) {
         const std::uint64_t match = pack_match(Proto::eager, context, tag);
-        if (length + sizeof match <= std::min<std::size_t>(p.ep->inject_size(), k_inject_max) && backlog_.empty()) {
+        if (length + sizeof match <= std::min<std::size_t>(p.ep->inject_size(), k_inject_max) && p.backlog.empty()) {
             ssize_t rc = p.ep->inject_msg(match, buf, length, p.addr, data);
             if (rc == 0) return Posted::complete;
             if (rc != -FI_EAGAIN && map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) {
@@ -296,8 +300,14 @@ Posted OfiTransport::accept(const Arrival &a, void *buf, std::size_t capacity, O
     return result;
 }
 
+void OfiTransport::defer(const Deferred &d) {
+    PeerState &p = peers_[d.peer];
+    if (p.backlog.empty()) stalled_.push_back(d.peer);
+    p.backlog.push_back(d);
+}
+
 void OfiTransport::post_send(Op *op) {
-    if (backlog_.empty()) {
+    if (peers_[op->peer].backlog.empty()) {
         ssize_t rc = post_send_now(op);
         if (rc == 0) {
             hand_to_fabric(op);
@@ -309,7 +319,7 @@ void OfiTransport::post_send(Op *op) {
             return;
         }
     }
-    backlog_.push_back(Deferred{Deferred::What::op_send, op->peer, op});
+    defer(Deferred{Deferred::What::op_send, op->peer, op});
 }
 
 ssize_t OfiTransport::post_send_now(Op *op) {
@@ -320,7 +330,7 @@ ssize_t OfiTransport::post_send_now(Op *op) {
 }
 
 void OfiTransport::post_recv(Op *op) {
-    if (backlog_.empty()) {
+    if (peers_[op->peer].backlog.empty()) {
         ssize_t rc = peers_[op->peer].ep->recv_bulk(op->recv_buf, op->length, op->match, op);
         if (rc == 0) {
             hand_to_fabric(op);
@@ -331,13 +341,13 @@ void OfiTransport::post_recv(Op *op) {
             return;
         }
     }
-    backlog_.push_back(Deferred{Deferred::What::op_recv, op->peer, op});
+    defer(Deferred{Deferred::What::op_recv, op->peer, op});
 }
 
 void OfiTransport::send_control(PeerId peer, std::uint64_t match, std::uint64_t data, const void *payload,
                                 std::size_t length) {
     PeerState &p = peers_[peer];
-    if (backlog_.empty()) {
+    if (p.backlog.empty()) {
         ssize_t rc = p.ep->inject_msg(match, payload, length, p.addr, data);
         if (rc == 0) return;
         if (rc != -FI_EAGAIN) {
@@ -348,7 +358,7 @@ void OfiTransport::send_control(PeerId peer, std::uint64_t match, std::uint64_t 
     }
     Deferred d{Deferred::What::control, peer, nullptr, match, data, length};
     std::memcpy(d.payload, payload, length);
-    backlog_.push_back(d);
+    defer(d);
 }
 
 // Returns false while libfabric still answers -FI_EAGAIN.
@@ -388,9 +398,16 @@ bool OfiTransport::try_deferred(Deferred &d) {
 }
 
 void OfiTransport::drain_backlog() {
-    while (!backlog_.empty()) {
-        if (!try_deferred(backlog_.front())) return;
-        backlog_.pop_front();
+    while (!rx_backlog_.empty() && try_deferred(rx_backlog_.front())) rx_backlog_.pop_front();
+    for (std::size_t i = 0; i < stalled_.size();) {
+        auto &q = peers_[stalled_[i]].backlog;
+        while (!q.empty() && try_deferred(q.front())) q.pop_front();
+        if (q.empty()) {
+            stalled_[i] = stalled_.back();
+            stalled_.pop_back();
+        } else {
+            ++i;
+        }
     }
 }
 
@@ -411,7 +428,7 @@ int OfiTransport::poll() {
             if (static_cast<std::size_t>(n) < k_cq_batch) break;
         }
     }
-    if (!backlog_.empty()) drain_backlog();
+    if (!stalled_.empty() || !rx_backlog_.empty()) drain_backlog();
     return handled;
 }
 
@@ -542,14 +559,10 @@ void OfiTransport::mark_failed(PeerId peer) {
         if (op->kind == Op::Kind::bulk_recv) peers_[peer].ep->cancel(op);
         dead.push_back(op);
     }
-    for (auto it = backlog_.begin(); it != backlog_.end();) {
-        if (it->peer == peer && !(it->op != nullptr && it->op->kind == Op::Kind::rx_buffer)) {
-            if (it->op != nullptr) dead.push_back(it->op);
-            it = backlog_.erase(it);
-        } else {
-            ++it;
-        }
-    }
+    for (const Deferred &d : peers_[peer].backlog)
+        if (d.op != nullptr && d.op->kind != Op::Kind::none) dead.push_back(d.op);
+    peers_[peer].backlog.clear();
+    stalled_.erase(std::remove(stalled_.begin(), stalled_.end(), peer), stalled_.end());
     for (Op *op : dead) finish(op, Err::peer_failed, 0);
 }
 

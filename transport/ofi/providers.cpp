@@ -7,23 +7,24 @@ namespace {
 // deliberately absent; `net` is the native tcp RDM provider.
 struct Row {
     const char *alias, *fi_name;
-    bool network, uses_tcp_iface;
+    bool network, uses_tcp_iface, named_region;
 };
 constexpr Row k_providers[] = {
-    {"shm", "shm", false, false},
-    {"tcp", "tcp;ofi_rxm", true, true},
-    {"rxm", "tcp;ofi_rxm", true, true},
-    {"net", "net", true, true},
-    {"udp", "udp;ofi_rxd", true, false},
-    {"verbs", "verbs;ofi_rxm", true, false},
-    {"cxi", "cxi", true, false},
+    {"shm", "shm", false, false, true},
+    {"tcp", "tcp;ofi_rxm", true, true, false},
+    {"rxm", "tcp;ofi_rxm", true, true, false},
+    {"net", "net", true, true, false},
+    {"udp", "udp;ofi_rxd", true, false, false},
+    {"verbs", "verbs;ofi_rxm", true, false, false},
+    {"cxi", "cxi", true, false, false},
 };
 }  // namespace
 
 ProviderInfo lookup_provider(const std::string &name) {
     for (const auto &p : k_providers)
-        if (name == p.alias || name == p.fi_name) return {p.alias, p.fi_name, p.network, p.uses_tcp_iface};
-    return {name, name, true, false};
+        if (name == p.alias || name == p.fi_name)
+            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region};
+    return {name, name, true, false, false};
 }
 
 }  // namespace ftmpi::transport::ofi

@@ -10,6 +10,7 @@ struct ProviderInfo {
     std::string fi_name;  // fi_info provider name
     bool network;         // reaches other nodes (false: this node only)
     bool uses_tcp_iface;  // honours FI_TCP_IFACE (tcp-based providers, libfabric 1.17)
+    bool named_region;    // needs a unique endpoint name (shm: runtime/shm_names.hpp)
 };
 
 // Looks `name` up by alias or fi_info name. Unknown names are passed through
