@@ -101,4 +101,11 @@ struct ftmpi_request_s {
     std::size_t capacity = 0;    // bytes: send length, or receive buffer size
     std::size_t msg_length = 0;  // receive: length of the matched message
     std::size_t bsend_offset = 0;  // buffered send: its chunk of the attached buffer
+    // Non-contiguous datatypes (mpi/dt): the packed staging buffer the transport
+    // sees instead of `buf`; owned by the request.
+    void *pack_buf = nullptr;
+    // Called by complete_request after the status is set (nonblocking
+    // collectives in mpi/coll chain their steps with it). May be null.
+    void (*on_complete)(MPI_Request r) = nullptr;
+    void *owner = nullptr;  // whatever on_complete needs
 };

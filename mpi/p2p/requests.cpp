@@ -86,6 +86,7 @@ void complete_request(MPI_Request r, int err, std::size_t bytes) {
     r->status.MPI_ERROR = err;
     r->complete = true;
     if (r->buffered) bsend_chunk_done(r);
+    if (r->on_complete != nullptr) r->on_complete(r);
     if (r->user_freed) release_request(r);
 }
 
