@@ -81,35 +81,6 @@ int MPI_Comm_size(MPI_Comm comm, int *size) {
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
-    static int tag_ub = ftmpi::transport::max_tag;
-    static int wtime_is_global = 0;
-    static int universe_size = 0;
-    static int appnum = 0;
-    static int host = MPI_PROC_NULL;
-    static int io = MPI_ANY_SOURCE;
-    FTMPI_TRY(check_init("MPI_Comm_get_attr"));
-    FTMPI_CHECK(check_comm("MPI_Comm_get_attr", comm));
-    FTMPI_CHECK(check_nonnull("MPI_Comm_get_attr", comm, attribute_val, "attribute_val"));
-    FTMPI_CHECK(check_nonnull("MPI_Comm_get_attr", comm, flag, "flag"));
-    universe_size = g.pm->job().universe_size;
-    appnum = g.pm->job().appnum;
-    int *value = nullptr;
-    switch (keyval) {
-    case MPI_TAG_UB: value = &tag_ub; break;
-    case MPI_WTIME_IS_GLOBAL: value = &wtime_is_global; break;
-    case MPI_UNIVERSE_SIZE: value = &universe_size; break;
-    case MPI_APPNUM: value = &appnum; break;
-    case MPI_HOST: value = &host; break;
-    case MPI_IO: value = &io; break;
-    default:
-        return raise(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "invalid keyval %d", keyval);
-    }
-    *static_cast<int **>(attribute_val) = value;
-    *flag = 1;
-    return MPI_SUCCESS;
-}
-
 int MPI_Comm_set_name(MPI_Comm comm, const char *name) {
     FTMPI_TRY(check_init("MPI_Comm_set_name"));
     FTMPI_CHECK(check_comm("MPI_Comm_set_name", comm));

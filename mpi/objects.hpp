@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,7 @@ struct ftmpi_comm_s {
     char name[MPI_MAX_OBJECT_NAME] = {};
     bool predefined = false;
     std::uint32_t coll_seq = 0;  // sequence number of internal collectives (tags)
+    std::map<int, void *> attrs;  // keyval -> attribute value (mpi/attributes.cpp)
 };
 
 struct ftmpi_message_s {

@@ -1,0 +1,298 @@
+// Communicator creation and destruction: Comm_dup, Comm_idup, Comm_split,
+// Comm_split_type, Comm_create, Comm_create_group, Comm_free, and the queries
+// Comm_compare and Comm_test_inter.
+//
+// Context ids. A communicator uses two contexts: 2*slot for point-to-point and
+// 2*slot+1 for its internal collectives. Each process keeps the set of slots
+// it has free; creating a communicator ANDs the participants' free sets and
+// takes the lowest slot free everywhere. No central server, and a slot is
+// never reused while a communicator holding it lives here. Slots 0 and 1 are
+// MPI_COMM_WORLD and MPI_COMM_SELF.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+#include "mpi/attributes.hpp"
+#include "mpi/checks.hpp"
+#include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
+
+namespace ftmpi::mpi {
+
+MPI_Group new_group(std::vector<int> procs);
+
+namespace {
+
+constexpr int k_slot_words = 64;  // 4096 slots
+using SlotMask = std::array<std::uint64_t, k_slot_words>;
+
+SlotMask initial_mask() {
+    SlotMask m;
+    m.fill(~std::uint64_t{0});
+    m[0] &= ~std::uint64_t{3};  // MPI_COMM_WORLD, MPI_COMM_SELF
+    return m;
+}
+SlotMask g_free = initial_mask();
+
+void release_slot(std::uint32_t context) {
+    const std::uint32_t slot = context / 2;
+    g_free[slot / 64] |= std::uint64_t{1} << (slot % 64);
+}
+
+// Lowest slot free in `m`, claimed locally; -1 when none.
+int claim_lowest(const SlotMask &m) {
+    for (int w = 0; w < k_slot_words; ++w) {
+        if (m[static_cast<std::size_t>(w)] == 0) continue;
+        const int bit = __builtin_ctzll(m[static_cast<std::size_t>(w)]);
+        const int slot = w * 64 + bit;
+        g_free[static_cast<std::size_t>(w)] &= ~(std::uint64_t{1} << bit);
+        return slot;
+    }
+    return -1;
+}
+
+// ---- exchanges among the members of `team` on its collective context ----
+// Linear (through member 0), failure-aware like every internal operation: every
+// step runs even after an error, and the first error class is returned.
+// TODO(issue 3): switch to the logarithmic collectives of mpi/coll when they land.
+
+int team_tag(MPI_Comm team) {
+    return static_cast<int>((team->coll_seq++ << 5) & static_cast<std::uint32_t>(transport::max_tag));
+}
+
+int send_to(MPI_Comm team, int peer, int tag, const void *buf, int bytes) {
+    MPI_Request r = new_request(ftmpi_request_s::Kind::send, team, buf, bytes, MPI_BYTE, peer, tag, team->context + 1);
+    start_send(r);
+    wait_complete(r);
+    return retire_request(&r, MPI_STATUS_IGNORE);
+}
+
+int recv_from(MPI_Comm team, int peer, int tag, void *buf, int bytes) {
+    MPI_Request r = new_request(ftmpi_request_s::Kind::recv, team, buf, bytes, MPI_BYTE, peer, tag, team->context + 1);
+    start_recv(r);
+    wait_complete(r);
+    return retire_request(&r, MPI_STATUS_IGNORE);
+}
+
+// Every member's `bytes` bytes, in rank order, into all[size * bytes].
+int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
+    const int tag = team_tag(team);
+    char *out = static_cast<char *>(all);
+    int err = MPI_SUCCESS;
+    auto keep = [&err](int e) {
+        if (err == MPI_SUCCESS) err = e;
+    };
+    std::memcpy(out + static_cast<std::size_t>(team->rank) * static_cast<std::size_t>(bytes), mine,
+                static_cast<std::size_t>(bytes));
+    if (team->rank == 0) {
+        for (int p = 1; p < team->size; ++p)
+            keep(recv_from(team, p, tag, out + static_cast<std::size_t>(p) * static_cast<std::size_t>(bytes), bytes));
+        for (int p = 1; p < team->size; ++p) keep(send_to(team, p, tag + 1, out, bytes * team->size));
+    } else {
+        keep(send_to(team, 0, tag, mine, bytes));
+        keep(recv_from(team, 0, tag + 1, out, bytes * team->size));
+    }
+    return err;
+}
+
+// The AND of every member's free-slot mask, then the lowest common slot.
+int agree_slot(MPI_Comm team, int *slot) {
+    std::vector<SlotMask> all(static_cast<std::size_t>(team->size));
+    const int err = team_allgather(team, &g_free, sizeof(SlotMask), all.data());
+    if (err != MPI_SUCCESS) return err;
+    SlotMask common;
+    common.fill(~std::uint64_t{0});
+    for (const SlotMask &m : all)
+        for (int w = 0; w < k_slot_words; ++w) common[static_cast<std::size_t>(w)] &= m[static_cast<std::size_t>(w)];
+    *slot = claim_lowest(common);
+    return *slot < 0 ? MPI_ERR_INTERN : MPI_SUCCESS;
+}
+
+// A new communicator over `procs` (job ranks, in order) holding `slot`.
+MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs) {
+    auto c = new ftmpi_comm_s;
+    c->context = static_cast<std::uint32_t>(slot) * 2;
+    c->size = static_cast<int>(procs.size());
+    const int me = g.pm->job().rank;
+    c->rank = static_cast<int>(std::find(procs.begin(), procs.end(), me) - procs.begin());
+    c->procs = std::move(procs);
+    c->queue = &g.engine->queue(c->context);
+    c->coll_queue = &g.engine->queue(c->context + 1);
+    c->errhandler = parent->errhandler;
+    return c;
+}
+
+int fail(MPI_Comm comm, int err, const char *call) {
+    return raise(comm, err, call, "communicator creation over %s failed", comm_label(comm));
+}
+
+// The members of `group` that are also in `comm`, checked.
+int group_in_comm(const char *call, MPI_Comm comm, MPI_Group group) {
+    if (group == MPI_GROUP_NULL || group->magic != Magic::group)
+        return raise(comm, MPI_ERR_GROUP, call, "invalid group (argument group)");
+    for (int p : group->procs)
+        if (std::find(comm->procs.begin(), comm->procs.end(), p) == comm->procs.end())
+            return raise(comm, MPI_ERR_GROUP, call, "group holds process %d, which is not in %s", p, comm_label(comm));
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
+    FTMPI_TRY(check_init("MPI_Comm_dup"));
+    FTMPI_CHECK(check_comm("MPI_Comm_dup", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_dup", comm, newcomm, "newcomm"));
+    int slot = -1;
+    if (int err = agree_slot(comm, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_dup");
+    MPI_Comm c = make_comm(comm, slot, comm->procs);
+    if (int err = copy_attributes(comm, c); err != MPI_SUCCESS) {
+        release_slot(c->context);
+        delete c;
+        return raise(comm, err, "MPI_Comm_dup", "an attribute copy callback failed");
+    }
+    *newcomm = c;
+    return MPI_SUCCESS;
+}
+
+// Completes before returning (a nonblocking call may): the request is complete.
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    FTMPI_CHECK(check_nonnull("MPI_Comm_idup", comm, request, "request"));
+    FTMPI_TRY(MPI_Comm_dup(comm, newcomm));
+    MPI_Request r = new_request(ftmpi_request_s::Kind::send, comm, nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, 0);
+    complete_request(r, MPI_SUCCESS, 0);
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    FTMPI_TRY(check_init("MPI_Comm_split"));
+    FTMPI_CHECK(check_comm("MPI_Comm_split", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_split", comm, newcomm, "newcomm"));
+    if (color < 0 && color != MPI_UNDEFINED)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (argument color)", color);
+    const int mine[2] = {color, key};
+    std::vector<int> all(static_cast<std::size_t>(comm->size) * 2);
+    if (int err = team_allgather(comm, mine, sizeof mine, all.data()); err != MPI_SUCCESS)
+        return fail(comm, err, "MPI_Comm_split");
+    int slot = -1;
+    if (int err = agree_slot(comm, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_split");
+    if (color == MPI_UNDEFINED) {
+        release_slot(static_cast<std::uint32_t>(slot) * 2);
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    // Members of my color ordered by (key, rank in comm).
+    std::vector<std::tuple<int, int>> members;
+    for (int r = 0; r < comm->size; ++r)
+        if (all[static_cast<std::size_t>(r) * 2] == color) members.emplace_back(all[static_cast<std::size_t>(r) * 2 + 1], r);
+    std::sort(members.begin(), members.end());
+    std::vector<int> procs;
+    for (const auto &[k, r] : members) procs.push_back(comm->procs[static_cast<std::size_t>(r)]);
+    *newcomm = make_comm(comm, slot, std::move(procs));
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm) {
+    FTMPI_TRY(check_init("MPI_Comm_split_type"));
+    FTMPI_CHECK(check_comm("MPI_Comm_split_type", comm));
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "unknown split_type %d", split_type);
+    // Processes of one node share its lowest job rank (locality from the process manager).
+    const auto &local = g.pm->job().local_peers;
+    const int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : *std::min_element(local.begin(), local.end());
+    return MPI_Comm_split(comm, color, key, newcomm);
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
+    FTMPI_TRY(check_init("MPI_Comm_create"));
+    FTMPI_CHECK(check_comm("MPI_Comm_create", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_create", comm, newcomm, "newcomm"));
+    FTMPI_TRY(group_in_comm("MPI_Comm_create", comm, group));
+    int slot = -1;
+    if (int err = agree_slot(comm, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create");
+    const int me = g.pm->job().rank;
+    if (std::find(group->procs.begin(), group->procs.end(), me) == group->procs.end()) {
+        release_slot(static_cast<std::uint32_t>(slot) * 2);
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    *newcomm = make_comm(comm, slot, group->procs);
+    return MPI_SUCCESS;
+}
+
+// Collective over the group's members only. Their exchange runs on comm's
+// collective context under tags derived from `tag`, far above the ones comm's
+// own collectives use.
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+    FTMPI_TRY(check_init("MPI_Comm_create_group"));
+    FTMPI_CHECK(check_comm("MPI_Comm_create_group", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_create_group", comm, newcomm, "newcomm"));
+    FTMPI_CHECK(check_send_tag("MPI_Comm_create_group", comm, tag));
+    FTMPI_TRY(group_in_comm("MPI_Comm_create_group", comm, group));
+    const int me = g.pm->job().rank;
+    auto at = std::find(group->procs.begin(), group->procs.end(), me);
+    if (at == group->procs.end())
+        return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create_group", "the calling process is not in group");
+    ftmpi_comm_s team;
+    team.context = comm->context;
+    team.procs = group->procs;
+    team.size = static_cast<int>(group->procs.size());
+    team.rank = static_cast<int>(at - group->procs.begin());
+    team.coll_seq = (1u << 21) | (static_cast<std::uint32_t>(tag) & 0xfffffu);
+    int slot = -1;
+    if (int err = agree_slot(&team, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create_group");
+    *newcomm = make_comm(comm, slot, group->procs);
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_free(MPI_Comm *comm) {
+    FTMPI_TRY(check_init("MPI_Comm_free"));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_free", MPI_COMM_NULL, comm, "comm"));
+    FTMPI_CHECK(check_comm("MPI_Comm_free", *comm));
+    MPI_Comm c = *comm;
+    if (c->predefined)
+        return raise(c, MPI_ERR_COMM, "MPI_Comm_free", "%s is predefined and cannot be freed", comm_label(c));
+    const int err = delete_attributes(c);
+    release_slot(c->context);
+    c->magic = Magic::dead;
+    delete c;
+    *comm = MPI_COMM_NULL;
+    if (err != MPI_SUCCESS) return raise(MPI_COMM_NULL, err, "MPI_Comm_free", "an attribute delete callback failed");
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result) {
+    FTMPI_TRY(check_init("MPI_Comm_compare"));
+    FTMPI_CHECK(check_comm("MPI_Comm_compare", comm1));
+    FTMPI_CHECK(check_comm("MPI_Comm_compare", comm2));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_compare", comm1, result, "result"));
+    if (comm1 == comm2) {
+        *result = MPI_IDENT;
+    } else if (comm1->procs == comm2->procs) {
+        *result = MPI_CONGRUENT;
+    } else {
+        std::vector<int> a = comm1->procs, b = comm2->procs;
+        std::sort(a.begin(), a.end());
+        std::sort(b.begin(), b.end());
+        *result = a == b ? MPI_SIMILAR : MPI_UNEQUAL;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag) {
+    FTMPI_TRY(check_init("MPI_Comm_test_inter"));
+    FTMPI_CHECK(check_comm("MPI_Comm_test_inter", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_test_inter", comm, flag, "flag"));
+    *flag = 0;  // inter-communicators are not implemented yet
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"
