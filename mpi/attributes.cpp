@@ -145,6 +145,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     static int io = MPI_ANY_SOURCE;
     static int universe_size = 0;
     static int appnum = 0;
+    static int lastusedcode = 0;
     FTMPI_TRY(check_init("MPI_Comm_get_attr"));
     FTMPI_CHECK(check_comm("MPI_Comm_get_attr", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_get_attr", comm, attribute_val, "attribute_val"));
@@ -162,6 +163,10 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_APPNUM:
         appnum = g.pm->job().appnum;
         value = &appnum;
+        break;
+    case MPI_LASTUSEDCODE:
+        lastusedcode = last_used_error_code();
+        value = &lastusedcode;
         break;
     default: {
         Keyval *k = find(keyval);

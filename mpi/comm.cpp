@@ -104,6 +104,8 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
     FTMPI_CHECK(check_comm("MPI_Comm_set_errhandler", comm));
     if (errhandler == MPI_ERRHANDLER_NULL || errhandler->magic != Magic::errhandler)
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler (argument errhandler)");
+    errhandler_retain(errhandler);
+    errhandler_release(comm->errhandler);
     comm->errhandler = errhandler;
     return MPI_SUCCESS;
 }
@@ -112,6 +114,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
     FTMPI_CHECK(check_comm("MPI_Comm_get_errhandler", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_get_errhandler", comm, errhandler, "errhandler"));
     *errhandler = comm->errhandler ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+    errhandler_retain(*errhandler);  // the returned handle is the user's to free
     return MPI_SUCCESS;
 }
 
@@ -119,7 +122,7 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler) {
     FTMPI_CHECK(check_nonnull("MPI_Errhandler_free", MPI_COMM_NULL, errhandler, "errhandler"));
     if (*errhandler == MPI_ERRHANDLER_NULL || (*errhandler)->magic != Magic::errhandler)
         return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Errhandler_free", "invalid error handler");
-    if (!(*errhandler)->predefined) delete *errhandler;
+    errhandler_release(*errhandler);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }

@@ -121,6 +121,7 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs) {
     c->queue = &g.engine->queue(c->context);
     c->coll_queue = &g.engine->queue(c->context + 1);
     c->errhandler = parent->errhandler;
+    errhandler_retain(c->errhandler);
     return c;
 }
 
@@ -262,6 +263,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
         return raise(c, MPI_ERR_COMM, "MPI_Comm_free", "%s is predefined and cannot be freed", comm_label(c));
     const int err = delete_attributes(c);
     release_slot(c->context);
+    errhandler_release(c->errhandler);
     c->magic = Magic::dead;
     delete c;
     *comm = MPI_COMM_NULL;

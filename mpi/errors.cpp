@@ -5,6 +5,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "mpi/objects.hpp"
@@ -95,7 +96,34 @@ const ClassRow *find(int cls) {
         if (r.cls == cls) return &r;
     return nullptr;
 }
+
+// Classes and codes added with MPI_Add_error_class / MPI_Add_error_code.
+struct UserCode {
+    int cls;
+    std::string text;
+};
+std::map<int, UserCode> g_user_codes;
+int g_last_code = MPI_ERR_LASTCODE;
+
+// The class of a built-in or user-added code; -1 when unknown.
+int class_of_code(int code) {
+    if (find(code) != nullptr) return code;
+    auto it = g_user_codes.find(code);
+    return it == g_user_codes.end() ? -1 : it->second.cls;
+}
 }  // namespace
+
+int last_used_error_code() { return g_last_code; }
+
+void errhandler_retain(MPI_Errhandler h) {
+    if (h != nullptr && !h->predefined) h->refs++;
+}
+
+void errhandler_release(MPI_Errhandler h) {
+    if (h == nullptr || h->predefined || --h->refs > 0) return;
+    h->magic = Magic::dead;
+    delete h;
+}
 
 const char *error_class_name(int cls) {
     const ClassRow *r = find(cls);
@@ -129,10 +157,11 @@ int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {
         h->fn(&target, &c);
         return code;
     }
-    const char *cname = error_class_name(code);
+    const int cls = class_of_code(code);
+    const char *cname = cls >= 0 && find(cls) ? error_class_name(cls) : "user-defined error class";
     char line[1024];
     int n = std::snprintf(line, sizeof line, "ftmpi: rank %d: fatal error in %s: %s (%s)\n",
-                          g.pm ? g.pm->job().rank : 0, call, msg, cname ? cname : "unknown error class");
+                          g.pm ? g.pm->job().rank : 0, call, msg, cname);
     ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<size_t>(n > 0 ? n : 0));
     (void)ignored;
     if (g.pm) g.pm->abort(code, std::string(call) + ": " + msg);
@@ -146,10 +175,11 @@ extern "C" {
 int MPI_Error_class(int errorcode, int *errorclass) {
     if (errorclass == nullptr)
         return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
-    if (ftmpi::mpi::error_class_name(errorcode) == nullptr)
+    const int cls = ftmpi::mpi::class_of_code(errorcode);
+    if (cls < 0)
         return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "unknown error code %d",
                                  errorcode);
-    *errorclass = errorcode;
+    *errorclass = cls;
     return MPI_SUCCESS;
 }
 
@@ -157,12 +187,71 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen) {
     if (string == nullptr || resultlen == nullptr)
         return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "%s is NULL",
                                  string == nullptr ? "string" : "resultlen");
-    const char *name = ftmpi::mpi::error_class_name(errorcode);
-    if (name == nullptr)
-        return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "unknown error code %d",
-                                 errorcode);
-    int n = std::snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, ftmpi::mpi::error_class_text(errorcode));
+    using namespace ftmpi::mpi;
+    int n;
+    if (const char *name = error_class_name(errorcode)) {
+        n = std::snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, error_class_text(errorcode));
+    } else {
+        auto it = g_user_codes.find(errorcode);
+        if (it == g_user_codes.end())
+            return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_string", "unknown error code %d", errorcode);
+        n = std::snprintf(string, MPI_MAX_ERROR_STRING, "%s", it->second.text.c_str());
+    }
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_class(int *errorclass) {
+    using namespace ftmpi::mpi;
+    if (errorclass == nullptr)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_class", "argument errorclass is NULL");
+    const int c = ++g_last_code;
+    g_user_codes[c] = UserCode{c, ""};
+    *errorclass = c;
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_code(int errorclass, int *errorcode) {
+    using namespace ftmpi::mpi;
+    if (errorcode == nullptr)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_code", "argument errorcode is NULL");
+    if (class_of_code(errorclass) != errorclass)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_code", "%d is not an error class (argument errorclass)",
+                     errorclass);
+    const int c = ++g_last_code;
+    g_user_codes[c] = UserCode{errorclass, ""};
+    *errorcode = c;
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_string(int errorcode, const char *string) {
+    using namespace ftmpi::mpi;
+    if (string == nullptr)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string", "argument string is NULL");
+    auto it = g_user_codes.find(errorcode);
+    if (it == g_user_codes.end())
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string",
+                     "%d is not a user-added error code or class (argument errorcode)", errorcode);
+    it->second.text.assign(string, strnlen(string, MPI_MAX_ERROR_STRING - 1));
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler) {
+    using namespace ftmpi::mpi;
+    if (fn == nullptr)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "argument comm_errhandler_fn is NULL");
+    if (errhandler == nullptr)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "argument errhandler is NULL");
+    *errhandler = new ftmpi_errhandler_s{Magic::errhandler, ftmpi_errhandler_s::Kind::user, fn, false};
+    return MPI_SUCCESS;
+}
+
+// Invokes comm's handler; returns MPI_SUCCESS once a handler returned.
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+    using namespace ftmpi::mpi;
+    if (comm == MPI_COMM_NULL || comm->magic != Magic::comm)
+        return raise(MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_call_errhandler", "invalid communicator (argument comm)");
+    raise(comm, errorcode, "MPI_Comm_call_errhandler", "error code %d raised by the application", errorcode);
     return MPI_SUCCESS;
 }
 

@@ -15,6 +15,13 @@ const char *error_class_text(int cls);
 // and aborts the job; under MPI_ERRORS_RETURN it returns `code`.
 [[gnu::format(printf, 4, 5)]] int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...);
 
+// Error handler reference counts: communicators hold their handler.
+void errhandler_retain(MPI_Errhandler h);
+void errhandler_release(MPI_Errhandler h);
+
+// Largest error code in use (MPI_LASTUSEDCODE), user-added ones included.
+int last_used_error_code();
+
 // The name printed for a communicator ("MPI_COMM_WORLD", or its set name).
 const char *comm_label(MPI_Comm comm);
 

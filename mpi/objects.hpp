@@ -52,6 +52,7 @@ struct ftmpi_errhandler_s {
     enum class Kind { fatal, ret, abort, user } kind;
     MPI_Comm_errhandler_function *fn;
     bool predefined;
+    int refs = 1;  // the user's handle plus every communicator using it
 };
 
 struct ftmpi_group_s {
