@@ -5,15 +5,18 @@
 #include "mpi/p2p/matching.hpp"
 
 extern "C" {
-ftmpi_comm_s ftmpi_comm_world;
-ftmpi_comm_s ftmpi_comm_self;
-ftmpi_group_s ftmpi_group_empty;
-ftmpi_message_s ftmpi_message_no_proc;
+ftmpi_predefined_comm_s ftmpi_comm_world;
+ftmpi_predefined_comm_s ftmpi_comm_self;
+ftmpi_predefined_group_s ftmpi_group_empty;
+ftmpi_predefined_message_s ftmpi_message_no_proc;
 char ftmpi_in_place_marker;
 
-ftmpi_errhandler_s ftmpi_errors_are_fatal{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::fatal, nullptr, true};
-ftmpi_errhandler_s ftmpi_errors_return{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::ret, nullptr, true};
-ftmpi_errhandler_s ftmpi_errors_abort{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::abort, nullptr, true};
+ftmpi_predefined_errhandler_s ftmpi_errors_are_fatal{
+    {{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::fatal, nullptr, true}}};
+ftmpi_predefined_errhandler_s ftmpi_errors_return{
+    {{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::ret, nullptr, true}}};
+ftmpi_predefined_errhandler_s ftmpi_errors_abort{
+    {{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::abort, nullptr, true}}};
 
 #define FTMPI_DEFINE_OP(name, id) ftmpi_op_s ftmpi_op_##name{ftmpi::mpi::Magic::op, id, nullptr, true, true};
 FTMPI_DEFINE_OP(max, 1)
@@ -53,10 +56,10 @@ void setup_predefined_comms(int rank, int size) {
     };
     std::vector<int> all(static_cast<std::size_t>(size));
     for (int i = 0; i < size; ++i) all[static_cast<std::size_t>(i)] = i;
-    setup(ftmpi_comm_world, k_world_context, rank, std::move(all), "MPI_COMM_WORLD");
-    setup(ftmpi_comm_self, k_self_context, 0, {rank}, "MPI_COMM_SELF");
-    ftmpi_message_no_proc.magic = Magic::message;
-    ftmpi_group_empty.predefined = true;
+    setup(ftmpi_comm_world.obj, k_world_context, rank, std::move(all), "MPI_COMM_WORLD");
+    setup(ftmpi_comm_self.obj, k_self_context, 0, {rank}, "MPI_COMM_SELF");
+    ftmpi_message_no_proc.obj.magic = Magic::message;
+    ftmpi_group_empty.obj.predefined = true;
 }
 
 }  // namespace ftmpi::mpi
@@ -77,7 +80,7 @@ int MPI_Comm_size(MPI_Comm comm, int *size) {
     FTMPI_TRY(check_init("MPI_Comm_size"));
     FTMPI_CHECK(check_comm("MPI_Comm_size", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_size", comm, size, "size"));
-    *size = comm->size;
+    *size = comm->inter ? static_cast<int>(comm->local_procs.size()) : comm->size;
     return MPI_SUCCESS;
 }
 

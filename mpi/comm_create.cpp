@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mpi/attributes.hpp"
+#include "mpi/comm_internal.hpp"
 #include "mpi/checks.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
@@ -24,10 +25,6 @@ namespace ftmpi::mpi {
 MPI_Group new_group(std::vector<int> procs);
 
 namespace {
-
-constexpr int k_slot_words = 64;  // 4096 slots
-using SlotMask = std::array<std::uint64_t, k_slot_words>;
-
 SlotMask initial_mask() {
     SlotMask m;
     m.fill(~std::uint64_t{0});
@@ -35,82 +32,95 @@ SlotMask initial_mask() {
     return m;
 }
 SlotMask g_free = initial_mask();
+}  // namespace
+
+const SlotMask &free_slots() { return g_free; }
 
 void release_slot(std::uint32_t context) {
     const std::uint32_t slot = context / 2;
     g_free[slot / 64] |= std::uint64_t{1} << (slot % 64);
 }
 
-// Lowest slot free in `m`, claimed locally; -1 when none.
 int claim_lowest(const SlotMask &m) {
     for (int w = 0; w < k_slot_words; ++w) {
         if (m[static_cast<std::size_t>(w)] == 0) continue;
         const int bit = __builtin_ctzll(m[static_cast<std::size_t>(w)]);
-        const int slot = w * 64 + bit;
         g_free[static_cast<std::size_t>(w)] &= ~(std::uint64_t{1} << bit);
-        return slot;
+        return w * 64 + bit;
     }
     return -1;
 }
 
 // ---- exchanges among the members of `team` on its collective context ----
-// Linear (through member 0), failure-aware like every internal operation: every
-// step runs even after an error, and the first error class is returned.
-// TODO(issue 3): switch to the logarithmic collectives of mpi/coll when they land.
+// Linear (through one member), failure-aware like every internal operation.
+// TODO(issue 3): switch to the logarithmic collectives of mpi/coll.
 
-int team_tag(MPI_Comm team) {
+int next_team_tag(MPI_Comm team) {
     return static_cast<int>((team->coll_seq++ << 5) & static_cast<std::uint32_t>(transport::max_tag));
 }
 
-int send_to(MPI_Comm team, int peer, int tag, const void *buf, int bytes) {
+int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes) {
     MPI_Request r = new_request(ftmpi_request_s::Kind::send, team, buf, bytes, MPI_BYTE, peer, tag, team->context + 1);
     start_send(r);
     wait_complete(r);
     return retire_request(&r, MPI_STATUS_IGNORE);
 }
 
-int recv_from(MPI_Comm team, int peer, int tag, void *buf, int bytes) {
+int team_recv(MPI_Comm team, int peer, int tag, void *buf, int bytes) {
     MPI_Request r = new_request(ftmpi_request_s::Kind::recv, team, buf, bytes, MPI_BYTE, peer, tag, team->context + 1);
     start_recv(r);
     wait_complete(r);
     return retire_request(&r, MPI_STATUS_IGNORE);
 }
 
-// Every member's `bytes` bytes, in rank order, into all[size * bytes].
 int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
-    const int tag = team_tag(team);
+    const int tag = next_team_tag(team);
     char *out = static_cast<char *>(all);
+    const std::size_t each = static_cast<std::size_t>(bytes);
     int err = MPI_SUCCESS;
     auto keep = [&err](int e) {
         if (err == MPI_SUCCESS) err = e;
     };
-    std::memcpy(out + static_cast<std::size_t>(team->rank) * static_cast<std::size_t>(bytes), mine,
-                static_cast<std::size_t>(bytes));
+    std::memcpy(out + static_cast<std::size_t>(team->rank) * each, mine, each);
     if (team->rank == 0) {
-        for (int p = 1; p < team->size; ++p)
-            keep(recv_from(team, p, tag, out + static_cast<std::size_t>(p) * static_cast<std::size_t>(bytes), bytes));
-        for (int p = 1; p < team->size; ++p) keep(send_to(team, p, tag + 1, out, bytes * team->size));
+        for (int p = 1; p < team->size; ++p) keep(team_recv(team, p, tag, out + static_cast<std::size_t>(p) * each, bytes));
+        for (int p = 1; p < team->size; ++p) keep(team_send(team, p, tag + 1, out, bytes * team->size));
     } else {
-        keep(send_to(team, 0, tag, mine, bytes));
-        keep(recv_from(team, 0, tag + 1, out, bytes * team->size));
+        keep(team_send(team, 0, tag, mine, bytes));
+        keep(team_recv(team, 0, tag + 1, out, bytes * team->size));
     }
     return err;
 }
 
-// The AND of every member's free-slot mask, then the lowest common slot.
-int agree_slot(MPI_Comm team, int *slot) {
+int team_bcast(MPI_Comm team, int root, void *buf, int bytes) {
+    const int tag = next_team_tag(team);
+    if (team->rank != root) return team_recv(team, root, tag, buf, bytes);
+    int err = MPI_SUCCESS;
+    for (int p = 0; p < team->size; ++p)
+        if (p != root) {
+            const int e = team_send(team, p, tag, buf, bytes);
+            if (err == MPI_SUCCESS) err = e;
+        }
+    return err;
+}
+
+int team_common_slots(MPI_Comm team, SlotMask *common) {
     std::vector<SlotMask> all(static_cast<std::size_t>(team->size));
     const int err = team_allgather(team, &g_free, sizeof(SlotMask), all.data());
     if (err != MPI_SUCCESS) return err;
-    SlotMask common;
-    common.fill(~std::uint64_t{0});
+    common->fill(~std::uint64_t{0});
     for (const SlotMask &m : all)
-        for (int w = 0; w < k_slot_words; ++w) common[static_cast<std::size_t>(w)] &= m[static_cast<std::size_t>(w)];
+        for (int w = 0; w < k_slot_words; ++w) (*common)[static_cast<std::size_t>(w)] &= m[static_cast<std::size_t>(w)];
+    return MPI_SUCCESS;
+}
+
+int agree_slot(MPI_Comm team, int *slot) {
+    SlotMask common;
+    if (int err = team_common_slots(team, &common); err != MPI_SUCCESS) return err;
     *slot = claim_lowest(common);
     return *slot < 0 ? MPI_ERR_INTERN : MPI_SUCCESS;
 }
 
-// A new communicator over `procs` (job ranks, in order) holding `slot`.
 MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs) {
     auto c = new ftmpi_comm_s;
     c->context = static_cast<std::uint32_t>(slot) * 2;
@@ -124,6 +134,11 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs) {
     errhandler_retain(c->errhandler);
     return c;
 }
+
+int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm);
+void free_intercomm_local(MPI_Comm comm);
+
+namespace {
 
 int fail(MPI_Comm comm, int err, const char *call) {
     return raise(comm, err, call, "communicator creation over %s failed", comm_label(comm));
@@ -151,9 +166,14 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_dup"));
     FTMPI_CHECK(check_comm("MPI_Comm_dup", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_dup", comm, newcomm, "newcomm"));
-    int slot = -1;
-    if (int err = agree_slot(comm, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_dup");
-    MPI_Comm c = make_comm(comm, slot, comm->procs);
+    MPI_Comm c = MPI_COMM_NULL;
+    if (comm->inter) {
+        if (int err = dup_intercomm(comm, &c); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_dup");
+    } else {
+        int slot = -1;
+        if (int err = agree_slot(comm, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_dup");
+        c = make_comm(comm, slot, comm->procs);
+    }
     if (int err = copy_attributes(comm, c); err != MPI_SUCCESS) {
         release_slot(c->context);
         delete c;
@@ -177,6 +197,9 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_split"));
     FTMPI_CHECK(check_comm("MPI_Comm_split", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_split", comm, newcomm, "newcomm"));
+    if (comm->inter)
+        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_split",
+                     "splitting an inter-communicator is not implemented by ftmpi yet");
     if (color < 0 && color != MPI_UNDEFINED)
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (argument color)", color);
     const int mine[2] = {color, key};
@@ -216,6 +239,9 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_create"));
     FTMPI_CHECK(check_comm("MPI_Comm_create", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_create", comm, newcomm, "newcomm"));
+    if (comm->inter)
+        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_create",
+                     "MPI_Comm_create on an inter-communicator is not implemented by ftmpi yet");
     FTMPI_TRY(group_in_comm("MPI_Comm_create", comm, group));
     int slot = -1;
     if (int err = agree_slot(comm, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create");
@@ -262,6 +288,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
     if (c->predefined)
         return raise(c, MPI_ERR_COMM, "MPI_Comm_free", "%s is predefined and cannot be freed", comm_label(c));
     const int err = delete_attributes(c);
+    if (c->inter) free_intercomm_local(c);
     release_slot(c->context);
     errhandler_release(c->errhandler);
     c->magic = Magic::dead;
@@ -293,7 +320,7 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag) {
     FTMPI_TRY(check_init("MPI_Comm_test_inter"));
     FTMPI_CHECK(check_comm("MPI_Comm_test_inter", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_test_inter", comm, flag, "flag"));
-    *flag = 0;  // inter-communicators are not implemented yet
+    *flag = comm->inter ? 1 : 0;
     return MPI_SUCCESS;
 }
 

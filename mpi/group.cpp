@@ -74,7 +74,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
     FTMPI_TRY(check_init("MPI_Comm_group"));
     FTMPI_CHECK(check_comm("MPI_Comm_group", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_group", comm, group, "group"));
-    *group = new_group(comm->procs);
+    *group = new_group(comm->inter ? comm->local_procs : comm->procs);
     return MPI_SUCCESS;
 }
 

@@ -74,6 +74,13 @@ struct ftmpi_comm_s {
     bool predefined = false;
     std::uint32_t coll_seq = 0;  // sequence number of internal collectives (tags)
     std::map<int, void *> attrs;  // keyval -> attribute value (mpi/attributes.cpp)
+    // Inter-communicators: procs/size above are the REMOTE group (the group
+    // point-to-point addresses); rank is this process's rank in its own group,
+    // local_procs. `local` is a hidden intra-communicator over local_procs for
+    // the local half of the inter-communicator's collectives.
+    bool inter = false;
+    std::vector<int> local_procs;
+    ftmpi_comm_s *local = nullptr;
 };
 
 struct ftmpi_message_s {
@@ -81,6 +88,19 @@ struct ftmpi_message_s {
     MPI_Comm comm = nullptr;
     ftmpi::mpi::Unexpected *msg = nullptr;  // null for MPI_MESSAGE_NO_PROC
 };
+
+// Fixed-size storage of the predefined objects (see mpi.h): the exported
+// symbol's size never changes when the object behind it grows.
+template <typename T, std::size_t Size>
+struct ftmpi_predefined {
+    static_assert(sizeof(T) <= Size, "grow the predefined object's storage (an ABI change)");
+    T obj;
+    unsigned char pad[Size - sizeof(T)] = {};
+};
+struct ftmpi_predefined_comm_s : ftmpi_predefined<ftmpi_comm_s, 1024> {};
+struct ftmpi_predefined_group_s : ftmpi_predefined<ftmpi_group_s, 128> {};
+struct ftmpi_predefined_message_s : ftmpi_predefined<ftmpi_message_s, 64> {};
+struct ftmpi_predefined_errhandler_s : ftmpi_predefined<ftmpi_errhandler_s, 64> {};
 
 struct ftmpi_request_s {
     ftmpi::transport::Op op;  // first member: a transport completion names the request

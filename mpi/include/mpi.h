@@ -176,24 +176,27 @@ extern char ftmpi_in_place_marker;
 #define MPI_MESSAGE_NULL ((MPI_Message)0)
 #define MPI_INFO_NULL ((MPI_Info)0)
 
-/* ---- predefined objects ---- */
-extern struct ftmpi_comm_s ftmpi_comm_world;
-extern struct ftmpi_comm_s ftmpi_comm_self;
-#define MPI_COMM_WORLD (&ftmpi_comm_world)
-#define MPI_COMM_SELF (&ftmpi_comm_self)
+/* ---- predefined objects ----
+ * Each lives in fixed-size storage inside libftmpi (a program's copy
+ * relocation takes the symbol's size), so programs built against one version
+ * keep working when the objects grow, as in Open MPI. */
+extern struct ftmpi_predefined_comm_s ftmpi_comm_world;
+extern struct ftmpi_predefined_comm_s ftmpi_comm_self;
+#define MPI_COMM_WORLD ((MPI_Comm)&ftmpi_comm_world)
+#define MPI_COMM_SELF ((MPI_Comm)&ftmpi_comm_self)
 
-extern struct ftmpi_group_s ftmpi_group_empty;
-#define MPI_GROUP_EMPTY (&ftmpi_group_empty)
+extern struct ftmpi_predefined_group_s ftmpi_group_empty;
+#define MPI_GROUP_EMPTY ((MPI_Group)&ftmpi_group_empty)
 
-extern struct ftmpi_message_s ftmpi_message_no_proc;
-#define MPI_MESSAGE_NO_PROC (&ftmpi_message_no_proc)
+extern struct ftmpi_predefined_message_s ftmpi_message_no_proc;
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)&ftmpi_message_no_proc)
 
-extern struct ftmpi_errhandler_s ftmpi_errors_are_fatal;
-extern struct ftmpi_errhandler_s ftmpi_errors_return;
-extern struct ftmpi_errhandler_s ftmpi_errors_abort;
-#define MPI_ERRORS_ARE_FATAL (&ftmpi_errors_are_fatal)
-#define MPI_ERRORS_RETURN (&ftmpi_errors_return)
-#define MPI_ERRORS_ABORT (&ftmpi_errors_abort)
+extern struct ftmpi_predefined_errhandler_s ftmpi_errors_are_fatal;
+extern struct ftmpi_predefined_errhandler_s ftmpi_errors_return;
+extern struct ftmpi_predefined_errhandler_s ftmpi_errors_abort;
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)&ftmpi_errors_are_fatal)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)&ftmpi_errors_return)
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)&ftmpi_errors_abort)
 
 #define FTMPI_DECLARE_TYPE(name) extern struct ftmpi_datatype_s ftmpi_dt_##name;
 #define FTMPI_TYPE(name) (&ftmpi_dt_##name)
@@ -352,6 +355,11 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 int MPI_Comm_free(MPI_Comm *comm);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state);
 int MPI_Comm_free_keyval(int *comm_keyval);

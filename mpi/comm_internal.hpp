@@ -1,0 +1,39 @@
+// Internals shared by communicator creation (comm_create.cpp) and
+// inter-communicators (intercomm.cpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "mpi/objects.hpp"
+
+namespace ftmpi::mpi {
+
+// Context slots: slot s owns contexts 2s (point-to-point) and 2s+1 (collectives).
+inline constexpr int k_slot_words = 64;  // 4096 slots
+using SlotMask = std::array<std::uint64_t, k_slot_words>;
+
+const SlotMask &free_slots();
+// Lowest slot free in `m`, claimed here; -1 when none.
+int claim_lowest(const SlotMask &m);
+void release_slot(std::uint32_t context);
+
+// Exchanges among the members of `team` on its collective context; every step
+// runs even after an error and the first error class is returned.
+int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all);
+int team_bcast(MPI_Comm team, int root, void *buf, int bytes);
+// The AND of the members' free-slot masks.
+int team_common_slots(MPI_Comm team, SlotMask *common);
+// team_common_slots, then claim the lowest (MPI_ERR_INTERN when none is left).
+int agree_slot(MPI_Comm team, int *slot);
+// One message to / from `peer` of `team` on its collective context.
+int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes);
+int team_recv(MPI_Comm team, int peer, int tag, void *buf, int bytes);
+int next_team_tag(MPI_Comm team);
+
+// A new intra-communicator over `procs` (job ranks, in order) holding `slot`,
+// inheriting parent's error handler.
+MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs);
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,209 @@
+// Inter-communicators: MPI_Intercomm_create, MPI_Intercomm_merge,
+// MPI_Comm_remote_size, MPI_Comm_remote_group, and their Comm_dup / Comm_free.
+//
+// Layout (objects.hpp): procs/size are the remote group, so point-to-point
+// needs nothing special; local_procs is this side's group and `local` a hidden
+// intra-communicator over it. Context slots are agreed across both groups: each
+// side ANDs its members' free masks, the two leaders swap masks and groups,
+// and each leader hands the result to its side.
+#include <algorithm>
+#include <cstring>
+
+#include "mpi/comm_internal.hpp"
+#include "mpi/checks.hpp"
+#include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
+
+namespace ftmpi::mpi {
+
+MPI_Group new_group(std::vector<int> procs);
+
+namespace {
+
+// What one side tells the other.
+struct SideInfo {
+    SlotMask mask;
+    int high;
+    int nprocs;
+};
+
+// Sends `out` to and receives `in` from `peer` of `link` at once (no
+// rendezvous deadlock between the two leaders).
+int swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, void *in, int in_bytes) {
+    MPI_Request rr =
+        new_request(ftmpi_request_s::Kind::recv, link, in, in_bytes, MPI_BYTE, peer, tag, link->context + 1);
+    start_recv(rr);
+    MPI_Request sr =
+        new_request(ftmpi_request_s::Kind::send, link, out, out_bytes, MPI_BYTE, peer, tag, link->context + 1);
+    start_send(sr);
+    wait_complete(sr);
+    wait_complete(rr);
+    const int se = retire_request(&sr, MPI_STATUS_IGNORE);
+    const int re = retire_request(&rr, MPI_STATUS_IGNORE);
+    return re != MPI_SUCCESS ? re : se;
+}
+
+// The cross-group exchange. `team` is this side's group, `leader` its leader's
+// rank in team; the leaders talk to each other over `link` (peer rank `peer`,
+// tags from `tag`). Out: the other side's group and `high`, and the slots free
+// on both sides.
+int cross_exchange(MPI_Comm team, int leader, MPI_Comm link, int peer, int tag, int high,
+                   std::vector<int> &remote_procs, int &remote_high, SlotMask &common) {
+    int err = team_common_slots(team, &common);
+    auto keep = [&err](int e) {
+        if (err == MPI_SUCCESS) err = e;
+    };
+    SideInfo info{};
+    if (team->rank == leader) {
+        SideInfo mine{common, high, team->size}, theirs{};
+        keep(swap(link, peer, tag, &mine, sizeof mine, &theirs, sizeof theirs));
+        remote_procs.resize(static_cast<std::size_t>(theirs.nprocs > 0 ? theirs.nprocs : 0));
+        keep(swap(link, peer, tag + 1, team->procs.data(), static_cast<int>(sizeof(int)) * team->size,
+                  remote_procs.data(), static_cast<int>(sizeof(int)) * theirs.nprocs));
+        info = theirs;
+        for (int w = 0; w < k_slot_words; ++w) info.mask[static_cast<std::size_t>(w)] &= common[static_cast<std::size_t>(w)];
+    }
+    keep(team_bcast(team, leader, &info, sizeof info));
+    remote_procs.resize(static_cast<std::size_t>(info.nprocs > 0 ? info.nprocs : 0));
+    keep(team_bcast(team, leader, remote_procs.data(), static_cast<int>(sizeof(int)) * info.nprocs));
+    remote_high = info.high;
+    common = info.mask;
+    return err;
+}
+
+MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs, MPI_Errhandler errhandler) {
+    auto c = new ftmpi_comm_s;
+    c->inter = true;
+    c->context = static_cast<std::uint32_t>(slot) * 2;
+    c->size = static_cast<int>(remote_procs.size());
+    c->procs = std::move(remote_procs);
+    c->rank = local->rank;
+    c->local_procs = local->procs;
+    c->local = local;
+    c->queue = &g.engine->queue(c->context);
+    c->coll_queue = &g.engine->queue(c->context + 1);
+    c->errhandler = errhandler;
+    errhandler_retain(errhandler);
+    return c;
+}
+
+int check_inter(const char *call, MPI_Comm comm) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    if (!comm->inter) return raise(comm, MPI_ERR_COMM, call, "%s is not an inter-communicator", comm_label(comm));
+    return MPI_SUCCESS;
+}
+
+// Tags for the leaders' exchange on peer_comm, above any its collectives use.
+int leader_tag(int tag) { return (1 << 30) | ((tag & 0x7fff) << 5); }
+
+}  // namespace
+
+// Duplicates an inter-communicator (called by MPI_Comm_dup).
+int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm) {
+    int local_slot = -1;
+    int err = agree_slot(comm->local, &local_slot);
+    std::vector<int> remote;
+    int remote_high = 0;
+    SlotMask common;
+    const int e2 = cross_exchange(comm->local, 0, comm, 0, next_team_tag(comm), 0, remote, remote_high, common);
+    if (err == MPI_SUCCESS) err = e2;
+    const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
+    if (err != MPI_SUCCESS || slot < 0) return err != MPI_SUCCESS ? err : MPI_ERR_INTERN;
+    MPI_Comm local = make_comm(comm->local, local_slot, comm->local_procs);
+    *newcomm = make_intercomm(local, slot, comm->procs, comm->errhandler);
+    return MPI_SUCCESS;
+}
+
+// Frees an inter-communicator's hidden local communicator (MPI_Comm_free).
+void free_intercomm_local(MPI_Comm comm) {
+    MPI_Comm l = comm->local;
+    if (l == nullptr) return;
+    release_slot(l->context);
+    errhandler_release(l->errhandler);
+    l->magic = Magic::dead;
+    delete l;
+    comm->local = nullptr;
+}
+
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm *newintercomm) {
+    const char *call = "MPI_Intercomm_create";
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, local_comm));
+    FTMPI_CHECK(check_nonnull(call, local_comm, newintercomm, "newintercomm"));
+    if (local_comm->inter)
+        return raise(local_comm, MPI_ERR_COMM, call, "local_comm must be an intra-communicator");
+    if (local_leader < 0 || local_leader >= local_comm->size)
+        return raise(local_comm, MPI_ERR_RANK, call, "invalid local_leader %d (local_comm has %d ranks)", local_leader,
+                     local_comm->size);
+    FTMPI_CHECK(check_send_tag(call, local_comm, tag));
+    const bool leader = local_comm->rank == local_leader;
+    if (leader) {
+        FTMPI_CHECK(check_comm(call, peer_comm));
+        if (remote_leader < 0 || remote_leader >= peer_comm->size)
+            return raise(local_comm, MPI_ERR_RANK, call, "invalid remote_leader %d (peer_comm has %d ranks)",
+                         remote_leader, peer_comm->size);
+    }
+    // The hidden local communicator first (local group only), then the cross slot.
+    int local_slot = -1;
+    int err = agree_slot(local_comm, &local_slot);
+    std::vector<int> remote;
+    int remote_high = 0;
+    SlotMask common;
+    const int e2 = cross_exchange(local_comm, local_leader, leader ? peer_comm : local_comm, remote_leader,
+                                  leader_tag(tag), 0, remote, remote_high, common);
+    if (err == MPI_SUCCESS) err = e2;
+    const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
+    if (err != MPI_SUCCESS || slot < 0)
+        return raise(local_comm, err != MPI_SUCCESS ? err : MPI_ERR_INTERN, call, "the leaders' exchange failed");
+    MPI_Comm local = make_comm(local_comm, local_slot, local_comm->procs);
+    *newintercomm = make_intercomm(local, slot, std::move(remote), local_comm->errhandler);
+    return MPI_SUCCESS;
+}
+
+// The group with high = false comes first; on a tie, the group whose leader
+// has the lower job rank.
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
+    const char *call = "MPI_Intercomm_merge";
+    FTMPI_TRY(check_inter(call, intercomm));
+    FTMPI_CHECK(check_nonnull(call, intercomm, newintracomm, "newintracomm"));
+    std::vector<int> remote;
+    int remote_high = 0;
+    SlotMask common;
+    const int mine = high ? 1 : 0;
+    int err = cross_exchange(intercomm->local, 0, intercomm, 0, next_team_tag(intercomm), mine, remote, remote_high,
+                             common);
+    const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
+    if (err != MPI_SUCCESS || slot < 0)
+        return raise(intercomm, err != MPI_SUCCESS ? err : MPI_ERR_INTERN, call, "the exchange between the groups failed");
+    bool local_first = mine < remote_high ||
+                       (mine == remote_high && intercomm->local_procs.front() < intercomm->procs.front());
+    std::vector<int> procs = local_first ? intercomm->local_procs : intercomm->procs;
+    const std::vector<int> &second = local_first ? intercomm->procs : intercomm->local_procs;
+    procs.insert(procs.end(), second.begin(), second.end());
+    *newintracomm = make_comm(intercomm, slot, std::move(procs));
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_remote_size(MPI_Comm comm, int *size) {
+    FTMPI_TRY(check_inter("MPI_Comm_remote_size", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_remote_size", comm, size, "size"));
+    *size = comm->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
+    FTMPI_TRY(check_inter("MPI_Comm_remote_group", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_remote_group", comm, group, "group"));
+    *group = new_group(comm->procs);
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"
