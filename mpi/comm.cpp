@@ -18,21 +18,7 @@ ftmpi_predefined_errhandler_s ftmpi_errors_return{
 ftmpi_predefined_errhandler_s ftmpi_errors_abort{
     {{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::abort, nullptr, true}}};
 
-#define FTMPI_DEFINE_OP(name, id) ftmpi_op_s ftmpi_op_##name{ftmpi::mpi::Magic::op, id, nullptr, true, true};
-FTMPI_DEFINE_OP(max, 1)
-FTMPI_DEFINE_OP(min, 2)
-FTMPI_DEFINE_OP(sum, 3)
-FTMPI_DEFINE_OP(prod, 4)
-FTMPI_DEFINE_OP(land, 5)
-FTMPI_DEFINE_OP(band, 6)
-FTMPI_DEFINE_OP(lor, 7)
-FTMPI_DEFINE_OP(bor, 8)
-FTMPI_DEFINE_OP(lxor, 9)
-FTMPI_DEFINE_OP(bxor, 10)
-FTMPI_DEFINE_OP(minloc, 11)
-FTMPI_DEFINE_OP(maxloc, 12)
-FTMPI_DEFINE_OP(replace, 13)
-FTMPI_DEFINE_OP(no_op, 14)
+// The predefined ops live in mpi/coll/ops.cpp.
 }
 
 namespace ftmpi::mpi {

@@ -31,6 +31,9 @@ int agree_slot(MPI_Comm team, int *slot);
 int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes);
 int team_recv(MPI_Comm team, int peer, int tag, void *buf, int bytes);
 int next_team_tag(MPI_Comm team);
+// Sends `out` to and receives `in` from `peer` of `link` at once (no
+// rendezvous deadlock between two processes that both send first).
+int team_swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, void *in, int in_bytes);
 
 // A new intra-communicator over `procs` (job ranks, in order) holding `slot`,
 // inheriting parent's error handler.

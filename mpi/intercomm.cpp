@@ -18,18 +18,7 @@ namespace ftmpi::mpi {
 
 MPI_Group new_group(std::vector<int> procs);
 
-namespace {
-
-// What one side tells the other.
-struct SideInfo {
-    SlotMask mask;
-    int high;
-    int nprocs;
-};
-
-// Sends `out` to and receives `in` from `peer` of `link` at once (no
-// rendezvous deadlock between the two leaders).
-int swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, void *in, int in_bytes) {
+int team_swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, void *in, int in_bytes) {
     MPI_Request rr =
         new_request(ftmpi_request_s::Kind::recv, link, in, in_bytes, MPI_BYTE, peer, tag, link->context + 1);
     start_recv(rr);
@@ -42,6 +31,15 @@ int swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, void 
     const int re = retire_request(&rr, MPI_STATUS_IGNORE);
     return re != MPI_SUCCESS ? re : se;
 }
+
+namespace {
+
+// What one side tells the other.
+struct SideInfo {
+    SlotMask mask;
+    int high;
+    int nprocs;
+};
 
 // The cross-group exchange. `team` is this side's group, `leader` its leader's
 // rank in team; the leaders talk to each other over `link` (peer rank `peer`,
@@ -56,9 +54,9 @@ int cross_exchange(MPI_Comm team, int leader, MPI_Comm link, int peer, int tag, 
     SideInfo info{};
     if (team->rank == leader) {
         SideInfo mine{common, high, team->size}, theirs{};
-        keep(swap(link, peer, tag, &mine, sizeof mine, &theirs, sizeof theirs));
+        keep(team_swap(link, peer, tag, &mine, sizeof mine, &theirs, sizeof theirs));
         remote_procs.resize(static_cast<std::size_t>(theirs.nprocs > 0 ? theirs.nprocs : 0));
-        keep(swap(link, peer, tag + 1, team->procs.data(), static_cast<int>(sizeof(int)) * team->size,
+        keep(team_swap(link, peer, tag + 1, team->procs.data(), static_cast<int>(sizeof(int)) * team->size,
                   remote_procs.data(), static_cast<int>(sizeof(int)) * theirs.nprocs));
         info = theirs;
         for (int w = 0; w < k_slot_words; ++w) info.mask[static_cast<std::size_t>(w)] &= common[static_cast<std::size_t>(w)];

@@ -37,6 +37,14 @@ struct ftmpi_datatype_s {
     MPI_Aint extent;
     const char *name;
     bool predefined;
+    // mpi/dt: the fields below have the values of a predefined type by default.
+    // contiguous: `count` elements are exactly count*size bytes at buf (the
+    // zero-copy path); otherwise p2p packs/unpacks through request->pack_buf.
+    bool contiguous = true;
+    bool committed = true;
+    std::size_t align = 1;  // alignment of the strictest basic type in it
+    // Derived types only (null for predefined): layout, reference count, name.
+    struct ftmpi_dt_derived_s *derived = nullptr;
 };
 
 struct ftmpi_op_s {
@@ -101,11 +109,13 @@ struct ftmpi_predefined_comm_s : ftmpi_predefined<ftmpi_comm_s, 1024> {};
 struct ftmpi_predefined_group_s : ftmpi_predefined<ftmpi_group_s, 128> {};
 struct ftmpi_predefined_message_s : ftmpi_predefined<ftmpi_message_s, 64> {};
 struct ftmpi_predefined_errhandler_s : ftmpi_predefined<ftmpi_errhandler_s, 64> {};
+struct ftmpi_predefined_datatype_s : ftmpi_predefined<ftmpi_datatype_s, 256> {};
+struct ftmpi_predefined_op_s : ftmpi_predefined<ftmpi_op_s, 64> {};
 
 struct ftmpi_request_s {
     ftmpi::transport::Op op;  // first member: a transport completion names the request
     ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::request;
-    enum class Kind : std::uint8_t { send, recv, done } kind = Kind::send;
+    enum class Kind : std::uint8_t { send, recv, done, coll } kind = Kind::send;  // coll: a nonblocking collective (mpi/coll)
     bool complete = false;
     bool persistent = false;
     bool active = false;    // persistent: started and not yet completed by Wait/Test

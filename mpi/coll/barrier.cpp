@@ -1,6 +1,8 @@
 #include "mpi/coll/barrier.hpp"
+#include "mpi/coll/inter.hpp"
 
 #include "mpi/checks.hpp"
+#include "mpi/coll/common.hpp"
 #include "mpi/p2p/requests.hpp"
 
 namespace ftmpi::mpi {
@@ -35,9 +37,28 @@ int barrier(MPI_Comm comm) {
 
 extern "C" int MPI_Barrier(MPI_Comm comm) {
     using namespace ftmpi::mpi;
-    FTMPI_TRY(check_init("MPI_Barrier"));
-    FTMPI_CHECK(check_comm("MPI_Barrier", comm));
+    if (is_inter(comm)) return inter_call_barrier(comm);
+    FTMPI_TRY(check_coll_start("MPI_Barrier", comm));
     const int err = barrier(comm);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
     return raise(comm, err, "MPI_Barrier", "a member of %s failed", comm_label(comm));
+}
+
+// Nonblocking barrier: the same dissemination pattern as a schedule.
+namespace ftmpi::mpi {
+void build_ibarrier(Sched &s, MPI_Comm comm) {
+    const int n = comm->size, me = comm->rank;
+    for (int dist = 1; dist < n; dist *= 2) {
+        s.add_recv(nullptr, 0, MPI_BYTE, (me - dist + n) % n);
+        s.add_send(nullptr, 0, MPI_BYTE, (me + dist) % n);
+        s.next_round();
+    }
+}
+}  // namespace ftmpi::mpi
+
+extern "C" int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+    using namespace ftmpi::mpi;
+    FTMPI_TRY(check_coll_start("MPI_Ibarrier", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Ibarrier", comm, request, "request"));
+    return run_nonblocking(comm, request, [&](Sched &s) { build_ibarrier(s, comm); });
 }

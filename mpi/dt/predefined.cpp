@@ -1,4 +1,4 @@
-// Predefined datatypes and the datatype queries.
+// Predefined datatypes and the datatype queries (size, extent, name, counts).
 #include <complex>
 
 #include <cstddef>
@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "mpi/checks.hpp"
+#include "mpi/dt/derived.hpp"
 
 namespace {
 template <typename V, typename I>
@@ -22,7 +23,8 @@ using ShortInt = Pair<short, int>;
 using LongDoubleInt = Pair<long double, int>;
 
 #define FTMPI_DEFINE_TYPE(name, ctype, label) \
-    ftmpi_datatype_s ftmpi_dt_##name{ftmpi::mpi::Magic::datatype, sizeof(ctype), 0, sizeof(ctype), label, true};
+    ftmpi_predefined_datatype_s ftmpi_dt_##name{{{ftmpi::mpi::Magic::datatype, sizeof(ctype), 0, sizeof(ctype), \
+                                                  label, true, true, true, alignof(ctype), nullptr}}};
 
 extern "C" {
 FTMPI_DEFINE_TYPE(char, char, "MPI_CHAR")
@@ -101,22 +103,21 @@ int MPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen) {
     return MPI_SUCCESS;
 }
 
-static int elements(const char *call, const MPI_Status *status, MPI_Datatype datatype, MPI_Count *out) {
+// Get_count counts whole elements of `datatype`; Get_elements counts basic
+// elements (a derived type's signature). Either is MPI_UNDEFINED when the
+// message ends inside one.
+static int counted(const char *call, const MPI_Status *status, MPI_Datatype datatype, bool basic, MPI_Count *out) {
     FTMPI_CHECK(ftmpi::mpi::check_nonnull(call, MPI_COMM_NULL, status, "status"));
     FTMPI_CHECK(ftmpi::mpi::check_type(call, MPI_COMM_NULL, datatype));
-    if (datatype->size == 0) {
-        *out = 0;
-        return MPI_SUCCESS;
-    }
-    *out = status->ftmpi_count % datatype->size == 0 ? static_cast<MPI_Count>(status->ftmpi_count / datatype->size)
-                                                     : MPI_UNDEFINED;
+    *out = basic ? ftmpi::mpi::elements_of(datatype, status->ftmpi_count)
+                 : ftmpi::mpi::whole_elements_of(datatype, status->ftmpi_count);
     return MPI_SUCCESS;
 }
 
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
     FTMPI_CHECK(ftmpi::mpi::check_nonnull("MPI_Get_count", MPI_COMM_NULL, count, "count"));
     MPI_Count n = 0;
-    FTMPI_TRY(elements("MPI_Get_count", status, datatype, &n));
+    FTMPI_TRY(counted("MPI_Get_count", status, datatype, false, &n));
     *count = n > INT32_MAX ? MPI_UNDEFINED : static_cast<int>(n);
     return MPI_SUCCESS;
 }
@@ -124,14 +125,14 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count) {
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count) {
     FTMPI_CHECK(ftmpi::mpi::check_nonnull("MPI_Get_elements", MPI_COMM_NULL, count, "count"));
     MPI_Count n = 0;
-    FTMPI_TRY(elements("MPI_Get_elements", status, datatype, &n));
+    FTMPI_TRY(counted("MPI_Get_elements", status, datatype, true, &n));
     *count = n > INT32_MAX ? MPI_UNDEFINED : static_cast<int>(n);
     return MPI_SUCCESS;
 }
 
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) {
     FTMPI_CHECK(ftmpi::mpi::check_nonnull("MPI_Get_elements_x", MPI_COMM_NULL, count, "count"));
-    return elements("MPI_Get_elements_x", status, datatype, count);
+    return counted("MPI_Get_elements_x", status, datatype, true, count);
 }
 
 }  // extern "C"

@@ -198,8 +198,8 @@ extern struct ftmpi_predefined_errhandler_s ftmpi_errors_abort;
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)&ftmpi_errors_return)
 #define MPI_ERRORS_ABORT ((MPI_Errhandler)&ftmpi_errors_abort)
 
-#define FTMPI_DECLARE_TYPE(name) extern struct ftmpi_datatype_s ftmpi_dt_##name;
-#define FTMPI_TYPE(name) (&ftmpi_dt_##name)
+#define FTMPI_DECLARE_TYPE(name) extern struct ftmpi_predefined_datatype_s ftmpi_dt_##name;
+#define FTMPI_TYPE(name) ((MPI_Datatype)&ftmpi_dt_##name)
 FTMPI_DECLARE_TYPE(char)
 FTMPI_DECLARE_TYPE(signed_char)
 FTMPI_DECLARE_TYPE(unsigned_char)
@@ -288,7 +288,7 @@ FTMPI_DECLARE_TYPE(cxx_long_double_complex)
 #define MPI_CXX_DOUBLE_COMPLEX FTMPI_TYPE(cxx_double_complex)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX FTMPI_TYPE(cxx_long_double_complex)
 
-#define FTMPI_DECLARE_OP(name) extern struct ftmpi_op_s ftmpi_op_##name;
+#define FTMPI_DECLARE_OP(name) extern struct ftmpi_predefined_op_s ftmpi_op_##name;
 FTMPI_DECLARE_OP(max)
 FTMPI_DECLARE_OP(min)
 FTMPI_DECLARE_OP(sum)
@@ -303,20 +303,20 @@ FTMPI_DECLARE_OP(minloc)
 FTMPI_DECLARE_OP(maxloc)
 FTMPI_DECLARE_OP(replace)
 FTMPI_DECLARE_OP(no_op)
-#define MPI_MAX (&ftmpi_op_max)
-#define MPI_MIN (&ftmpi_op_min)
-#define MPI_SUM (&ftmpi_op_sum)
-#define MPI_PROD (&ftmpi_op_prod)
-#define MPI_LAND (&ftmpi_op_land)
-#define MPI_BAND (&ftmpi_op_band)
-#define MPI_LOR (&ftmpi_op_lor)
-#define MPI_BOR (&ftmpi_op_bor)
-#define MPI_LXOR (&ftmpi_op_lxor)
-#define MPI_BXOR (&ftmpi_op_bxor)
-#define MPI_MINLOC (&ftmpi_op_minloc)
-#define MPI_MAXLOC (&ftmpi_op_maxloc)
-#define MPI_REPLACE (&ftmpi_op_replace)
-#define MPI_NO_OP (&ftmpi_op_no_op)
+#define MPI_MAX ((MPI_Op)&ftmpi_op_max)
+#define MPI_MIN ((MPI_Op)&ftmpi_op_min)
+#define MPI_SUM ((MPI_Op)&ftmpi_op_sum)
+#define MPI_PROD ((MPI_Op)&ftmpi_op_prod)
+#define MPI_LAND ((MPI_Op)&ftmpi_op_land)
+#define MPI_BAND ((MPI_Op)&ftmpi_op_band)
+#define MPI_LOR ((MPI_Op)&ftmpi_op_lor)
+#define MPI_BOR ((MPI_Op)&ftmpi_op_bor)
+#define MPI_LXOR ((MPI_Op)&ftmpi_op_lxor)
+#define MPI_BXOR ((MPI_Op)&ftmpi_op_bxor)
+#define MPI_MINLOC ((MPI_Op)&ftmpi_op_minloc)
+#define MPI_MAXLOC ((MPI_Op)&ftmpi_op_maxloc)
+#define MPI_REPLACE ((MPI_Op)&ftmpi_op_replace)
+#define MPI_NO_OP ((MPI_Op)&ftmpi_op_no_op)
 
 /* ---- environment ---- */
 int MPI_Init(int *argc, char ***argv);
@@ -401,6 +401,42 @@ int MPI_Type_get_name(MPI_Datatype datatype, char *name, int *resultlen);
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+/* derived datatypes (mpi/dt) */
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype);
+int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                     MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype);
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                             const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_commit(MPI_Datatype *datatype);
+int MPI_Type_free(MPI_Datatype *datatype);
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+int MPI_Type_set_name(MPI_Datatype datatype, const char *name);
+int MPI_Get_address(const void *location, MPI_Aint *address);
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
+             MPI_Comm comm);
+int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
+               MPI_Comm comm);
+int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size);
 
 /* ---- point-to-point ---- */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
@@ -465,6 +501,75 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 
 /* ---- collectives (failure-aware point-to-point core) ---- */
 int MPI_Barrier(MPI_Comm comm);
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request);
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+               MPI_Comm comm);
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm, MPI_Request *request);
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm);
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm);
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Request *request);
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                MPI_Request *request);
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+               MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *request);
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                  void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                  MPI_Comm comm);
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                   void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                   MPI_Comm comm, MPI_Request *request);
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+int MPI_Op_free(MPI_Op *op);
+int MPI_Op_commutative(MPI_Op op, int *commute);
+int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "mpi/checks.hpp"
+#include "mpi/dt/checks.hpp"
+#include "mpi/dt/derived.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/p2p/requests.hpp"
 
@@ -13,8 +15,8 @@ int check_send(const char *call, const void *buf, int count, MPI_Datatype type, 
     FTMPI_TRY(check_init(call));
     FTMPI_CHECK(check_comm(call, comm));
     FTMPI_CHECK(check_count(call, comm, count));
-    FTMPI_CHECK(check_type(call, comm, type));
-    FTMPI_CHECK(check_buffer(call, comm, buf, count));
+    FTMPI_CHECK(check_comm_type(call, comm, type));
+    FTMPI_CHECK(check_typed_buffer(call, comm, buf, count, type));
     FTMPI_CHECK(check_dest(call, comm, dest));
     FTMPI_CHECK(check_send_tag(call, comm, tag));
     return MPI_SUCCESS;
@@ -24,8 +26,8 @@ int check_recv(const char *call, const void *buf, int count, MPI_Datatype type, 
     FTMPI_TRY(check_init(call));
     FTMPI_CHECK(check_comm(call, comm));
     FTMPI_CHECK(check_count(call, comm, count));
-    FTMPI_CHECK(check_type(call, comm, type));
-    FTMPI_CHECK(check_buffer(call, comm, buf, count));
+    FTMPI_CHECK(check_comm_type(call, comm, type));
+    FTMPI_CHECK(check_typed_buffer(call, comm, buf, count, type));
     FTMPI_CHECK(check_source(call, comm, source));
     FTMPI_CHECK(check_recv_tag(call, comm, tag));
     return MPI_SUCCESS;
@@ -181,6 +183,11 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
     FTMPI_TRY(check_send("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, comm));
     FTMPI_TRY(check_recv("MPI_Sendrecv_replace", buf, count, datatype, source, recvtag, comm));
     std::vector<char> copy(static_cast<std::size_t>(count) * datatype->size);
+    if (!datatype->contiguous) {  // send the packed copy as bytes
+        pack(buf, static_cast<std::size_t>(count), datatype, copy.data());
+        return MPI_Sendrecv(copy.data(), static_cast<int>(copy.size()), MPI_PACKED, dest, sendtag, buf, count,
+                            datatype, source, recvtag, comm, status);
+    }
     if (!copy.empty()) std::memcpy(copy.data(), buf, copy.size());
     return MPI_Sendrecv(copy.data(), count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm,
                         status);

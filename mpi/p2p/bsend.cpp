@@ -4,6 +4,7 @@
 #include <map>
 
 #include "mpi/checks.hpp"
+#include "mpi/dt/derived.hpp"
 #include "mpi/p2p/requests.hpp"
 
 namespace ftmpi::mpi {
@@ -51,7 +52,13 @@ int bsend_start(const char *call, MPI_Comm comm, const void *buf, int count, MPI
                      "attached buffer of %zu bytes has no room for a %zu-byte message (+%d overhead)",
                      g_buffer.size, bytes, MPI_BSEND_OVERHEAD);
     char *chunk = g_buffer.base + off;
-    if (bytes > 0) std::memcpy(chunk, buf, bytes);
+    if (!type->contiguous) {  // non-contiguous datatype: the chunk holds it packed
+        pack(buf, static_cast<std::size_t>(count), type, chunk);
+        type = MPI_PACKED;
+        count = static_cast<int>(bytes);
+    } else if (bytes > 0) {
+        std::memcpy(chunk, buf, bytes);
+    }
     MPI_Request r = new_request(ftmpi_request_s::Kind::send, comm, chunk, count, type, dest, tag, comm->context);
     r->buffered = true;
     r->user_freed = true;  // nobody waits on it; it frees itself

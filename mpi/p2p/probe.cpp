@@ -1,5 +1,6 @@
 // Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv.
 #include "mpi/checks.hpp"
+#include "mpi/dt/checks.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 
@@ -74,8 +75,8 @@ int check_mrecv(const char *call, void *buf, int count, MPI_Datatype datatype, M
     FTMPI_TRY(check_message(call, message));
     MPI_Comm comm = (*message)->comm ? (*message)->comm : MPI_COMM_WORLD;
     FTMPI_CHECK(check_count(call, comm, count));
-    FTMPI_CHECK(check_type(call, comm, datatype));
-    FTMPI_CHECK(check_buffer(call, comm, buf, count));
+    FTMPI_CHECK(check_comm_type(call, comm, datatype));
+    FTMPI_CHECK(check_typed_buffer(call, comm, buf, count, datatype));
     return MPI_SUCCESS;
 }
 

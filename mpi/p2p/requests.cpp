@@ -1,11 +1,13 @@
 #include "mpi/p2p/requests.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/bsend.hpp"
+#include "mpi/dt/derived.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -22,6 +24,13 @@ int class_of(transport::Err e) {
     case transport::Err::other: return MPI_ERR_OTHER;
     }
     return MPI_ERR_INTERN;
+}
+
+// The request's staging buffer for a non-contiguous datatype goes once
+// libfabric no longer holds the request.
+void drop_pack_buf(MPI_Request r) {
+    std::free(r->pack_buf);
+    r->pack_buf = nullptr;
 }
 
 void on_op_done(transport::Op *op, transport::Err err, std::size_t bytes) {
@@ -51,23 +60,33 @@ MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *b
     r->tag = tag;
     r->context = context;
     r->capacity = type ? static_cast<std::size_t>(count) * type->size : 0;
+    if (type != nullptr && !type->predefined) dt_acquire(type);  // MPI_Type_free may come before completion
     return r;
 }
 
 void release_request(MPI_Request r) {
+    if (r->datatype != nullptr && !r->datatype->predefined) {
+        dt_release(r->datatype);
+        r->datatype = nullptr;
+    }
     if (r->op.in_fabric) {
         g_zombies.push_back(r);
         return;
     }
     r->magic = Magic::dead;
+    if (r->pack_buf != nullptr) drop_pack_buf(r);
     g_pool.push_back(r);
 }
 
 void free_request_pool() {
-    for (MPI_Request r : g_pool) delete r;
+    for (MPI_Request r : g_pool) {
+        drop_pack_buf(r);
+        delete r;
+    }
     g_pool.clear();
     for (auto it = g_zombies.begin(); it != g_zombies.end();) {
         if (!(*it)->op.in_fabric) {
+            drop_pack_buf(*it);
             delete *it;
             it = g_zombies.erase(it);
         } else {
@@ -80,6 +99,12 @@ void complete_request(MPI_Request r, int err, std::size_t bytes) {
     if (r->kind == ftmpi_request_s::Kind::recv) {
         r->status.ftmpi_count = bytes;
         if (err == MPI_SUCCESS && r->msg_length > r->capacity) err = MPI_ERR_TRUNCATE;
+        // Non-contiguous datatype: the data landed in the staging buffer.
+        if (r->pack_buf != nullptr) {
+            if (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE)
+                unpack(r->pack_buf, std::min(bytes, r->capacity), r->buf, r->datatype);
+            if (!r->op.in_fabric) drop_pack_buf(r);  // else at release
+        }
     } else {
         r->status.ftmpi_count = bytes;
     }
@@ -113,7 +138,13 @@ void start_send(MPI_Request r) {
         return;
     }
     const int dest = r->comm->procs[static_cast<std::size_t>(r->peer)];
-    switch (g.transport->send(static_cast<transport::PeerId>(dest), r->context, r->tag, r->comm->rank, r->buf,
+    const void *data = r->buf;
+    if (!r->datatype->contiguous) {  // pack; a persistent send reuses its staging buffer
+        if (r->pack_buf == nullptr) r->pack_buf = std::malloc(std::max<std::size_t>(r->capacity, 1));
+        pack(r->buf, static_cast<std::size_t>(r->count), r->datatype, r->pack_buf);
+        data = r->pack_buf;
+    }
+    switch (g.transport->send(static_cast<transport::PeerId>(dest), r->context, r->tag, r->comm->rank, data,
                               r->capacity, r->mode, &r->op)) {
     case transport::Posted::complete: complete_request(r, MPI_SUCCESS, r->capacity); break;
     case transport::Posted::peer_failed: complete_request(r, MPI_ERR_PROC_FAILED, 0); break;
@@ -127,11 +158,24 @@ void deliver(MPI_Request r, const transport::Arrival &a) {
     r->status.MPI_TAG = a.tag;
     const std::size_t bytes = std::min(a.length, r->capacity);
     if (!a.rendezvous) {
-        if (bytes > 0) std::memcpy(r->buf, a.eager_data, bytes);
+        // Non-contiguous: unpack straight from the eager data (a staging buffer
+        // still held from an earlier operation is unpacked by complete_request).
+        if (!r->datatype->contiguous && r->pack_buf == nullptr) {
+            if (bytes > 0) unpack(a.eager_data, bytes, r->buf, r->datatype);
+        } else if (!r->datatype->contiguous) {
+            if (bytes > 0) std::memcpy(r->pack_buf, a.eager_data, bytes);
+        } else if (bytes > 0) {
+            std::memcpy(r->buf, a.eager_data, bytes);
+        }
         complete_request(r, MPI_SUCCESS, bytes);
         return;
     }
-    switch (g.transport->accept(a, r->buf, r->capacity, &r->op)) {
+    void *dst = r->buf;
+    if (!r->datatype->contiguous) {  // stage; complete_request unpacks
+        if (r->pack_buf == nullptr) r->pack_buf = std::malloc(std::max<std::size_t>(r->capacity, 1));
+        dst = r->pack_buf;
+    }
+    switch (g.transport->accept(a, dst, r->capacity, &r->op)) {
     case transport::Posted::complete: complete_request(r, MPI_SUCCESS, bytes); break;
     case transport::Posted::peer_failed: complete_request(r, MPI_ERR_PROC_FAILED, 0); break;
     case transport::Posted::pending: break;
@@ -198,6 +242,7 @@ void on_new_failures() {
     for (auto it = g_zombies.begin(); it != g_zombies.end();) {
         if (!(*it)->op.in_fabric) {
             (*it)->magic = Magic::dead;
+            drop_pack_buf(*it);
             g_pool.push_back(*it);
             it = g_zombies.erase(it);
         } else {

@@ -65,6 +65,29 @@ int main(int argc, char **argv) {
 
     all_to_remote(inter, 5);
 
+    /* Collectives across the two groups. */
+    MPI_OK(MPI_Barrier(inter));
+    {
+        int v[3] = {-1, -1, -1};
+        if (side == 0 && lrank == 0) { v[0] = 7; v[1] = 8; v[2] = 9; }
+        int root = side == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        MPI_OK(MPI_Bcast(v, 3, MPI_INT, root, inter));
+        if (side == 1) CHECK(v[0] == 7 && v[1] == 8 && v[2] == 9, "inter bcast got %d %d %d", v[0], v[1], v[2]);
+        /* Group 1 reduces its world ranks to group 0's rank 0. */
+        int sum = -1, mine = rank;
+        root = side == 1 ? 0 : (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL);
+        MPI_OK(MPI_Reduce(&mine, &sum, 1, MPI_INT, MPI_SUM, root, inter));
+        int expect1 = 0, expect0 = 0;
+        for (int r = 0; r < size; ++r) {
+            if (r < half) expect0 += r;
+            else expect1 += r;
+        }
+        if (side == 0 && lrank == 0) CHECK(sum == expect1, "inter reduce %d, expected %d", sum, expect1);
+        /* Allreduce: each side gets the OTHER side's sum. */
+        MPI_OK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, inter));
+        CHECK(sum == (side == 0 ? expect1 : expect0), "inter allreduce %d", sum);
+    }
+
     MPI_Comm inter2;
     MPI_OK(MPI_Comm_dup(inter, &inter2));
     MPI_OK(MPI_Comm_test_inter(inter2, &flag));

@@ -1,0 +1,92 @@
+// Shared pieces of the collective entry points: argument checks and the
+// blocking / nonblocking drivers around a schedule builder.
+#pragma once
+
+#include "mpi/checks.hpp"
+#include "mpi/coll/ops.hpp"
+#include "mpi/coll/sched.hpp"
+
+namespace ftmpi::mpi {
+
+inline int check_root(const char *call, MPI_Comm c, int root) {
+    if (root >= 0 && root < c->size) return MPI_SUCCESS;
+    return raise(c, MPI_ERR_ROOT, call, "invalid root %d (argument root; %s has %d ranks)", root, comm_label(c),
+                 c->size);
+}
+
+inline int check_no_in_place(const char *call, MPI_Comm c, const void *buf, const char *arg) {
+    if (buf != MPI_IN_PLACE) return MPI_SUCCESS;
+    return raise(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed for argument %s here", arg);
+}
+
+// count/type/buffer of one side of a collective.
+inline int check_side(const char *call, MPI_Comm c, const void *buf, int count, MPI_Datatype t, const char *buf_arg,
+                      const char *count_arg, const char *type_arg) {
+    FTMPI_TRY(check_count(call, c, count, count_arg));
+    FTMPI_TRY(check_type(call, c, t, type_arg));
+    return check_buffer(call, c, buf, count, buf_arg);
+}
+
+// A per-rank count array (and its displacements, when given).
+inline int check_counts(const char *call, MPI_Comm c, const int *counts, const int *displs, const char *counts_arg,
+                        const char *displs_arg) {
+    FTMPI_TRY(check_nonnull(call, c, counts, counts_arg));
+    if (displs_arg != nullptr) FTMPI_TRY(check_nonnull(call, c, displs, displs_arg));
+    for (int i = 0; i < c->size; ++i)
+        if (counts[i] < 0) return raise(c, MPI_ERR_COUNT, call, "negative %s[%d] = %d", counts_arg, i, counts[i]);
+    return MPI_SUCCESS;
+}
+
+// Initialized, a valid communicator, and an intra-communicator (the
+// inter-communicator collectives are not implemented yet).
+inline int check_coll_start(const char *call, MPI_Comm comm) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    if (comm->inter)
+        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, call,
+                     "collectives on inter-communicators are not implemented (argument comm is %s)",
+                     comm_label(comm));
+    return MPI_SUCCESS;
+}
+
+template <typename Build>
+int run_blocking(const char *call, MPI_Comm comm, Build &&build) {
+    Sched s(comm);
+    build(s);
+    return coll_result(call, comm, s.run());
+}
+
+template <typename Build>
+int run_nonblocking(MPI_Comm comm, MPI_Request *request, Build &&build) {
+    auto *s = new Sched(comm);
+    build(*s);
+    *request = s->start_nonblocking();
+    return MPI_SUCCESS;
+}
+
+// Schedule builders (mpi/coll/*.cpp). Each appends rounds to `s` and leaves a
+// fresh round open, so builders compose.
+void build_ibarrier(Sched &s, MPI_Comm comm);
+void build_bcast(Sched &s, MPI_Comm comm, void *buf, int count, MPI_Datatype t, int root);
+void build_reduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, int root);
+void build_allreduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t);
+void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
+                          MPI_Datatype t);
+void build_scan(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
+                bool exclusive);
+void build_gatherv(Sched &s, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+                   const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
+void build_scatterv(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const int *displs,
+                    MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype, int root);
+void build_allgatherv(Sched &s, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+                      const int *rcounts, const int *displs, MPI_Datatype rtype);
+// Displacements in bytes, one type per peer (alltoall/alltoallv convert).
+void build_alltoallw(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
+                     const MPI_Datatype *stypes, void *recvbuf, const int *rcounts, const MPI_Aint *rdispls,
+                     const MPI_Datatype *rtypes);
+
+// Allreduce switches from recursive doubling to ring reduce-scatter +
+// allgather at this many bytes per rank (commutative ops, count >= size).
+inline constexpr std::size_t k_allreduce_ring_bytes = 64 * 1024;
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,306 @@
+// The predefined reduction ops, MPI_Op_create/free, MPI_Reduce_local,
+// MPI_Op_commutative, and the elementwise kernels behind every reduction.
+#include "mpi/coll/ops.hpp"
+
+#include <complex>
+#include <cstdint>
+#include <type_traits>
+
+#include "mpi/checks.hpp"
+#include "mpi/dt/derived.hpp"
+
+extern "C" {
+#define FTMPI_DEFINE_OP(name, id) \
+    ftmpi_predefined_op_s ftmpi_op_##name{{{ftmpi::mpi::Magic::op, id, nullptr, true, true}}};
+FTMPI_DEFINE_OP(max, 1)
+FTMPI_DEFINE_OP(min, 2)
+FTMPI_DEFINE_OP(sum, 3)
+FTMPI_DEFINE_OP(prod, 4)
+FTMPI_DEFINE_OP(land, 5)
+FTMPI_DEFINE_OP(band, 6)
+FTMPI_DEFINE_OP(lor, 7)
+FTMPI_DEFINE_OP(bor, 8)
+FTMPI_DEFINE_OP(lxor, 9)
+FTMPI_DEFINE_OP(bxor, 10)
+FTMPI_DEFINE_OP(minloc, 11)
+FTMPI_DEFINE_OP(maxloc, 12)
+FTMPI_DEFINE_OP(replace, 13)
+FTMPI_DEFINE_OP(no_op, 14)
+#undef FTMPI_DEFINE_OP
+}
+
+namespace ftmpi::mpi {
+namespace {
+
+// The classes of predefined types the standard defines reductions on.
+enum class Cat { none, integer, floating, complex, logical, byte, pair };
+
+template <typename V>
+struct Pair {
+    V v;
+    int i;
+};
+
+// Calls f(T*) with the C type of predefined `t` and returns its category.
+template <typename F>
+Cat visit(MPI_Datatype t, F &&f) {
+#define FTMPI_CASE(handle, ctype, cat)            \
+    if (t == (handle)) {                          \
+        f(static_cast<ctype *>(nullptr), cat);    \
+        return cat;                               \
+    }
+    FTMPI_CASE(MPI_INT, int, Cat::integer)
+    FTMPI_CASE(MPI_LONG, long, Cat::integer)
+    FTMPI_CASE(MPI_SHORT, short, Cat::integer)
+    FTMPI_CASE(MPI_UNSIGNED_SHORT, unsigned short, Cat::integer)
+    FTMPI_CASE(MPI_UNSIGNED, unsigned, Cat::integer)
+    FTMPI_CASE(MPI_UNSIGNED_LONG, unsigned long, Cat::integer)
+    FTMPI_CASE(MPI_LONG_LONG, long long, Cat::integer)
+    FTMPI_CASE(MPI_UNSIGNED_LONG_LONG, unsigned long long, Cat::integer)
+    FTMPI_CASE(MPI_SIGNED_CHAR, signed char, Cat::integer)
+    FTMPI_CASE(MPI_UNSIGNED_CHAR, unsigned char, Cat::integer)
+    FTMPI_CASE(MPI_INT8_T, std::int8_t, Cat::integer)
+    FTMPI_CASE(MPI_INT16_T, std::int16_t, Cat::integer)
+    FTMPI_CASE(MPI_INT32_T, std::int32_t, Cat::integer)
+    FTMPI_CASE(MPI_INT64_T, std::int64_t, Cat::integer)
+    FTMPI_CASE(MPI_UINT8_T, std::uint8_t, Cat::integer)
+    FTMPI_CASE(MPI_UINT16_T, std::uint16_t, Cat::integer)
+    FTMPI_CASE(MPI_UINT32_T, std::uint32_t, Cat::integer)
+    FTMPI_CASE(MPI_UINT64_T, std::uint64_t, Cat::integer)
+    FTMPI_CASE(MPI_AINT, MPI_Aint, Cat::integer)
+    FTMPI_CASE(MPI_OFFSET, MPI_Offset, Cat::integer)
+    FTMPI_CASE(MPI_COUNT, MPI_Count, Cat::integer)
+    FTMPI_CASE(MPI_FLOAT, float, Cat::floating)
+    FTMPI_CASE(MPI_DOUBLE, double, Cat::floating)
+    FTMPI_CASE(MPI_LONG_DOUBLE, long double, Cat::floating)
+    FTMPI_CASE(MPI_C_FLOAT_COMPLEX, std::complex<float>, Cat::complex)
+    FTMPI_CASE(MPI_C_DOUBLE_COMPLEX, std::complex<double>, Cat::complex)
+    FTMPI_CASE(MPI_C_LONG_DOUBLE_COMPLEX, std::complex<long double>, Cat::complex)
+    FTMPI_CASE(MPI_CXX_FLOAT_COMPLEX, std::complex<float>, Cat::complex)
+    FTMPI_CASE(MPI_CXX_DOUBLE_COMPLEX, std::complex<double>, Cat::complex)
+    FTMPI_CASE(MPI_CXX_LONG_DOUBLE_COMPLEX, std::complex<long double>, Cat::complex)
+    FTMPI_CASE(MPI_C_BOOL, bool, Cat::logical)
+    FTMPI_CASE(MPI_CXX_BOOL, bool, Cat::logical)
+    FTMPI_CASE(MPI_BYTE, unsigned char, Cat::byte)
+    FTMPI_CASE(MPI_FLOAT_INT, Pair<float>, Cat::pair)
+    FTMPI_CASE(MPI_DOUBLE_INT, Pair<double>, Cat::pair)
+    FTMPI_CASE(MPI_LONG_INT, Pair<long>, Cat::pair)
+    FTMPI_CASE(MPI_2INT, Pair<int>, Cat::pair)
+    FTMPI_CASE(MPI_SHORT_INT, Pair<short>, Cat::pair)
+    FTMPI_CASE(MPI_LONG_DOUBLE_INT, Pair<long double>, Cat::pair)
+#undef FTMPI_CASE
+    return Cat::none;
+}
+
+Cat category(MPI_Datatype t) {
+    return visit(t, [](auto *, Cat) {});
+}
+
+bool defined_on(int id, Cat c) {
+    switch (id) {
+    case op_max:
+    case op_min: return c == Cat::integer || c == Cat::floating;
+    case op_sum:
+    case op_prod: return c == Cat::integer || c == Cat::floating || c == Cat::complex;
+    case op_land:
+    case op_lor:
+    case op_lxor: return c == Cat::integer || c == Cat::logical;
+    case op_band:
+    case op_bor:
+    case op_bxor: return c == Cat::integer || c == Cat::byte;
+    case op_minloc:
+    case op_maxloc: return c == Cat::pair;
+    case op_replace:
+    case op_no_op: return true;
+    default: return false;
+    }
+}
+
+template <typename T>
+void kernel(int id, const T *in, T *io, int n) {
+    if constexpr (std::is_arithmetic_v<T>) {
+        switch (id) {
+        case op_max:
+            for (int k = 0; k < n; ++k) io[k] = in[k] > io[k] ? in[k] : io[k];
+            return;
+        case op_min:
+            for (int k = 0; k < n; ++k) io[k] = in[k] < io[k] ? in[k] : io[k];
+            return;
+        case op_land:
+            for (int k = 0; k < n; ++k) io[k] = static_cast<T>(in[k] && io[k]);
+            return;
+        case op_lor:
+            for (int k = 0; k < n; ++k) io[k] = static_cast<T>(in[k] || io[k]);
+            return;
+        case op_lxor:
+            for (int k = 0; k < n; ++k) io[k] = static_cast<T>(!in[k] != !io[k]);
+            return;
+        default: break;
+        }
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            switch (id) {
+            case op_band:
+                for (int k = 0; k < n; ++k) io[k] = static_cast<T>(in[k] & io[k]);
+                return;
+            case op_bor:
+                for (int k = 0; k < n; ++k) io[k] = static_cast<T>(in[k] | io[k]);
+                return;
+            case op_bxor:
+                for (int k = 0; k < n; ++k) io[k] = static_cast<T>(in[k] ^ io[k]);
+                return;
+            default: break;
+            }
+        }
+    }
+    if constexpr (requires(T a, T b) { a + b; a * b; }) {
+        if constexpr (!std::is_same_v<T, bool>) {
+            switch (id) {
+            case op_sum:
+                for (int k = 0; k < n; ++k) io[k] = static_cast<T>(in[k] + io[k]);
+                return;
+            case op_prod:
+                for (int k = 0; k < n; ++k) io[k] = static_cast<T>(in[k] * io[k]);
+                return;
+            default: break;
+            }
+        }
+    }
+    if constexpr (requires(T a) { a.v; a.i; }) {
+        // Ties keep the smaller index (MPI 4.1 §6.9.4).
+        if (id == op_minloc) {
+            for (int k = 0; k < n; ++k) {
+                if (in[k].v < io[k].v) io[k] = in[k];
+                else if (in[k].v == io[k].v && in[k].i < io[k].i) io[k].i = in[k].i;
+            }
+            return;
+        }
+        if (id == op_maxloc) {
+            for (int k = 0; k < n; ++k) {
+                if (in[k].v > io[k].v) io[k] = in[k];
+                else if (in[k].v == io[k].v && in[k].i < io[k].i) io[k].i = in[k].i;
+            }
+            return;
+        }
+    }
+    if (id == op_replace) {
+        for (int k = 0; k < n; ++k) io[k] = in[k];
+    }
+    // op_no_op: leaves inout alone.
+}
+
+}  // namespace
+
+// The one predefined type a derived type is made of (its signature is
+// homogeneous), or null.
+MPI_Datatype homogeneous_basic(MPI_Datatype type) {
+    if (type->predefined) return type;
+    if (type->derived == nullptr) return MPI_DATATYPE_NULL;
+    return type->derived->layout.basic();
+}
+
+int op_supports(MPI_Op op, MPI_Datatype type) {
+    if (!op->predefined) return MPI_SUCCESS;  // a user function takes any type
+    MPI_Datatype basic = homogeneous_basic(type);
+    if (basic == MPI_DATATYPE_NULL) return MPI_ERR_UNSUPPORTED_OPERATION;
+    return defined_on(op->id, category(basic)) ? MPI_SUCCESS : MPI_ERR_OP;
+}
+
+void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_Datatype type) {
+    if (count <= 0) return;
+    if (!op.predefined) {
+        int len = count;
+        MPI_Datatype t = type;
+        op.fn(const_cast<void *>(in), inout, &len, &t);
+        return;
+    }
+    if (type->predefined) {
+        visit(type, [&](auto *tag, Cat) {
+            using T = std::remove_pointer_t<decltype(tag)>;
+            kernel<T>(op.id, static_cast<const T *>(in), static_cast<T *>(inout), count);
+        });
+        return;
+    }
+    // A homogeneous derived type (op_supports checked): each data block of
+    // each element is a run of its basic type.
+    const Layout &l = type->derived->layout;
+    MPI_Datatype basic = l.basic();
+    visit(basic, [&](auto *tag, Cat) {
+        using T = std::remove_pointer_t<decltype(tag)>;
+        for (int e = 0; e < count; ++e) {
+            for (const Block &b : l.blocks) {
+                const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + b.off;
+                kernel<T>(op.id, reinterpret_cast<const T *>(static_cast<const char *>(in) + off),
+                          reinterpret_cast<T *>(static_cast<char *>(inout) + off),
+                          static_cast<int>(b.len / basic->size));
+            }
+        }
+    });
+}
+
+int check_op(const char *call, MPI_Comm comm, MPI_Op op) {
+    if (op != MPI_OP_NULL && op->magic == Magic::op) return MPI_SUCCESS;
+    return raise(comm, MPI_ERR_OP, call, "invalid op (argument op is %s)",
+                 op == MPI_OP_NULL ? "MPI_OP_NULL" : "not an op");
+}
+
+int check_op_type(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype type) {
+    FTMPI_TRY(check_op(call, comm, op));
+    const int e = op_supports(op, type);
+    if (e == MPI_ERR_OP)
+        return raise(comm, e, call, "the predefined op is not defined on datatype %s", type->name);
+    if (e != MPI_SUCCESS)
+        return raise(comm, e, call, "predefined ops on derived datatype %s (not made of one basic type) are not supported",
+                     type->name ? type->name : "(unnamed)");
+    return MPI_SUCCESS;
+}
+
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
+    FTMPI_TRY(check_init("MPI_Op_create"));
+    FTMPI_CHECK(check_nonnull("MPI_Op_create", MPI_COMM_NULL, reinterpret_cast<const void *>(user_fn), "user_fn"));
+    FTMPI_CHECK(check_nonnull("MPI_Op_create", MPI_COMM_NULL, op, "op"));
+    *op = new ftmpi_op_s{Magic::op, op_user, user_fn, commute != 0, false};
+    return MPI_SUCCESS;
+}
+
+// Pending nonblocking reductions keep their own copy of the op, so freeing it
+// early is safe.
+int MPI_Op_free(MPI_Op *op) {
+    FTMPI_TRY(check_init("MPI_Op_free"));
+    FTMPI_CHECK(check_nonnull("MPI_Op_free", MPI_COMM_NULL, op, "op"));
+    FTMPI_CHECK(check_op("MPI_Op_free", MPI_COMM_NULL, *op));
+    if ((*op)->predefined)
+        return raise(MPI_COMM_NULL, MPI_ERR_OP, "MPI_Op_free", "argument op is a predefined op");
+    (*op)->magic = Magic::dead;
+    delete *op;
+    *op = MPI_OP_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Op_commutative(MPI_Op op, int *commute) {
+    FTMPI_CHECK(check_op("MPI_Op_commutative", MPI_COMM_NULL, op));
+    FTMPI_CHECK(check_nonnull("MPI_Op_commutative", MPI_COMM_NULL, commute, "commute"));
+    *commute = op->commute ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
+int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) {
+    const char *call = "MPI_Reduce_local";
+    FTMPI_CHECK(check_count(call, MPI_COMM_NULL, count));
+    FTMPI_CHECK(check_type(call, MPI_COMM_NULL, datatype));
+    FTMPI_CHECK(check_op_type(call, MPI_COMM_NULL, op, datatype));
+    if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
+        return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed (argument %s)",
+                     inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
+    FTMPI_CHECK(check_buffer(call, MPI_COMM_NULL, inbuf, count, "inbuf"));
+    FTMPI_CHECK(check_buffer(call, MPI_COMM_NULL, inoutbuf, count, "inoutbuf"));
+    op_apply(*op, inbuf, inoutbuf, count, datatype);
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"

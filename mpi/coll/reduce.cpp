@@ -1,0 +1,440 @@
+// Bcast, Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan and their
+// nonblocking versions.
+//
+// Algorithms: binomial-tree bcast and reduce; allreduce by recursive doubling
+// (with the non-power-of-two fold) below k_allreduce_ring_bytes and by ring
+// reduce-scatter + ring allgather above; reduce-scatter by ring (commutative)
+// or reduce + scatterv (non-commutative); scan and exscan by recursive
+// doubling. Non-commutative ops always combine in rank order.
+#include <algorithm>
+#include <cstring>
+
+#include "mpi/coll/inter.hpp"
+#include "mpi/coll/common.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+// acc = tmp op acc, where tmp holds lower ranks' data.
+void acc_lower(Sched &s, void *acc, void *tmp, int count, MPI_Datatype t) {
+    Sched *sp = &s;
+    s.add_local([=] { op_apply(sp->op, tmp, acc, count, t); });
+}
+
+// acc = acc op tmp, where tmp holds higher ranks' data (tmp is clobbered).
+void acc_higher(Sched &s, void *acc, void *tmp, int count, MPI_Datatype t) {
+    Sched *sp = &s;
+    if (s.op.commute) {
+        s.add_local([=] { op_apply(sp->op, tmp, acc, count, t); });
+        return;
+    }
+    s.add_local([=] {
+        op_apply(sp->op, acc, tmp, count, t);
+        copy_typed(acc, tmp, count, t);
+    });
+}
+
+// Local copy of `count` elements (data bytes only; same layout on both sides).
+void raw_copy(Sched &s, void *dst, const void *src, int count, MPI_Datatype t) {
+    if (count <= 0 || dst == src) return;
+    s.add_local([=] { copy_typed(dst, src, count, t); });
+}
+
+// Ring reduce-scatter over blocks (counts/displs in elements) of `acc`: at the
+// end block `me` of acc holds the full reduction. Commutative ops only.
+void ring_reduce_scatter(Sched &s, MPI_Comm comm, void *acc, const std::vector<int> &cnt,
+                         const std::vector<int> &displ, MPI_Datatype t) {
+    const int n = comm->size, me = comm->rank;
+    const int right = (me + 1) % n, left = (me - 1 + n) % n;
+    const int maxc = *std::max_element(cnt.begin(), cnt.end());
+    void *tmp = s.scratch(maxc, t);
+    for (int st = 0; st < n - 1; ++st) {
+        const int sb = ((me - st - 1) % n + n) % n;
+        const int rb = ((me - st - 2) % n + n) % n;
+        s.add_send(at(acc, static_cast<std::size_t>(displ[sb]), t), cnt[sb], t, right);
+        s.add_recv(tmp, cnt[rb], t, left);
+        s.next_round();
+        acc_higher(s, at(acc, static_cast<std::size_t>(displ[rb]), t), tmp, cnt[rb], t);
+    }
+}
+
+void ring_allgather(Sched &s, MPI_Comm comm, void *buf, const int *cnt, const int *displ, MPI_Datatype t) {
+    const int n = comm->size, me = comm->rank;
+    const int right = (me + 1) % n, left = (me - 1 + n) % n;
+    for (int st = 0; st < n - 1; ++st) {
+        const int sb = ((me - st) % n + n) % n;
+        const int rb = ((me - st - 1) % n + n) % n;
+        s.add_send(at(buf, static_cast<std::size_t>(displ[sb]), t), cnt[sb], t, right);
+        s.add_recv(at(buf, static_cast<std::size_t>(displ[rb]), t), cnt[rb], t, left);
+        s.next_round();
+    }
+}
+
+void blocks(int count, int n, std::vector<int> &cnt, std::vector<int> &displ) {
+    cnt.assign(static_cast<std::size_t>(n), count / n);
+    for (int i = 0; i < count % n; ++i) ++cnt[static_cast<std::size_t>(i)];
+    displ.assign(static_cast<std::size_t>(n), 0);
+    for (int i = 1; i < n; ++i) displ[static_cast<std::size_t>(i)] = displ[static_cast<std::size_t>(i - 1)] + cnt[static_cast<std::size_t>(i - 1)];
+}
+
+}  // namespace
+
+void build_bcast(Sched &s, MPI_Comm comm, void *buf, int count, MPI_Datatype t, int root) {
+    const int n = comm->size;
+    const int vr = (comm->rank - root + n) % n;
+    int mask = 1;
+    while (mask < n) {
+        if (vr & mask) {
+            s.add_recv(buf, count, t, (vr - mask + root) % n);
+            s.next_round();
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n) s.add_send(buf, count, t, (vr + mask + root) % n);
+    s.next_round();
+}
+
+void build_reduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, int root) {
+    const int n = comm->size, me = comm->rank;
+    const bool commute = s.op.commute;
+    const int tree_root = commute ? root : 0;  // non-commutative: rank order from 0
+    const int vr = (me - tree_root + n) % n;
+    const void *input = (sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
+    void *acc;
+    if (me == root && tree_root == root) {
+        acc = recvbuf;
+        raw_copy(s, acc, input, count, t);
+    } else {
+        acc = s.scratch(count, t);
+        raw_copy(s, acc, input, count, t);
+    }
+    if (n > 1) {
+        void *tmp = s.scratch(count, t);
+        for (int mask = 1; mask < n; mask <<= 1) {
+            if ((vr & mask) == 0) {
+                const int child = vr | mask;
+                if (child < n) {
+                    s.add_recv(tmp, count, t, (child + tree_root) % n);
+                    s.next_round();
+                    acc_higher(s, acc, tmp, count, t);
+                }
+            } else {
+                s.add_send(acc, count, t, (vr - mask + tree_root) % n);
+                s.next_round();
+                break;
+            }
+        }
+        if (tree_root != root) {
+            if (me == tree_root) s.add_send(acc, count, t, root);
+            if (me == root) s.add_recv(recvbuf, count, t, tree_root);
+        }
+    }
+    s.next_round();
+}
+
+void build_allreduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t) {
+    const int n = comm->size, me = comm->rank;
+    void *acc = recvbuf;
+    if (sendbuf != MPI_IN_PLACE) raw_copy(s, acc, sendbuf, count, t);
+    if (n == 1 || count == 0) {
+        s.next_round();
+        return;
+    }
+    if (s.op.commute && count >= n && static_cast<std::size_t>(count) * t->size >= k_allreduce_ring_bytes) {
+        std::vector<int> cnt, displ;
+        blocks(count, n, cnt, displ);
+        ring_reduce_scatter(s, comm, acc, cnt, displ, t);
+        ring_allgather(s, comm, acc, cnt.data(), displ.data(), t);
+        s.next_round();
+        return;
+    }
+    int p2 = 1;
+    while (p2 * 2 <= n) p2 *= 2;
+    const int rem = n - p2;
+    void *tmp = s.scratch(count, t);
+    int newrank;
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            s.add_send(acc, count, t, me + 1);
+            s.next_round();
+            newrank = -1;
+        } else {
+            s.add_recv(tmp, count, t, me - 1);
+            s.next_round();
+            acc_lower(s, acc, tmp, count, t);
+            newrank = me / 2;
+        }
+    } else {
+        newrank = me - rem;
+    }
+    if (newrank != -1) {
+        for (int mask = 1; mask < p2; mask <<= 1) {
+            const int np = newrank ^ mask;
+            const int partner = np < rem ? np * 2 + 1 : np + rem;
+            s.add_send(acc, count, t, partner);
+            s.add_recv(tmp, count, t, partner);
+            s.next_round();
+            if (partner < me) acc_lower(s, acc, tmp, count, t);
+            else acc_higher(s, acc, tmp, count, t);
+        }
+    }
+    if (me < 2 * rem) {
+        if (me % 2 == 1) s.add_send(acc, count, t, me - 1);
+        else s.add_recv(acc, count, t, me + 1);
+    }
+    s.next_round();
+}
+
+void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
+                          MPI_Datatype t) {
+    const int n = comm->size, me = comm->rank;
+    std::vector<int> cnt(counts, counts + n), displ(static_cast<std::size_t>(n), 0);
+    for (int i = 1; i < n; ++i) displ[static_cast<std::size_t>(i)] = displ[static_cast<std::size_t>(i - 1)] + cnt[static_cast<std::size_t>(i - 1)];
+    const int total = displ.back() + cnt.back();
+    const void *input = (sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
+    if (total == 0) {
+        s.next_round();
+        return;
+    }
+    void *acc = s.scratch(total, t);
+    raw_copy(s, acc, input, total, t);
+    if (s.op.commute) {
+        if (n > 1) ring_reduce_scatter(s, comm, acc, cnt, displ, t);
+        raw_copy(s, recvbuf, at(acc, static_cast<std::size_t>(displ[static_cast<std::size_t>(me)]), t),
+                 cnt[static_cast<std::size_t>(me)], t);
+        s.next_round();
+        return;
+    }
+    void *full = me == 0 ? s.scratch(total, t) : nullptr;
+    build_reduce(s, comm, acc, full, total, t, 0);
+    build_scatterv(s, comm, full, cnt.data(), displ.data(), t, recvbuf, cnt[static_cast<std::size_t>(me)], t, 0);
+}
+
+void build_scan(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
+                bool exclusive) {
+    const int n = comm->size, me = comm->rank;
+    const void *input = (sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
+    void *partial = s.scratch(count, t);
+    raw_copy(s, partial, input, count, t);
+    if (!exclusive) raw_copy(s, recvbuf, input, count, t);
+    if (count == 0 || n == 1) {
+        s.next_round();
+        return;
+    }
+    void *tmp = s.scratch(count, t);
+    bool have = !exclusive;
+    for (int mask = 1; mask < n; mask <<= 1) {
+        const int partner = me ^ mask;
+        if (partner >= n) continue;
+        s.add_send(partial, count, t, partner);
+        s.add_recv(tmp, count, t, partner);
+        s.next_round();
+        if (partner < me) {
+            if (have) {
+                acc_lower(s, recvbuf, tmp, count, t);
+            } else {
+                raw_copy(s, recvbuf, tmp, count, t);
+                have = true;
+            }
+            acc_lower(s, partial, tmp, count, t);
+        } else {
+            acc_higher(s, partial, tmp, count, t);
+        }
+    }
+    s.next_round();
+}
+
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+namespace {
+
+int check_reduction(const char *call, MPI_Comm comm, const void *sendbuf, const void *recvbuf, int count,
+                    MPI_Datatype t, MPI_Op op, bool recv_used) {
+    FTMPI_TRY(check_coll_start(call, comm));
+#if FTMPI_ARG_CHECKS
+    FTMPI_TRY(check_count(call, comm, count));
+    FTMPI_TRY(check_type(call, comm, t));
+    FTMPI_TRY(check_op_type(call, comm, op, t));
+    if (sendbuf != MPI_IN_PLACE) FTMPI_TRY(check_buffer(call, comm, sendbuf, count, "sendbuf"));
+    if (recv_used) {
+        FTMPI_TRY(check_no_in_place(call, comm, recvbuf, "recvbuf"));
+        FTMPI_TRY(check_buffer(call, comm, recvbuf, count, "recvbuf"));
+    }
+#else
+    (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)recv_used;
+#endif
+    return MPI_SUCCESS;
+}
+
+void set_op(Sched &s, MPI_Op op) { s.op = *op; }
+
+int check_bcast(const char *call, MPI_Comm comm, void *buf, int count, MPI_Datatype t, int root) {
+    FTMPI_TRY(check_coll_start(call, comm));
+    FTMPI_CHECK(check_root(call, comm, root));
+    FTMPI_CHECK(check_no_in_place(call, comm, buf, "buffer"));
+    FTMPI_CHECK(check_side(call, comm, buf, count, t, "buffer", "count", "datatype"));
+    return MPI_SUCCESS;
+}
+
+int check_reduce(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
+                 MPI_Op op, int root) {
+    FTMPI_TRY(check_coll_start(call, comm));
+    FTMPI_CHECK(check_root(call, comm, root));
+    if (comm->rank != root) FTMPI_CHECK(check_no_in_place(call, comm, sendbuf, "sendbuf (not at the root)"));
+    return check_reduction(call, comm, sendbuf, recvbuf, count, t, op, comm->rank == root);
+}
+
+int check_rs(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
+             MPI_Datatype t, MPI_Op op) {
+    FTMPI_TRY(check_coll_start(call, comm));
+    FTMPI_CHECK(check_counts(call, comm, counts, nullptr, "recvcounts", nullptr));
+    FTMPI_CHECK(check_type(call, comm, t));
+    FTMPI_CHECK(check_op_type(call, comm, op, t));
+    FTMPI_CHECK(check_no_in_place(call, comm, recvbuf, "recvbuf"));
+    int total = 0;
+    for (int i = 0; i < comm->size; ++i) total += counts[i];
+    if (sendbuf != MPI_IN_PLACE) FTMPI_CHECK(check_buffer(call, comm, sendbuf, total, "sendbuf"));
+    FTMPI_CHECK(check_buffer(call, comm, recvbuf, sendbuf == MPI_IN_PLACE ? total : counts[comm->rank], "recvbuf"));
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+    if (is_inter(comm)) return inter_call_bcast(buffer, count, datatype, root, comm);
+    FTMPI_TRY(check_bcast("MPI_Bcast", comm, buffer, count, datatype, root));
+    return run_blocking("MPI_Bcast", comm, [&](Sched &s) { build_bcast(s, comm, buffer, count, datatype, root); });
+}
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
+    FTMPI_TRY(check_bcast("MPI_Ibcast", comm, buffer, count, datatype, root));
+    FTMPI_CHECK(check_nonnull("MPI_Ibcast", comm, request, "request"));
+    return run_nonblocking(comm, request, [&](Sched &s) { build_bcast(s, comm, buffer, count, datatype, root); });
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+               MPI_Comm comm) {
+    if (is_inter(comm)) return inter_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    FTMPI_TRY(check_reduce("MPI_Reduce", comm, sendbuf, recvbuf, count, datatype, op, root));
+    return run_blocking("MPI_Reduce", comm, [&](Sched &s) {
+        set_op(s, op);
+        build_reduce(s, comm, sendbuf, recvbuf, count, datatype, root);
+    });
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm, MPI_Request *request) {
+    FTMPI_TRY(check_reduce("MPI_Ireduce", comm, sendbuf, recvbuf, count, datatype, op, root));
+    FTMPI_CHECK(check_nonnull("MPI_Ireduce", comm, request, "request"));
+    return run_nonblocking(comm, request, [&](Sched &s) {
+        set_op(s, op);
+        build_reduce(s, comm, sendbuf, recvbuf, count, datatype, root);
+    });
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    if (is_inter(comm)) return inter_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    FTMPI_TRY(check_reduction("MPI_Allreduce", comm, sendbuf, recvbuf, count, datatype, op, true));
+    return run_blocking("MPI_Allreduce", comm, [&](Sched &s) {
+        set_op(s, op);
+        build_allreduce(s, comm, sendbuf, recvbuf, count, datatype);
+    });
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *request) {
+    FTMPI_TRY(check_reduction("MPI_Iallreduce", comm, sendbuf, recvbuf, count, datatype, op, true));
+    FTMPI_CHECK(check_nonnull("MPI_Iallreduce", comm, request, "request"));
+    return run_nonblocking(comm, request, [&](Sched &s) {
+        set_op(s, op);
+        build_allreduce(s, comm, sendbuf, recvbuf, count, datatype);
+    });
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm) {
+    FTMPI_TRY(check_rs("MPI_Reduce_scatter", comm, sendbuf, recvbuf, recvcounts, datatype, op));
+    return run_blocking("MPI_Reduce_scatter", comm, [&](Sched &s) {
+        set_op(s, op);
+        build_reduce_scatter(s, comm, sendbuf, recvbuf, recvcounts, datatype);
+    });
+}
+
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+    FTMPI_TRY(check_rs("MPI_Ireduce_scatter", comm, sendbuf, recvbuf, recvcounts, datatype, op));
+    FTMPI_CHECK(check_nonnull("MPI_Ireduce_scatter", comm, request, "request"));
+    return run_nonblocking(comm, request, [&](Sched &s) {
+        set_op(s, op);
+        build_reduce_scatter(s, comm, sendbuf, recvbuf, recvcounts, datatype);
+    });
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm) {
+    FTMPI_TRY(check_coll_start("MPI_Reduce_scatter_block", comm));
+    FTMPI_CHECK(check_count("MPI_Reduce_scatter_block", comm, recvcount, "recvcount"));
+    std::vector<int> counts(static_cast<std::size_t>(comm->size), recvcount);
+    FTMPI_TRY(check_rs("MPI_Reduce_scatter_block", comm, sendbuf, recvbuf, counts.data(), datatype, op));
+    return run_blocking("MPI_Reduce_scatter_block", comm, [&](Sched &s) {
+        set_op(s, op);
+        build_reduce_scatter(s, comm, sendbuf, recvbuf, counts.data(), datatype);
+    });
+}
+
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Request *request) {
+    FTMPI_TRY(check_coll_start("MPI_Ireduce_scatter_block", comm));
+    FTMPI_CHECK(check_count("MPI_Ireduce_scatter_block", comm, recvcount, "recvcount"));
+    FTMPI_CHECK(check_nonnull("MPI_Ireduce_scatter_block", comm, request, "request"));
+    std::vector<int> counts(static_cast<std::size_t>(comm->size), recvcount);
+    FTMPI_TRY(check_rs("MPI_Ireduce_scatter_block", comm, sendbuf, recvbuf, counts.data(), datatype, op));
+    return run_nonblocking(comm, request, [&](Sched &s) {
+        set_op(s, op);
+        build_reduce_scatter(s, comm, sendbuf, recvbuf, counts.data(), datatype);
+    });
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    FTMPI_TRY(check_reduction("MPI_Scan", comm, sendbuf, recvbuf, count, datatype, op, true));
+    return run_blocking("MPI_Scan", comm, [&](Sched &s) {
+        set_op(s, op);
+        build_scan(s, comm, sendbuf, recvbuf, count, datatype, false);
+    });
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request *request) {
+    FTMPI_TRY(check_reduction("MPI_Iscan", comm, sendbuf, recvbuf, count, datatype, op, true));
+    FTMPI_CHECK(check_nonnull("MPI_Iscan", comm, request, "request"));
+    return run_nonblocking(comm, request, [&](Sched &s) {
+        set_op(s, op);
+        build_scan(s, comm, sendbuf, recvbuf, count, datatype, false);
+    });
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+    FTMPI_TRY(check_reduction("MPI_Exscan", comm, sendbuf, recvbuf, count, datatype, op, true));
+    return run_blocking("MPI_Exscan", comm, [&](Sched &s) {
+        set_op(s, op);
+        build_scan(s, comm, sendbuf, recvbuf, count, datatype, true);
+    });
+}
+
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                MPI_Request *request) {
+    FTMPI_TRY(check_reduction("MPI_Iexscan", comm, sendbuf, recvbuf, count, datatype, op, true));
+    FTMPI_CHECK(check_nonnull("MPI_Iexscan", comm, request, "request"));
+    return run_nonblocking(comm, request, [&](Sched &s) {
+        set_op(s, op);
+        build_scan(s, comm, sendbuf, recvbuf, count, datatype, true);
+    });
+}
+
+}  // extern "C"

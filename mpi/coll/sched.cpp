@@ -1,0 +1,136 @@
+#include "mpi/coll/sched.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "mpi/checks.hpp"
+#include "mpi/dt/derived.hpp"
+#include "mpi/p2p/requests.hpp"
+
+namespace ftmpi::mpi {
+
+Sched::Sched(MPI_Comm comm)
+    : op{}, comm_(comm), ctx_(comm->context + 1),
+      tag_base_(static_cast<int>((comm->coll_seq++ << 5) & static_cast<std::uint32_t>(transport::max_tag))) {
+    rounds_.emplace_back();
+}
+
+void copy_typed(void *dst, const void *src, int count, MPI_Datatype t) {
+    if (count <= 0 || dst == src) return;
+    if (t->contiguous || t->derived == nullptr) {
+        std::memmove(dst, src, static_cast<std::size_t>(count) * t->size);
+        return;
+    }
+    const Layout &l = t->derived->layout;
+    for (int e = 0; e < count; ++e)
+        for (const Block &b : l.blocks) {
+            const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + b.off;
+            std::memmove(static_cast<char *>(dst) + off, static_cast<const char *>(src) + off, b.len);
+        }
+}
+
+void Sched::add_copy(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt) {
+    if (src == dst && st == dt) return;
+    if (st == dt && scount == dcount) {
+        add_local([=] { copy_typed(dst, src, dcount, dt); });
+        return;
+    }
+    if (st->contiguous && dt->contiguous) {
+        const std::size_t n = std::min(static_cast<std::size_t>(scount) * st->size,
+                                       static_cast<std::size_t>(dcount) * dt->size);
+        if (n == 0) return;
+        add_local([=] { std::memmove(dst, src, n); });
+        return;
+    }
+    add_recv(dst, dcount, dt, comm_->rank);
+    add_send(src, scount, st, comm_->rank);
+}
+
+void *Sched::scratch_bytes(std::size_t n) {
+    bufs_.push_back(std::make_unique<std::byte[]>(n == 0 ? 1 : n));
+    return bufs_.back().get();
+}
+
+// Room for count elements from lb, plus whatever data of a resized type lies
+// below lb or beyond the last element's ub.
+void *Sched::scratch(int count, MPI_Datatype t) {
+    MPI_Aint below = 0, above = 0;
+    if (t->derived != nullptr && t->size > 0) {
+        const Layout &l = t->derived->layout;
+        below = std::max<MPI_Aint>(0, l.lb - l.true_lb);
+        above = std::max<MPI_Aint>(0, l.true_ub - l.ub);
+    }
+    char *p = static_cast<char *>(scratch_bytes(span_bytes(count, t) + static_cast<std::size_t>(below + above)));
+    return p + below - t->lb;
+}
+
+void Sched::on_xfer_done(MPI_Request r) {
+    auto *s = static_cast<Sched *>(r->owner);
+    if (r->status.MPI_ERROR != MPI_SUCCESS && s->err_ == MPI_SUCCESS) s->err_ = r->status.MPI_ERROR;
+    --s->pending_;
+    s->advance();
+}
+
+// State in: pending_ transfers of round cur_-1 outstanding. State out: either
+// more transfers posted, or the schedule finished (and, when nonblocking and
+// this is the outermost call, deleted).
+void Sched::advance() {
+    if (advancing_) return;  // re-entered from a transfer that completed at once
+    advancing_ = true;
+    while (!done_ && pending_ == 0) {
+        if (cur_ == rounds_.size()) {
+            finish();
+            break;
+        }
+        Round &rd = rounds_[cur_];
+        // One tag for the whole collective: rounds differ between ranks, and
+        // a pair's messages match in order (non-overtaking).
+        const int tag = tag_base_;
+        ++cur_;
+        for (auto &f : rd.local) f();
+        for (const Xfer &x : rd.xfers) {
+            ++pending_;
+            MPI_Request r = new_request(x.send ? ftmpi_request_s::Kind::send : ftmpi_request_s::Kind::recv, comm_,
+                                        x.buf, x.count, x.type, x.peer, tag, ctx_);
+            r->on_complete = &Sched::on_xfer_done;
+            r->owner = this;
+            r->user_freed = true;  // released by complete_request after on_complete
+            if (x.send) start_send(r);
+            else start_recv(r);
+        }
+    }
+    advancing_ = false;
+    if (done_ && user_ != MPI_REQUEST_NULL) delete this;
+}
+
+void Sched::finish() {
+    done_ = true;
+    if (user_ == MPI_REQUEST_NULL) return;
+    user_->status.MPI_SOURCE = MPI_ANY_SOURCE;
+    user_->status.MPI_TAG = MPI_ANY_TAG;
+    user_->owner = nullptr;
+    complete_request(user_, err_, 0);
+}
+
+int Sched::run() {
+    advance();
+    while (!done_) progress_wait();
+    return err_;
+}
+
+MPI_Request Sched::start_nonblocking() {
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm_, nullptr, 0, nullptr, 0, 0, 0);
+    r->complete = false;
+    r->owner = this;
+    user_ = r;
+    advance();  // may finish (and delete this) at once
+    return r;
+}
+
+int coll_result(const char *call, MPI_Comm comm, int err) {
+    if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    return raise(comm, err, call, "an internal transfer failed on %s (%s)", comm_label(comm),
+                 error_class_name(err));
+}
+
+}  // namespace ftmpi::mpi

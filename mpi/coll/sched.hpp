@@ -1,0 +1,111 @@
+// Collective schedules: rounds of internal point-to-point operations on the
+// communicator's collective context (comm->context + 1), with local steps
+// (copies, reductions) run at the start of each round.
+//
+// Every collective, blocking or not, is built as a Sched. A round starts when
+// every transfer of the previous round has completed; the schedule advances
+// from the on_complete callbacks of its internal requests, so a nonblocking
+// collective progresses whenever anything drives progress (Wait, Test, any
+// blocking call). After an internal error the remaining rounds still run (the
+// data is then meaningless), so no live peer ever waits forever on this
+// process; the first error class is what the collective reports.
+//
+// Tags: one sequence number per collective call (comm->coll_seq, shared with
+// MPI_Barrier), shifted left 5 bits (MPI_Barrier's layout). Every transfer of
+// one call uses that tag: round numbers differ between ranks (a tree's leaf
+// and its root), and a pair's messages match in posting order because
+// matching is non-overtaking. Two
+// collectives on one communicator therefore never match each other's traffic,
+// and user traffic lives on another context.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "mpi/objects.hpp"
+
+namespace ftmpi::mpi {
+
+struct Xfer {
+    bool send;
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    int peer;
+};
+
+struct Round {
+    std::vector<std::function<void()>> local;  // run in order before the transfers start
+    std::vector<Xfer> xfers;
+};
+
+class Sched {
+  public:
+    explicit Sched(MPI_Comm comm);
+    Sched(const Sched &) = delete;
+    Sched &operator=(const Sched &) = delete;
+
+    // Building. A new round is opened by next_round(); add_* append to the
+    // current (last) round.
+    Round &round() { return rounds_.back(); }
+    void next_round() { rounds_.emplace_back(); }
+    void add_local(std::function<void()> f) { round().local.push_back(std::move(f)); }
+    void add_send(const void *buf, int count, MPI_Datatype t, int peer) {
+        round().xfers.push_back({true, const_cast<void *>(buf), count, t, peer});
+    }
+    void add_recv(void *buf, int count, MPI_Datatype t, int peer) {
+        round().xfers.push_back({false, buf, count, t, peer});
+    }
+    // Copies count elements (src, st) -> (dst, dt) in the current round:
+    // memcpy for contiguous types, a self send/receive otherwise (the
+    // point-to-point path packs derived types). Signatures must match.
+    void add_copy(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt);
+    // A scratch buffer of `count` elements of `t` owned by the schedule; the
+    // returned pointer is where element 0 goes (lower bound accounted for).
+    void *scratch(int count, MPI_Datatype t);
+    void *scratch_bytes(std::size_t n);
+    ftmpi_op_s op;  // copy of the reduction op (user may free the handle early)
+
+    // Runs the schedule to completion (blocking collectives). Returns MPI_SUCCESS
+    // or the first error class.
+    int run();
+    // Starts the schedule and returns the user's request, completed when the
+    // schedule finishes. The request owns the schedule.
+    MPI_Request start_nonblocking();
+
+  private:
+    static void on_xfer_done(MPI_Request r);
+    void advance();
+    void finish();
+
+    MPI_Comm comm_;
+    std::uint32_t ctx_;
+    int tag_base_;
+    std::vector<Round> rounds_;
+    std::size_t cur_ = 0;
+    int pending_ = 0;
+    int err_ = MPI_SUCCESS;
+    bool advancing_ = false;
+    bool done_ = false;
+    MPI_Request user_ = MPI_REQUEST_NULL;
+    std::vector<std::unique_ptr<std::byte[]>> bufs_;
+};
+
+// The bytes a buffer of `count` elements of `t` spans (count * extent).
+inline std::size_t span_bytes(int count, MPI_Datatype t) {
+    return count > 0 ? static_cast<std::size_t>(count) * static_cast<std::size_t>(t->extent) : 0;
+}
+inline char *at(const void *buf, std::size_t elems, MPI_Datatype t) {
+    return static_cast<char *>(const_cast<void *>(buf)) + elems * static_cast<std::size_t>(t->extent);
+}
+
+// Copies `count` elements of `t` from src to dst touching only the data bytes
+// (never the holes of a derived type). Local; usable inside local steps.
+void copy_typed(void *dst, const void *src, int count, MPI_Datatype t);
+
+// Reports a collective's result: MPI_SUCCESS, or raise() naming the call.
+int coll_result(const char *call, MPI_Comm comm, int err);
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,43 @@
+// Datatype argument checks (see mpi/checks.hpp for the conventions): each
+// returns MPI_SUCCESS or raise()'s result, with the call and argument named.
+#pragma once
+
+#include "mpi/checks.hpp"
+
+namespace ftmpi::mpi {
+
+// A datatype used to move data (communication, MPI_Pack): valid and committed.
+inline int check_comm_type(const char *call, MPI_Comm c, MPI_Datatype t, const char *arg = "datatype") {
+    FTMPI_TRY(check_type(call, c, t, arg));
+    if (t->committed) return MPI_SUCCESS;
+    return raise(c, MPI_ERR_TYPE, call, "datatype is not committed (argument %s; call MPI_Type_commit first)", arg);
+}
+
+// A NULL buffer is MPI_BOTTOM: legal with a derived type (absolute
+// addresses); with a predefined type only when count is 0.
+inline int check_typed_buffer(const char *call, MPI_Comm c, const void *buf, int count, MPI_Datatype t,
+                              const char *arg = "buf") {
+    if (buf != nullptr || count == 0 || !t->predefined) return MPI_SUCCESS;
+    return raise(c, MPI_ERR_BUFFER, call, "%s is NULL with count %d", arg, count);
+}
+
+// An array argument that may be NULL only when `count` is 0.
+inline int check_array(const char *call, const void *p, int count, const char *arg) {
+    if (p != nullptr || count == 0) return MPI_SUCCESS;
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "argument %s is NULL with count %d", arg, count);
+}
+
+// index >= 0: the argument is element `index` of array `arg`.
+inline int check_blocklength(const char *call, int len, const char *arg = "blocklength", int index = -1) {
+    if (len >= 0) return MPI_SUCCESS;
+    if (index >= 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "negative %s[%d] %d", arg, index, len);
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "negative %s %d", arg, len);
+}
+
+// The handle the caller passes in to a free/commit: non-null pointer, valid type.
+inline int check_type_slot(const char *call, MPI_Datatype *slot) {
+    FTMPI_TRY(check_nonnull(call, MPI_COMM_NULL, slot, "datatype"));
+    return check_type(call, MPI_COMM_NULL, *slot);
+}
+
+}  // namespace ftmpi::mpi

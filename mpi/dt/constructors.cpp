@@ -1,0 +1,244 @@
+// The datatype constructors, commit, free, dup, names and extents.
+//
+// Every constructor validates its arguments (MPI_ERR_COUNT, MPI_ERR_ARG,
+// MPI_ERR_TYPE; reported on MPI_COMM_NULL, i.e. MPI_COMM_WORLD's handler),
+// then flattens into a Layout (mpi/dt/derived.hpp) and returns a new
+// uncommitted handle owning it.
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "mpi/dt/checks.hpp"
+#include "mpi/dt/derived.hpp"
+
+using namespace ftmpi::mpi;
+
+namespace {
+
+int check_new(const char *call, int count, MPI_Datatype old, MPI_Datatype *newtype) {
+    FTMPI_CHECK(check_count(call, MPI_COMM_NULL, count));
+    FTMPI_CHECK(check_type(call, MPI_COMM_NULL, old, "oldtype"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, newtype, "newtype"));
+    return MPI_SUCCESS;
+}
+
+int finish(Layout l, MPI_Datatype *newtype) {
+    *newtype = make_type(std::move(l));
+    return MPI_SUCCESS;
+}
+
+// Indexed family: displacement i is disp[i] * unit bytes.
+template <typename Disp>
+int indexed(const char *call, int count, const int *lens, int same_len, const Disp *disps, MPI_Aint unit,
+            MPI_Datatype old, MPI_Datatype *newtype) {
+    FTMPI_TRY(check_new(call, count, old, newtype));
+    if (lens != nullptr) FTMPI_CHECK(check_array(call, lens, count, "array_of_blocklengths"));
+    else FTMPI_CHECK(check_blocklength(call, same_len));
+    FTMPI_CHECK(check_array(call, disps, count, "array_of_displacements"));
+    std::vector<Piece> pieces;
+    pieces.reserve(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        const int len = lens != nullptr ? lens[i] : same_len;
+        if (lens != nullptr) FTMPI_CHECK(check_blocklength(call, len, "array_of_blocklengths", i));
+        pieces.push_back({static_cast<MPI_Aint>(disps[i]) * unit, static_cast<std::size_t>(len), old});
+    }
+    return finish(build_layout(pieces), newtype);
+}
+
+// Names set on predefined types (their `name` points into this map).
+std::map<MPI_Datatype, std::string> g_predefined_names;
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    FTMPI_TRY(check_new("MPI_Type_contiguous", count, oldtype, newtype));
+    return finish(build_layout({{0, static_cast<std::size_t>(count), oldtype}}), newtype);
+}
+
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype) {
+    const char *call = "MPI_Type_create_hvector";
+    FTMPI_TRY(check_new(call, count, oldtype, newtype));
+    FTMPI_CHECK(check_blocklength(call, blocklength));
+    std::vector<Piece> pieces;
+    pieces.reserve(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i)
+        pieces.push_back({static_cast<MPI_Aint>(i) * stride, static_cast<std::size_t>(blocklength), oldtype});
+    return finish(build_layout(pieces), newtype);
+}
+
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    const char *call = "MPI_Type_vector";
+    FTMPI_TRY(check_new(call, count, oldtype, newtype));
+    FTMPI_CHECK(check_blocklength(call, blocklength));
+    std::vector<Piece> pieces;
+    pieces.reserve(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i)
+        pieces.push_back({static_cast<MPI_Aint>(i) * stride * oldtype->extent, static_cast<std::size_t>(blocklength),
+                          oldtype});
+    return finish(build_layout(pieces), newtype);
+}
+
+int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+                     MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    const char *call = "MPI_Type_indexed";
+    FTMPI_CHECK(check_array(call, array_of_blocklengths, count, "array_of_blocklengths"));
+    return indexed(call, count, array_of_blocklengths, 0, array_of_displacements,
+                   valid_type(oldtype) ? oldtype->extent : 0, oldtype, newtype);
+}
+
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                             MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    const char *call = "MPI_Type_create_hindexed";
+    FTMPI_CHECK(check_array(call, array_of_blocklengths, count, "array_of_blocklengths"));
+    return indexed(call, count, array_of_blocklengths, 0, array_of_displacements, 1, oldtype, newtype);
+}
+
+int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return indexed("MPI_Type_create_indexed_block", count, nullptr, blocklength, array_of_displacements,
+                   valid_type(oldtype) ? oldtype->extent : 0, oldtype, newtype);
+}
+
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return indexed("MPI_Type_create_hindexed_block", count, nullptr, blocklength, array_of_displacements, 1,
+                   oldtype, newtype);
+}
+
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
+    const char *call = "MPI_Type_create_struct";
+    FTMPI_CHECK(check_count(call, MPI_COMM_NULL, count));
+    FTMPI_CHECK(check_array(call, array_of_blocklengths, count, "array_of_blocklengths"));
+    FTMPI_CHECK(check_array(call, array_of_displacements, count, "array_of_displacements"));
+    FTMPI_CHECK(check_array(call, array_of_types, count, "array_of_types"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, newtype, "newtype"));
+    std::vector<Piece> pieces;
+    pieces.reserve(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        FTMPI_CHECK(check_blocklength(call, array_of_blocklengths[i], "array_of_blocklengths", i));
+        if (!valid_type(array_of_types[i]))
+            return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call, "invalid datatype (argument array_of_types[%d])", i);
+        pieces.push_back({array_of_displacements[i], static_cast<std::size_t>(array_of_blocklengths[i]),
+                          array_of_types[i]});
+    }
+    return finish(build_layout(pieces, true), newtype);
+}
+
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
+    FTMPI_TRY(check_new("MPI_Type_create_resized", 0, oldtype, newtype));
+    return finish(resized_layout(layout_of(oldtype), lb, extent), newtype);
+}
+
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                             const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    const char *call = "MPI_Type_create_subarray";
+    FTMPI_TRY(check_new(call, 0, oldtype, newtype));
+    if (ndims <= 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, call, "ndims is %d (must be positive)", ndims);
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array_of_sizes, "array_of_sizes"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array_of_subsizes, "array_of_subsizes"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array_of_starts, "array_of_starts"));
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "order is %d (must be MPI_ORDER_C or MPI_ORDER_FORTRAN)",
+                     order);
+    for (int d = 0; d < ndims; ++d) {
+        if (array_of_sizes[d] <= 0)
+            return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_sizes[%d] is %d (must be positive)", d,
+                         array_of_sizes[d]);
+        if (array_of_subsizes[d] < 0 || array_of_subsizes[d] > array_of_sizes[d])
+            return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_subsizes[%d] is %d (must be in 0..%d)", d,
+                         array_of_subsizes[d], array_of_sizes[d]);
+        if (array_of_starts[d] < 0 || array_of_starts[d] > array_of_sizes[d] - array_of_subsizes[d])
+            return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_starts[%d] is %d (must be in 0..%d)", d,
+                         array_of_starts[d], array_of_sizes[d] - array_of_subsizes[d]);
+    }
+    return finish(subarray_layout(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype),
+                  newtype);
+}
+
+int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    FTMPI_TRY(check_new("MPI_Type_dup", 0, oldtype, newtype));
+    MPI_Datatype t = make_type(layout_of(oldtype));
+    t->committed = oldtype->committed;  // a duplicate of a committed type is committed
+    *newtype = t;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_commit(MPI_Datatype *datatype) {
+    FTMPI_TRY(check_type_slot("MPI_Type_commit", datatype));
+    (*datatype)->committed = true;
+    return MPI_SUCCESS;
+}
+
+// The handle becomes MPI_DATATYPE_NULL; the type itself lives on while a
+// request in progress holds a reference to it.
+int MPI_Type_free(MPI_Datatype *datatype) {
+    FTMPI_TRY(check_type_slot("MPI_Type_free", datatype));
+    if ((*datatype)->predefined)
+        return raise(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Type_free", "cannot free predefined datatype %s",
+                     (*datatype)->name);
+    dt_release(*datatype);
+    *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent) {
+    const char *call = "MPI_Type_get_true_extent";
+    FTMPI_CHECK(check_type(call, MPI_COMM_NULL, datatype));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, true_lb, "true_lb"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, true_extent, "true_extent"));
+    if (datatype->derived == nullptr) {
+        *true_lb = 0;
+        *true_extent = static_cast<MPI_Aint>(datatype->size);
+    } else {
+        const Layout &l = datatype->derived->layout;
+        *true_lb = l.true_lb;
+        *true_extent = l.true_ub - l.true_lb;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) {
+    MPI_Aint l = 0, e = 0;
+    FTMPI_TRY(MPI_Type_get_extent(datatype, &l, &e));
+    *lb = l;
+    *extent = e;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent) {
+    MPI_Aint l = 0, e = 0;
+    FTMPI_TRY(MPI_Type_get_true_extent(datatype, &l, &e));
+    *true_lb = l;
+    *true_extent = e;
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_set_name(MPI_Datatype datatype, const char *name) {
+    FTMPI_CHECK(check_type("MPI_Type_set_name", MPI_COMM_NULL, datatype));
+    FTMPI_CHECK(check_nonnull("MPI_Type_set_name", MPI_COMM_NULL, name, "name"));
+    if (datatype->derived != nullptr) {
+        std::strncpy(datatype->derived->name, name, MPI_MAX_OBJECT_NAME - 1);
+        datatype->derived->name[MPI_MAX_OBJECT_NAME - 1] = '\0';
+    } else {
+        std::string &s = g_predefined_names[datatype];
+        s.assign(name, strnlen(name, MPI_MAX_OBJECT_NAME - 1));
+        datatype->name = s.c_str();
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_address(const void *location, MPI_Aint *address) {
+    FTMPI_CHECK(check_nonnull("MPI_Get_address", MPI_COMM_NULL, address, "address"));
+    *address = reinterpret_cast<MPI_Aint>(location);
+    return MPI_SUCCESS;
+}
+
+MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp) { return base + disp; }
+MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) { return addr1 - addr2; }
+
+}  // extern "C"

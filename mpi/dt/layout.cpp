@@ -1,0 +1,212 @@
+// Flattening: every constructor reduces to copies of a layout placed at
+// displacements with a stride; the result is merged blocks + signature runs.
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "mpi/dt/derived.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+void push_block(Layout &out, MPI_Aint off, std::size_t len) {
+    if (!out.blocks.empty()) {
+        Block &last = out.blocks.back();
+        if (last.off + static_cast<MPI_Aint>(last.len) == off) {
+            last.len += len;
+            return;
+        }
+    }
+    out.blocks.push_back({off, len});
+}
+
+void push_sig(Layout &out, MPI_Datatype type, std::size_t count) {
+    if (!out.sig.empty() && out.sig.back().type == type) {
+        out.sig.back().count += count;
+        return;
+    }
+    out.sig.push_back({type, count});
+}
+
+void widen(MPI_Aint &lo, MPI_Aint &hi, bool first, MPI_Aint new_lo, MPI_Aint new_hi) {
+    lo = first ? new_lo : std::min(lo, new_lo);
+    hi = first ? new_hi : std::max(hi, new_hi);
+}
+
+// Appends `count` copies of `in`, copy k at disp + k * stride.
+void append(Layout &out, const Layout &in, MPI_Aint disp, std::size_t count, MPI_Aint stride) {
+    if (count == 0) return;
+    for (std::size_t k = 0; k < count; ++k) {
+        const MPI_Aint base = disp + static_cast<MPI_Aint>(k) * stride;
+        for (const Block &b : in.blocks) push_block(out, base + b.off, b.len);
+    }
+    if (in.sig.size() == 1) {
+        push_sig(out, in.sig[0].type, in.sig[0].count * count);
+    } else {
+        for (std::size_t k = 0; k < count; ++k)
+            for (const SigRun &s : in.sig) push_sig(out, s.type, s.count);
+    }
+    const MPI_Aint span = static_cast<MPI_Aint>(count - 1) * stride;
+    const MPI_Aint lo = std::min<MPI_Aint>(0, span), hi = std::max<MPI_Aint>(0, span);
+    widen(out.lb, out.ub, !out.any, disp + in.lb + lo, disp + in.ub + hi);
+    if (in.size > 0) {
+        widen(out.true_lb, out.true_ub, out.size == 0, disp + in.true_lb + lo, disp + in.true_ub + hi);
+    }
+    out.any = true;
+    out.size += count * in.size;
+    out.align = std::max(out.align, in.align);
+    out.explicit_bounds = out.explicit_bounds || in.explicit_bounds;
+}
+
+const Layout &layout_ref(MPI_Datatype t, Layout &tmp) {
+    if (t->derived != nullptr) return t->derived->layout;
+    tmp = layout_of(t);
+    return tmp;
+}
+
+}  // namespace
+
+Layout layout_of(MPI_Datatype t) {
+    if (t->derived != nullptr) return t->derived->layout;
+    Layout l;
+    if (t->size > 0) l.blocks.push_back({0, t->size});
+    l.sig.push_back({t, 1});
+    l.size = t->size;
+    l.lb = t->lb;
+    l.ub = t->lb + t->extent;
+    l.true_lb = 0;
+    l.true_ub = static_cast<MPI_Aint>(t->size);
+    l.align = t->align;
+    l.any = true;
+    return l;
+}
+
+Layout build_layout(const std::vector<Piece> &pieces, bool struct_padding) {
+    Layout out;
+    Layout tmp;
+    for (const Piece &p : pieces) {
+        const Layout &in = layout_ref(p.type, tmp);
+        append(out, in, p.disp, p.count, in.extent());
+    }
+    if (struct_padding && !out.explicit_bounds && out.align > 1) {
+        const auto align = static_cast<MPI_Aint>(out.align);
+        const MPI_Aint rem = out.extent() % align;
+        if (rem != 0) out.ub += align - rem;
+    }
+    return out;
+}
+
+Layout resized_layout(Layout l, MPI_Aint lb, MPI_Aint extent) {
+    l.lb = lb;
+    l.ub = lb + extent;
+    l.explicit_bounds = true;
+    l.any = true;
+    return l;
+}
+
+Layout subarray_layout(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
+                       MPI_Datatype old) {
+    Layout tmp;
+    Layout cur = layout_ref(old, tmp);
+    const MPI_Aint ext = cur.extent();
+    MPI_Aint stride = ext;
+    // Fastest dimension first: the last one in C order, the first in Fortran order.
+    for (int i = 0; i < ndims; ++i) {
+        const int d = order == MPI_ORDER_C ? ndims - 1 - i : i;
+        Layout next;
+        append(next, cur, starts[d] * stride, static_cast<std::size_t>(subsizes[d]), stride);
+        if (subsizes[d] == 0) next.any = true;  // an empty subarray still has the array's bounds
+        cur = std::move(next);
+        stride *= sizes[d];
+    }
+    return resized_layout(std::move(cur), 0, stride);
+}
+
+MPI_Datatype make_type(Layout l) {
+    auto *t = new ftmpi_datatype_s{};
+    t->magic = Magic::datatype;
+    t->size = l.size;
+    t->lb = l.lb;
+    t->extent = l.extent();
+    t->predefined = false;
+    t->committed = false;
+    t->align = l.align;
+    t->contiguous = l.blocks.empty() || (l.blocks.size() == 1 && l.blocks[0].off == 0 &&
+                                         static_cast<MPI_Aint>(l.blocks[0].len) == t->extent);
+    t->derived = new ftmpi_dt_derived_s{std::move(l)};
+    t->name = t->derived->name;
+    return t;
+}
+
+void dt_acquire(MPI_Datatype t) {
+    if (t->derived != nullptr) ++t->derived->refs;
+}
+
+void dt_release(MPI_Datatype t) {
+    if (t->derived == nullptr || --t->derived->refs > 0) return;
+    t->magic = Magic::dead;
+    delete t->derived;
+    delete t;
+}
+
+void pack(const void *buf, std::size_t count, MPI_Datatype t, void *out) {
+    auto *dst = static_cast<char *>(out);
+    if (t->contiguous) {
+        if (count * t->size > 0) std::memcpy(dst, buf, count * t->size);
+        return;
+    }
+    const auto *src = static_cast<const char *>(buf);
+    const auto &blocks = t->derived->layout.blocks;
+    for (std::size_t i = 0; i < count; ++i) {
+        const char *base = src + static_cast<MPI_Aint>(i) * t->extent;
+        for (const Block &b : blocks) {
+            std::memcpy(dst, base + b.off, b.len);
+            dst += b.len;
+        }
+    }
+}
+
+void unpack(const void *in, std::size_t bytes, void *buf, MPI_Datatype t) {
+    const auto *src = static_cast<const char *>(in);
+    if (t->contiguous) {
+        if (bytes > 0) std::memcpy(buf, src, bytes);
+        return;
+    }
+    auto *dst = static_cast<char *>(buf);
+    const auto &blocks = t->derived->layout.blocks;
+    for (std::size_t i = 0; bytes > 0; ++i) {
+        char *base = dst + static_cast<MPI_Aint>(i) * t->extent;
+        for (const Block &b : blocks) {
+            const std::size_t n = std::min(b.len, bytes);
+            std::memcpy(base + b.off, src, n);
+            src += n;
+            bytes -= n;
+            if (bytes == 0) return;
+        }
+    }
+}
+
+MPI_Count whole_elements_of(MPI_Datatype t, std::size_t bytes) {
+    if (t->size == 0) return 0;
+    return bytes % t->size == 0 ? static_cast<MPI_Count>(bytes / t->size) : MPI_UNDEFINED;
+}
+
+MPI_Count elements_of(MPI_Datatype t, std::size_t bytes) {
+    if (t->derived == nullptr) return whole_elements_of(t, bytes);
+    const Layout &l = t->derived->layout;
+    if (l.size == 0) return 0;
+    std::size_t per_element = 0;
+    for (const SigRun &s : l.sig) per_element += s.count;
+    MPI_Count n = static_cast<MPI_Count>(bytes / l.size * per_element);
+    std::size_t rem = bytes % l.size;
+    for (const SigRun &s : l.sig) {
+        if (rem == 0) break;
+        const std::size_t k = std::min(s.count, rem / s.type->size);
+        n += static_cast<MPI_Count>(k);
+        rem -= k * s.type->size;
+        if (k < s.count) break;
+    }
+    return rem == 0 ? n : MPI_UNDEFINED;
+}
+
+}  // namespace ftmpi::mpi

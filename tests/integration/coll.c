@@ -1,0 +1,598 @@
+/*
+ * Every intra-communicator collective checked against a sequential reference
+ * computed locally: MPI_INT, MPI_DOUBLE and MPI_LONG_LONG at counts 0, 1, 7,
+ * 1000 and 100000 (so both the small and the large allreduce algorithms run),
+ * every root (all roots up to 1000 elements; first and last root above),
+ * MPI_IN_PLACE where the standard allows it, blocking and nonblocking.
+ *
+ * Each nonblocking collective overlaps a ring of user point-to-point traffic
+ * on MPI_COMM_WORLD received with MPI_ANY_SOURCE / MPI_ANY_TAG: that receive
+ * must get exactly the neighbour's message, never collective traffic.
+ * Several nonblocking collectives are also kept in flight at once and waited
+ * in another order. Also: a non-commutative user op (affine maps composed in
+ * rank order) through reduce, allreduce, scan, exscan, reduce_scatter_block;
+ * MINLOC/MAXLOC with ties on MPI_DOUBLE_INT; Reduce_local; argument errors
+ * under MPI_ERRORS_RETURN; derived datatypes through bcast and allgather.
+ * Any nprocs >= 1.
+ */
+#include "testlib.h"
+
+static int rank, size;
+
+static size_t esize(MPI_Datatype t) { return t == MPI_INT ? sizeof(int) : t == MPI_DOUBLE ? sizeof(double) : sizeof(long long); }
+static const char *tname(MPI_Datatype t) { return t == MPI_INT ? "int" : t == MPI_DOUBLE ? "double" : "long long"; }
+
+static void put(MPI_Datatype t, void *b, size_t i, long long v) {
+    if (t == MPI_INT) ((int *)b)[i] = (int)v;
+    else if (t == MPI_DOUBLE) ((double *)b)[i] = (double)v;
+    else ((long long *)b)[i] = v;
+}
+static long long get(MPI_Datatype t, const void *b, size_t i) {
+    if (t == MPI_INT) return ((const int *)b)[i];
+    if (t == MPI_DOUBLE) return (long long)((const double *)b)[i];
+    return ((const long long *)b)[i];
+}
+
+/* The value rank r contributes at element i (small, may be negative). */
+static long long val(int r, size_t i, int salt) { return (long long)((r * 7 + (long long)i * 3 + salt) % 11) - 3; }
+static long long pval(int r, size_t i) { return 1 + (long long)((r + i) % 2); } /* for PROD */
+/* Data unique-ish per (rank, index) for the data-movement collectives. */
+static long long dval(int r, size_t i, int salt) { return (long long)(r * 131 + (long long)i * 7 + salt) % 100003; }
+
+static long long apply(MPI_Op op, long long a, long long b) {
+    if (op == MPI_SUM) return a + b;
+    if (op == MPI_PROD) return a * b;
+    if (op == MPI_MAX) return a > b ? a : b;
+    return a < b ? a : b; /* MPI_MIN */
+}
+static long long contrib(MPI_Op op, int r, size_t i, int salt) { return op == MPI_PROD ? pval(r, i) : val(r, i, salt); }
+/* Reduction of ranks lo..hi (inclusive) at element i. */
+static long long ref(MPI_Op op, int lo, int hi, size_t i, int salt) {
+    long long acc = contrib(op, lo, i, salt);
+    for (int r = lo + 1; r <= hi; ++r) acc = apply(op, acc, contrib(op, r, i, salt));
+    return acc;
+}
+static void fill(MPI_Op op, MPI_Datatype t, void *b, size_t n, int salt) {
+    for (size_t i = 0; i < n; ++i) put(t, b, i, contrib(op, rank, i, salt));
+}
+
+static void *xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    CHECK(p != NULL, "malloc(%zu)", n);
+    return p;
+}
+
+/* Completes a nonblocking collective while user traffic on the same
+ * communicator runs around a ring, received with wildcards. */
+static int ring_seq = 0;
+static void finish(MPI_Request *coll, int nb) {
+    if (!nb) return;
+    int token_out = rank * 1000 + ring_seq, token_in = -1;
+    const int tag = ring_seq++ % 100;
+    MPI_Request r[3];
+    MPI_Status st[3];
+    MPI_OK(MPI_Irecv(&token_in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]));
+    r[1] = *coll;
+    MPI_OK(MPI_Isend(&token_out, 1, MPI_INT, (rank + 1) % size, tag, MPI_COMM_WORLD, &r[2]));
+    MPI_OK(MPI_Waitall(3, r, st));
+    const int left = (rank - 1 + size) % size;
+    CHECK(st[0].MPI_SOURCE == left && st[0].MPI_TAG == tag && token_in == left * 1000 + ring_seq - 1,
+          "user receive matched source %d tag %d token %d", st[0].MPI_SOURCE, st[0].MPI_TAG, token_in);
+    CHECK(r[1] == MPI_REQUEST_NULL, "collective request not freed by Waitall");
+    *coll = MPI_REQUEST_NULL;
+}
+
+#define EXPECT_EQ(got, want, what, ...)                                                                       \
+    CHECK((got) == (want), "%s %s count %zu: element mismatch got %lld want %lld", what, tname(t), n, \
+          (long long)(got), (long long)(want))
+
+static void t_bcast(MPI_Datatype t, size_t n, int root, int nb) {
+    void *b = xmalloc(n * esize(t));
+    for (size_t i = 0; i < n; ++i) put(t, b, i, rank == root ? dval(root, i, 1) : -99);
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (nb) MPI_OK(MPI_Ibcast(b, (int)n, t, root, MPI_COMM_WORLD, &rq));
+    else MPI_OK(MPI_Bcast(b, (int)n, t, root, MPI_COMM_WORLD));
+    finish(&rq, nb);
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(get(t, b, i), dval(root, i, 1), "bcast");
+    free(b);
+}
+
+static void t_reduce(MPI_Datatype t, size_t n, MPI_Op op, int root, int inplace, int nb) {
+    void *s = xmalloc(n * esize(t)), *r = xmalloc(n * esize(t));
+    fill(op, t, s, n, 2);
+    const void *sb = s;
+    if (inplace && rank == root) {
+        fill(op, t, r, n, 2);
+        sb = MPI_IN_PLACE;
+    }
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (nb) MPI_OK(MPI_Ireduce(sb, r, (int)n, t, op, root, MPI_COMM_WORLD, &rq));
+    else MPI_OK(MPI_Reduce(sb, r, (int)n, t, op, root, MPI_COMM_WORLD));
+    finish(&rq, nb);
+    if (rank == root)
+        for (size_t i = 0; i < n; ++i) EXPECT_EQ(get(t, r, i), ref(op, 0, size - 1, i, 2), "reduce");
+    free(s);
+    free(r);
+}
+
+static void t_allreduce(MPI_Datatype t, size_t n, MPI_Op op, int inplace, int nb) {
+    void *s = xmalloc(n * esize(t)), *r = xmalloc(n * esize(t));
+    fill(op, t, inplace ? r : s, n, 3);
+    MPI_Request rq = MPI_REQUEST_NULL;
+    const void *sb = inplace ? MPI_IN_PLACE : s;
+    if (nb) MPI_OK(MPI_Iallreduce(sb, r, (int)n, t, op, MPI_COMM_WORLD, &rq));
+    else MPI_OK(MPI_Allreduce(sb, r, (int)n, t, op, MPI_COMM_WORLD));
+    finish(&rq, nb);
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(get(t, r, i), ref(op, 0, size - 1, i, 3), "allreduce");
+    free(s);
+    free(r);
+}
+
+static void t_scan(MPI_Datatype t, size_t n, MPI_Op op, int excl, int inplace, int nb) {
+    void *s = xmalloc(n * esize(t)), *r = xmalloc(n * esize(t));
+    fill(op, t, inplace ? r : s, n, 4);
+    const void *sb = inplace ? MPI_IN_PLACE : s;
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (excl) {
+        if (nb) MPI_OK(MPI_Iexscan(sb, r, (int)n, t, op, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Exscan(sb, r, (int)n, t, op, MPI_COMM_WORLD));
+    } else {
+        if (nb) MPI_OK(MPI_Iscan(sb, r, (int)n, t, op, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Scan(sb, r, (int)n, t, op, MPI_COMM_WORLD));
+    }
+    finish(&rq, nb);
+    if (!excl || rank > 0)
+        for (size_t i = 0; i < n; ++i)
+            EXPECT_EQ(get(t, r, i), ref(op, 0, excl ? rank - 1 : rank, i, 4), excl ? "exscan" : "scan");
+    free(s);
+    free(r);
+}
+
+/* Reduce_scatter_block (block = n / size, at least the n given when small)
+ * and Reduce_scatter with uneven counts. */
+static void t_reduce_scatter(MPI_Datatype t, size_t n, MPI_Op op, int block, int inplace, int nb) {
+    int *counts = xmalloc((size_t)size * sizeof(int));
+    size_t total = 0, off = 0;
+    for (int i = 0; i < size; ++i) {
+        counts[i] = block ? (int)n : (int)(n / (size_t)size) + (i % 3);
+        if (i < rank) off += (size_t)counts[i];
+        total += (size_t)counts[i];
+    }
+    void *s = xmalloc(total * esize(t)), *r = xmalloc(total * esize(t));
+    fill(op, t, inplace ? r : s, total, 5);
+    const void *sb = inplace ? MPI_IN_PLACE : s;
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (block) {
+        if (nb) MPI_OK(MPI_Ireduce_scatter_block(sb, r, (int)n, t, op, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Reduce_scatter_block(sb, r, (int)n, t, op, MPI_COMM_WORLD));
+    } else {
+        if (nb) MPI_OK(MPI_Ireduce_scatter(sb, r, counts, t, op, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Reduce_scatter(sb, r, counts, t, op, MPI_COMM_WORLD));
+    }
+    finish(&rq, nb);
+    for (size_t i = 0; i < (size_t)counts[rank]; ++i)
+        EXPECT_EQ(get(t, r, i), ref(op, 0, size - 1, off + i, 5), block ? "reduce_scatter_block" : "reduce_scatter");
+    free(counts);
+    free(s);
+    free(r);
+}
+
+/* Gather(v), Scatter(v) at `root`; v: rank i contributes n + i % 2 elements,
+ * placed in reverse rank order with a gap of 1. */
+static void t_gather_scatter(MPI_Datatype t, size_t n, int root, int v, int inplace, int nb) {
+    const size_t es = esize(t);
+    int *counts = xmalloc((size_t)size * sizeof(int)), *displs = xmalloc((size_t)size * sizeof(int));
+    size_t span = 0;
+    for (int i = size - 1; i >= 0; --i) {
+        counts[i] = v ? (int)n + i % 2 : (int)n;
+        displs[i] = v ? (int)span : i * (int)n;
+        span += (size_t)counts[i] + (v ? 1 : 0);
+    }
+    if (!v) span = n * (size_t)size;
+    const int mine = counts[rank];
+    void *s = xmalloc((size_t)mine * es), *r = xmalloc(span * es);
+    /* gather */
+    for (int i = 0; i < mine; ++i) put(t, s, (size_t)i, dval(rank, (size_t)i, 6));
+    for (size_t i = 0; i < span; ++i) put(t, r, i, -7);
+    const void *sb = s;
+    if (inplace && rank == root) {
+        sb = MPI_IN_PLACE;
+        for (int i = 0; i < mine; ++i) put(t, r, (size_t)displs[rank] + (size_t)i, dval(rank, (size_t)i, 6));
+    }
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (v) {
+        if (nb) MPI_OK(MPI_Igatherv(sb, mine, t, r, counts, displs, t, root, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Gatherv(sb, mine, t, r, counts, displs, t, root, MPI_COMM_WORLD));
+    } else {
+        if (nb) MPI_OK(MPI_Igather(sb, mine, t, r, mine, t, root, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Gather(sb, mine, t, r, mine, t, root, MPI_COMM_WORLD));
+    }
+    finish(&rq, nb);
+    if (rank == root)
+        for (int p = 0; p < size; ++p)
+            for (int i = 0; i < counts[p]; ++i)
+                EXPECT_EQ(get(t, r, (size_t)displs[p] + (size_t)i), dval(p, (size_t)i, 6), v ? "gatherv" : "gather");
+    /* scatter: the root sends what it gathered back (salt 8) */
+    if (rank == root)
+        for (int p = 0; p < size; ++p)
+            for (int i = 0; i < counts[p]; ++i) put(t, r, (size_t)displs[p] + (size_t)i, dval(p, (size_t)i, 8));
+    for (int i = 0; i < mine; ++i) put(t, s, (size_t)i, -5);
+    void *rb = (inplace && rank == root) ? MPI_IN_PLACE : s;
+    if (v) {
+        if (nb) MPI_OK(MPI_Iscatterv(r, counts, displs, t, rb, mine, t, root, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Scatterv(r, counts, displs, t, rb, mine, t, root, MPI_COMM_WORLD));
+    } else {
+        if (nb) MPI_OK(MPI_Iscatter(r, mine, t, rb, mine, t, root, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Scatter(r, mine, t, rb, mine, t, root, MPI_COMM_WORLD));
+    }
+    finish(&rq, nb);
+    if (rb != MPI_IN_PLACE)
+        for (int i = 0; i < mine; ++i) EXPECT_EQ(get(t, s, (size_t)i), dval(rank, (size_t)i, 8), v ? "scatterv" : "scatter");
+    free(counts);
+    free(displs);
+    free(s);
+    free(r);
+}
+
+static void t_allgather(MPI_Datatype t, size_t n, int v, int inplace, int nb) {
+    const size_t es = esize(t);
+    int *counts = xmalloc((size_t)size * sizeof(int)), *displs = xmalloc((size_t)size * sizeof(int));
+    size_t span = 0;
+    for (int i = 0; i < size; ++i) {
+        counts[i] = v ? (int)n + (i % 3 == 1) : (int)n;
+        displs[i] = (int)span;
+        span += (size_t)counts[i] + (v ? 2 : 0);
+    }
+    const int mine = counts[rank];
+    void *s = xmalloc((size_t)mine * es), *r = xmalloc(span * es);
+    for (int i = 0; i < mine; ++i) put(t, s, (size_t)i, dval(rank, (size_t)i, 9));
+    for (size_t i = 0; i < span; ++i) put(t, r, i, -7);
+    const void *sb = s;
+    if (inplace) {
+        sb = MPI_IN_PLACE;
+        for (int i = 0; i < mine; ++i) put(t, r, (size_t)displs[rank] + (size_t)i, dval(rank, (size_t)i, 9));
+    }
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (v) {
+        if (nb) MPI_OK(MPI_Iallgatherv(sb, mine, t, r, counts, displs, t, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Allgatherv(sb, mine, t, r, counts, displs, t, MPI_COMM_WORLD));
+    } else {
+        if (nb) MPI_OK(MPI_Iallgather(sb, mine, t, r, mine, t, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Allgather(sb, mine, t, r, mine, t, MPI_COMM_WORLD));
+    }
+    finish(&rq, nb);
+    for (int p = 0; p < size; ++p)
+        for (int i = 0; i < counts[p]; ++i)
+            EXPECT_EQ(get(t, r, (size_t)displs[p] + (size_t)i), dval(p, (size_t)i, 9), v ? "allgatherv" : "allgather");
+    free(counts);
+    free(displs);
+    free(s);
+    free(r);
+}
+
+/* kind 0: alltoall, 1: alltoallv (count to peer p: n + (me+p)%2), 2: alltoallw. */
+static void t_alltoall(MPI_Datatype t, size_t n, int kind, int inplace, int nb) {
+    const size_t es = esize(t);
+    int *sc = xmalloc((size_t)size * sizeof(int)), *sd = xmalloc((size_t)size * sizeof(int));
+    int *rc = xmalloc((size_t)size * sizeof(int)), *rd = xmalloc((size_t)size * sizeof(int));
+    int *sdb = xmalloc((size_t)size * sizeof(int)), *rdb = xmalloc((size_t)size * sizeof(int));
+    MPI_Datatype *types = xmalloc((size_t)size * sizeof(MPI_Datatype));
+    size_t sspan = 0, rspan = 0;
+    for (int p = 0; p < size; ++p) {
+        sc[p] = kind ? (int)n + (rank + p) % 2 : (int)n;
+        rc[p] = sc[p]; /* symmetric: (me+p)%2 */
+        sd[p] = (int)sspan;
+        rd[p] = (int)rspan;
+        sdb[p] = sd[p] * (int)es;
+        rdb[p] = rd[p] * (int)es;
+        types[p] = t;
+        sspan += (size_t)sc[p] + (kind ? 1 : 0);
+        rspan += (size_t)rc[p] + (kind ? 1 : 0);
+    }
+    void *s = xmalloc(sspan * es), *r = xmalloc(rspan * es);
+    /* element i of the block from a to b: dval(a * 64 + b, i) */
+    void *src = inplace ? r : s;
+    int *srcd = inplace ? rd : sd;
+    for (int p = 0; p < size; ++p)
+        for (int i = 0; i < sc[p]; ++i) put(t, src, (size_t)srcd[p] + (size_t)i, dval(rank * 64 + p, (size_t)i, 10));
+    if (!inplace)
+        for (size_t i = 0; i < rspan; ++i) put(t, r, i, -7);
+    const void *sb = inplace ? MPI_IN_PLACE : s;
+    MPI_Request rq = MPI_REQUEST_NULL;
+    if (kind == 0) {
+        if (nb) MPI_OK(MPI_Ialltoall(sb, (int)n, t, r, (int)n, t, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Alltoall(sb, (int)n, t, r, (int)n, t, MPI_COMM_WORLD));
+    } else if (kind == 1) {
+        if (nb) MPI_OK(MPI_Ialltoallv(sb, sc, sd, t, r, rc, rd, t, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Alltoallv(sb, sc, sd, t, r, rc, rd, t, MPI_COMM_WORLD));
+    } else {
+        if (nb) MPI_OK(MPI_Ialltoallw(sb, sc, sdb, types, r, rc, rdb, types, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Alltoallw(sb, sc, sdb, types, r, rc, rdb, types, MPI_COMM_WORLD));
+    }
+    finish(&rq, nb);
+    static const char *names[] = {"alltoall", "alltoallv", "alltoallw"};
+    for (int p = 0; p < size; ++p)
+        for (int i = 0; i < rc[p]; ++i)
+            EXPECT_EQ(get(t, r, (size_t)rd[p] + (size_t)i), dval(p * 64 + rank, (size_t)i, 10), names[kind]);
+    free(sc), free(sd), free(rc), free(rd), free(sdb), free(rdb), free(types), free(s), free(r);
+}
+
+/* Non-commutative: affine maps x -> a x + b (mod 1009), composed in rank
+ * order (lower rank applied first). */
+typedef struct {
+    int a, b;
+} Aff;
+static void compose(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)dt;
+    const Aff *lo = in;
+    Aff *hi = inout;
+    for (int k = 0; k < *len; ++k) {
+        Aff r = {(hi[k].a * lo[k].a) % 1009, (hi[k].a * lo[k].b + hi[k].b) % 1009};
+        hi[k] = r;
+    }
+}
+static Aff aff(int r, int i) { Aff x = {2 + (r * 5 + i) % 7, (r * 3 + i) % 11}; return x; }
+static Aff aff_ref(int lo, int hi, int i) {
+    Aff acc = aff(lo, i);
+    for (int r = lo + 1; r <= hi; ++r) {
+        Aff x = aff(r, i);
+        int len = 1;
+        compose(&acc, &x, &len, NULL);
+        acc = x;
+    }
+    return acc;
+}
+
+static void t_noncommutative(int nb) {
+    MPI_Op op;
+    MPI_OK(MPI_Op_create(compose, 0, &op));
+    int commute = 1;
+    MPI_OK(MPI_Op_commutative(op, &commute));
+    CHECK(commute == 0, "MPI_Op_commutative says %d", commute);
+    enum { N = 5 };
+    Aff s[N * 16], r[N * 16];
+    for (int i = 0; i < N * size && i < N * 16; ++i) s[i] = aff(rank, i);
+    MPI_Request rq = MPI_REQUEST_NULL;
+    for (int root = 0; root < size; ++root) {
+        if (nb) MPI_OK(MPI_Ireduce(s, r, N, MPI_2INT, op, root, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Reduce(s, r, N, MPI_2INT, op, root, MPI_COMM_WORLD));
+        finish(&rq, nb);
+        if (rank == root)
+            for (int i = 0; i < N; ++i) {
+                Aff w = aff_ref(0, size - 1, i);
+                CHECK(r[i].a == w.a && r[i].b == w.b, "noncommutative reduce root %d element %d", root, i);
+            }
+    }
+    if (nb) MPI_OK(MPI_Iallreduce(s, r, N, MPI_2INT, op, MPI_COMM_WORLD, &rq));
+    else MPI_OK(MPI_Allreduce(s, r, N, MPI_2INT, op, MPI_COMM_WORLD));
+    finish(&rq, nb);
+    for (int i = 0; i < N; ++i) {
+        Aff w = aff_ref(0, size - 1, i);
+        CHECK(r[i].a == w.a && r[i].b == w.b, "noncommutative allreduce element %d", i);
+    }
+    for (int excl = 0; excl < 2; ++excl) {
+        if (excl) {
+            if (nb) MPI_OK(MPI_Iexscan(s, r, N, MPI_2INT, op, MPI_COMM_WORLD, &rq));
+            else MPI_OK(MPI_Exscan(s, r, N, MPI_2INT, op, MPI_COMM_WORLD));
+        } else {
+            if (nb) MPI_OK(MPI_Iscan(s, r, N, MPI_2INT, op, MPI_COMM_WORLD, &rq));
+            else MPI_OK(MPI_Scan(s, r, N, MPI_2INT, op, MPI_COMM_WORLD));
+        }
+        finish(&rq, nb);
+        if (excl && rank == 0) continue;
+        for (int i = 0; i < N; ++i) {
+            Aff w = aff_ref(0, excl ? rank - 1 : rank, i);
+            CHECK(r[i].a == w.a && r[i].b == w.b, "noncommutative %s element %d", excl ? "exscan" : "scan", i);
+        }
+    }
+    if (size <= 16) {
+        if (nb) MPI_OK(MPI_Ireduce_scatter_block(s, r, N, MPI_2INT, op, MPI_COMM_WORLD, &rq));
+        else MPI_OK(MPI_Reduce_scatter_block(s, r, N, MPI_2INT, op, MPI_COMM_WORLD));
+        finish(&rq, nb);
+        for (int i = 0; i < N; ++i) {
+            Aff w = aff_ref(0, size - 1, rank * N + i);
+            CHECK(r[i].a == w.a && r[i].b == w.b, "noncommutative reduce_scatter_block element %d", i);
+        }
+    }
+    MPI_OK(MPI_Op_free(&op));
+    CHECK(op == MPI_OP_NULL, "MPI_Op_free did not reset the handle");
+}
+
+static void t_minloc(int nb) {
+    typedef struct {
+        double v;
+        int i;
+    } DI;
+    enum { N = 4 };
+    DI s[N], mn[N], mx[N];
+    /* element 0: all tie (lowest rank wins both); 1: value = rank; 2: value = -rank; 3: ties on two values */
+    for (int k = 0; k < N; ++k) s[k].i = rank;
+    s[0].v = 1.5;
+    s[1].v = rank;
+    s[2].v = -rank;
+    s[3].v = rank % 2;
+    MPI_Request r1 = MPI_REQUEST_NULL, r2 = MPI_REQUEST_NULL;
+    if (nb) {
+        MPI_OK(MPI_Iallreduce(s, mn, N, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD, &r1));
+        MPI_OK(MPI_Iallreduce(s, mx, N, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD, &r2));
+        MPI_OK(MPI_Wait(&r2, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Wait(&r1, MPI_STATUS_IGNORE));
+    } else {
+        MPI_OK(MPI_Allreduce(s, mn, N, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD));
+        MPI_OK(MPI_Allreduce(s, mx, N, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD));
+    }
+    const int last = size - 1;
+    CHECK(mn[0].v == 1.5 && mn[0].i == 0 && mx[0].v == 1.5 && mx[0].i == 0, "tie element 0");
+    CHECK(mn[1].v == 0 && mn[1].i == 0 && mx[1].v == last && mx[1].i == last, "element 1");
+    CHECK(mn[2].v == -last && mn[2].i == last && mx[2].v == 0 && mx[2].i == 0, "element 2");
+    CHECK(mn[3].v == 0 && mn[3].i == 0 && mx[3].v == (size > 1) && mx[3].i == (size > 1), "element 3");
+}
+
+/* Several nonblocking collectives in flight at once, waited in another order. */
+static void t_overlap(void) {
+    const int n = 1000;
+    int *a = xmalloc(n * sizeof(int)), *b = xmalloc(n * sizeof(int)), *g = xmalloc((size_t)size * n * sizeof(int));
+    int *c = xmalloc(n * sizeof(int));
+    for (int i = 0; i < n; ++i) {
+        a[i] = rank + i;
+        b[i] = rank == size - 1 ? 3 * i : -1;
+        c[i] = rank * i;
+    }
+    MPI_Request r[4];
+    MPI_OK(MPI_Iallreduce(MPI_IN_PLACE, a, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]));
+    MPI_OK(MPI_Ibcast(b, n, MPI_INT, size - 1, MPI_COMM_WORLD, &r[1]));
+    MPI_OK(MPI_Iallgather(c, n, MPI_INT, g, n, MPI_INT, MPI_COMM_WORLD, &r[2]));
+    MPI_OK(MPI_Ibarrier(MPI_COMM_WORLD, &r[3]));
+    int flag = 0;
+    while (!flag) MPI_OK(MPI_Test(&r[3], &flag, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Wait(&r[2], MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < n; ++i) {
+        CHECK(a[i] == size * (size - 1) / 2 + size * i, "overlap allreduce %d", i);
+        CHECK(b[i] == 3 * i, "overlap bcast %d", i);
+        for (int p = 0; p < size; ++p) CHECK(g[p * n + i] == p * i, "overlap allgather %d %d", p, i);
+    }
+    free(a), free(b), free(c), free(g);
+}
+
+static void t_errors(void) {
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int x = 1, y = 0, cls = 0;
+    struct {
+        int rc, want;
+        const char *what;
+    } cases[] = {
+        {MPI_Bcast(&x, 1, MPI_INT, size, MPI_COMM_WORLD), MPI_ERR_ROOT, "bcast root = size"},
+        {MPI_Bcast(&x, -1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_COUNT, "bcast count -1"},
+        {MPI_Bcast(&x, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD), MPI_ERR_TYPE, "bcast null type"},
+        {MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM, "bcast null comm"},
+        {MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP, "allreduce null op"},
+        {MPI_Allreduce(&x, &y, 1, MPI_BYTE, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP, "allreduce SUM on BYTE"},
+        {MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD), MPI_ERR_OP, "allreduce BAND on DOUBLE"},
+        {MPI_Allreduce(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "recvbuf IN_PLACE"},
+        {MPI_Allreduce(&x, NULL, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "recvbuf NULL"},
+        {MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, -1, MPI_COMM_WORLD), MPI_ERR_ROOT, "reduce root -1"},
+        {MPI_Allgather(&x, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER, "allgather recvbuf IN_PLACE"},
+        {MPI_Ibarrier(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "ibarrier NULL request"},
+        {MPI_Reduce_local(&x, &y, 1, MPI_INT, MPI_MINLOC), MPI_ERR_OP, "reduce_local MINLOC on INT"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        CHECK(cases[k].rc != MPI_SUCCESS, "%s: succeeded", cases[k].what);
+        MPI_OK(MPI_Error_class(cases[k].rc, &cls));
+        CHECK(cls == cases[k].want, "%s: class %d, want %d", cases[k].what, cls, cases[k].want);
+    }
+    /* Reduce_local on every op x one type of each class. */
+    int ia = 6, ib = 3;
+    MPI_OK(MPI_Reduce_local(&ia, &ib, 1, MPI_INT, MPI_BXOR));
+    CHECK(ib == 5, "reduce_local BXOR %d", ib);
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+}
+
+/* Derived datatypes move through the collectives (the point-to-point path
+ * packs them; the root's own block goes through a self transfer); reductions
+ * on homogeneous derived types; predefined ops on a mixed struct type are
+ * refused with MPI_ERR_UNSUPPORTED_OPERATION. */
+static void t_derived(void) {
+    MPI_Datatype vec, vr, pair;
+    MPI_OK(MPI_Type_vector(4, 1, 2, MPI_INT, &vec));
+    MPI_OK(MPI_Type_commit(&vec));
+    MPI_OK(MPI_Type_create_resized(vec, 0, 8 * (MPI_Aint)sizeof(int), &vr));
+    MPI_OK(MPI_Type_commit(&vr));
+    for (int root = 0; root < size; ++root) {
+        int b[8];
+        for (int i = 0; i < 8; ++i) b[i] = rank == root ? i : -1;
+        MPI_OK(MPI_Bcast(b, 1, vec, root, MPI_COMM_WORLD));
+        for (int i = 0; i < 8; ++i)
+            CHECK(b[i] == (i % 2 == 0 || rank == root ? i : -1), "bcast vector root %d element %d: %d", root, i, b[i]);
+    }
+    int s[4], *g = xmalloc(sizeof(int) * 8 * (size_t)size);
+    for (int i = 0; i < 4; ++i) s[i] = rank * 10 + i;
+    for (int i = 0; i < 8 * size; ++i) g[i] = -1;
+    MPI_OK(MPI_Allgather(s, 4, MPI_INT, g, 1, vr, MPI_COMM_WORLD));
+    for (int p = 0; p < size; ++p)
+        for (int i = 0; i < 8; ++i)
+            CHECK(g[p * 8 + i] == (i % 2 ? -1 : p * 10 + i / 2), "allgather into vector p %d i %d: %d", p, i, g[p * 8 + i]);
+    MPI_OK(MPI_Type_contiguous(2, MPI_INT, &pair));
+    MPI_OK(MPI_Type_commit(&pair));
+    /* Homogeneous derived types reduce like their basic type: a pair of ints
+     * (contiguous) and the vector (every other int of 8). */
+    int in[8], out[8];
+    for (int i = 0; i < 8; ++i) in[i] = rank + i, out[i] = -3;
+    MPI_OK(MPI_Allreduce(in, out, 2, pair, MPI_SUM, MPI_COMM_WORLD));
+    for (int i = 0; i < 4; ++i) CHECK(out[i] == size * (size - 1) / 2 + size * i, "allreduce on pair %d: %d", i, out[i]);
+    for (int i = 0; i < 8; ++i) out[i] = -3;
+    MPI_OK(MPI_Allreduce(in, out, 1, vec, MPI_MAX, MPI_COMM_WORLD));
+    for (int i = 0; i < 8; ++i) CHECK(out[i] == (i % 2 ? -3 : size - 1 + i), "allreduce on vector %d: %d", i, out[i]);
+    /* A struct of int and double: predefined ops refuse it. */
+    MPI_Datatype mixed, types2[2] = {MPI_INT, MPI_DOUBLE};
+    int lens[2] = {1, 1};
+    MPI_Aint disps[2] = {0, 8};
+    MPI_OK(MPI_Type_create_struct(2, lens, disps, types2, &mixed));
+    MPI_OK(MPI_Type_commit(&mixed));
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    double m_in[2] = {0, 0}, m_out[2];
+    int cls = 0;
+    const int rc = MPI_Allreduce(m_in, m_out, 1, mixed, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(rc != MPI_SUCCESS, "allreduce SUM on a struct type succeeded");
+    MPI_OK(MPI_Error_class(rc, &cls));
+    CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "allreduce SUM on a struct type: class %d", cls);
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    MPI_OK(MPI_Type_free(&mixed));
+    MPI_OK(MPI_Type_free(&vec));
+    MPI_OK(MPI_Type_free(&vr));
+    MPI_OK(MPI_Type_free(&pair));
+    free(g);
+}
+
+int main(int argc, char **argv) {
+    MPI_OK(MPI_Init(&argc, &argv));
+    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    t_errors();
+    t_derived();
+    const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE, MPI_LONG_LONG};
+    const size_t counts[] = {0, 1, 7, 1000, 100000};
+    const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
+    for (int nb = 0; nb < 2; ++nb) {
+        t_noncommutative(nb);
+        t_minloc(nb);
+        for (int ti = 0; ti < 3; ++ti) {
+            const MPI_Datatype t = types[ti];
+            for (int ci = 0; ci < 5; ++ci) {
+                const size_t n = counts[ci];
+                const int big = n > 1000;
+                for (int root = 0; root < size; ++root) {
+                    if (big && root != 0 && root != size - 1) continue;
+                    t_bcast(t, n, root, nb);
+                    t_reduce(t, n, ops[root % 4], root, root % 2, nb);
+                    if (big && ti != 0) continue;
+                    t_gather_scatter(t, n, root, 0, root % 2, nb);
+                    t_gather_scatter(t, n, root, 1, (root + 1) % 2, nb);
+                }
+                for (int oi = 0; oi < 4; ++oi) {
+                    if (big && oi > 1) continue;
+                    t_allreduce(t, n, ops[oi], oi % 2, nb);
+                }
+                t_scan(t, n, MPI_SUM, 0, 0, nb);
+                t_scan(t, n, MPI_MAX, 1, 1, nb);
+                if (!big) {
+                    t_scan(t, n, MPI_SUM, 0, 1, nb);
+                    t_scan(t, n, MPI_SUM, 1, 0, nb);
+                }
+                const size_t rsn = big ? n / (size_t)size : n;
+                t_reduce_scatter(t, rsn, MPI_SUM, 1, nb, nb);
+                t_reduce_scatter(t, rsn, MPI_MAX, 0, 1 - nb, nb);
+                if (big && ti != 0) continue;
+                const size_t an = big ? n / (size_t)size : n;
+                t_allgather(t, an, 0, nb, nb);
+                t_allgather(t, an, 1, 1 - nb, nb);
+                for (int kind = 0; kind < 3; ++kind) t_alltoall(t, an, kind, (kind + nb) % 2, nb);
+            }
+        }
+        t_overlap();
+    }
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) printf("coll: all collectives match the sequential reference on %d ranks\n", size);
+    MPI_OK(MPI_Finalize());
+    return 0;
+}
