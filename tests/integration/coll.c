@@ -6,7 +6,7 @@
  * MPI_IN_PLACE where the standard allows it, blocking and nonblocking.
  *
  * Each nonblocking collective overlaps a ring of user point-to-point traffic
- * on MPI_COMM_WORLD received with MPI_ANY_SOURCE / MPI_ANY_TAG: that receive
+ * on tc received with MPI_ANY_SOURCE / MPI_ANY_TAG: that receive
  * must get exactly the neighbour's message, never collective traffic.
  * Several nonblocking collectives are also kept in flight at once and waited
  * in another order. Also: a non-commutative user op (affine maps composed in
@@ -18,6 +18,8 @@
 #include "testlib.h"
 
 static int rank, size;
+/* The communicator under test: MPI_COMM_WORLD, then one from MPI_Comm_split. */
+static MPI_Comm tc;
 
 static size_t esize(MPI_Datatype t) { return t == MPI_INT ? sizeof(int) : t == MPI_DOUBLE ? sizeof(double) : sizeof(long long); }
 static const char *tname(MPI_Datatype t) { return t == MPI_INT ? "int" : t == MPI_DOUBLE ? "double" : "long long"; }
@@ -71,9 +73,9 @@ static void finish(MPI_Request *coll, int nb) {
     const int tag = ring_seq++ % 100;
     MPI_Request r[3];
     MPI_Status st[3];
-    MPI_OK(MPI_Irecv(&token_in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]));
+    MPI_OK(MPI_Irecv(&token_in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, tc, &r[0]));
     r[1] = *coll;
-    MPI_OK(MPI_Isend(&token_out, 1, MPI_INT, (rank + 1) % size, tag, MPI_COMM_WORLD, &r[2]));
+    MPI_OK(MPI_Isend(&token_out, 1, MPI_INT, (rank + 1) % size, tag, tc, &r[2]));
     MPI_OK(MPI_Waitall(3, r, st));
     const int left = (rank - 1 + size) % size;
     CHECK(st[0].MPI_SOURCE == left && st[0].MPI_TAG == tag && token_in == left * 1000 + ring_seq - 1,
@@ -90,8 +92,8 @@ static void t_bcast(MPI_Datatype t, size_t n, int root, int nb) {
     void *b = xmalloc(n * esize(t));
     for (size_t i = 0; i < n; ++i) put(t, b, i, rank == root ? dval(root, i, 1) : -99);
     MPI_Request rq = MPI_REQUEST_NULL;
-    if (nb) MPI_OK(MPI_Ibcast(b, (int)n, t, root, MPI_COMM_WORLD, &rq));
-    else MPI_OK(MPI_Bcast(b, (int)n, t, root, MPI_COMM_WORLD));
+    if (nb) MPI_OK(MPI_Ibcast(b, (int)n, t, root, tc, &rq));
+    else MPI_OK(MPI_Bcast(b, (int)n, t, root, tc));
     finish(&rq, nb);
     for (size_t i = 0; i < n; ++i) EXPECT_EQ(get(t, b, i), dval(root, i, 1), "bcast");
     free(b);
@@ -106,8 +108,8 @@ static void t_reduce(MPI_Datatype t, size_t n, MPI_Op op, int root, int inplace,
         sb = MPI_IN_PLACE;
     }
     MPI_Request rq = MPI_REQUEST_NULL;
-    if (nb) MPI_OK(MPI_Ireduce(sb, r, (int)n, t, op, root, MPI_COMM_WORLD, &rq));
-    else MPI_OK(MPI_Reduce(sb, r, (int)n, t, op, root, MPI_COMM_WORLD));
+    if (nb) MPI_OK(MPI_Ireduce(sb, r, (int)n, t, op, root, tc, &rq));
+    else MPI_OK(MPI_Reduce(sb, r, (int)n, t, op, root, tc));
     finish(&rq, nb);
     if (rank == root)
         for (size_t i = 0; i < n; ++i) EXPECT_EQ(get(t, r, i), ref(op, 0, size - 1, i, 2), "reduce");
@@ -120,8 +122,8 @@ static void t_allreduce(MPI_Datatype t, size_t n, MPI_Op op, int inplace, int nb
     fill(op, t, inplace ? r : s, n, 3);
     MPI_Request rq = MPI_REQUEST_NULL;
     const void *sb = inplace ? MPI_IN_PLACE : s;
-    if (nb) MPI_OK(MPI_Iallreduce(sb, r, (int)n, t, op, MPI_COMM_WORLD, &rq));
-    else MPI_OK(MPI_Allreduce(sb, r, (int)n, t, op, MPI_COMM_WORLD));
+    if (nb) MPI_OK(MPI_Iallreduce(sb, r, (int)n, t, op, tc, &rq));
+    else MPI_OK(MPI_Allreduce(sb, r, (int)n, t, op, tc));
     finish(&rq, nb);
     for (size_t i = 0; i < n; ++i) EXPECT_EQ(get(t, r, i), ref(op, 0, size - 1, i, 3), "allreduce");
     free(s);
@@ -134,11 +136,11 @@ static void t_scan(MPI_Datatype t, size_t n, MPI_Op op, int excl, int inplace, i
     const void *sb = inplace ? MPI_IN_PLACE : s;
     MPI_Request rq = MPI_REQUEST_NULL;
     if (excl) {
-        if (nb) MPI_OK(MPI_Iexscan(sb, r, (int)n, t, op, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Exscan(sb, r, (int)n, t, op, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Iexscan(sb, r, (int)n, t, op, tc, &rq));
+        else MPI_OK(MPI_Exscan(sb, r, (int)n, t, op, tc));
     } else {
-        if (nb) MPI_OK(MPI_Iscan(sb, r, (int)n, t, op, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Scan(sb, r, (int)n, t, op, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Iscan(sb, r, (int)n, t, op, tc, &rq));
+        else MPI_OK(MPI_Scan(sb, r, (int)n, t, op, tc));
     }
     finish(&rq, nb);
     if (!excl || rank > 0)
@@ -163,11 +165,11 @@ static void t_reduce_scatter(MPI_Datatype t, size_t n, MPI_Op op, int block, int
     const void *sb = inplace ? MPI_IN_PLACE : s;
     MPI_Request rq = MPI_REQUEST_NULL;
     if (block) {
-        if (nb) MPI_OK(MPI_Ireduce_scatter_block(sb, r, (int)n, t, op, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Reduce_scatter_block(sb, r, (int)n, t, op, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Ireduce_scatter_block(sb, r, (int)n, t, op, tc, &rq));
+        else MPI_OK(MPI_Reduce_scatter_block(sb, r, (int)n, t, op, tc));
     } else {
-        if (nb) MPI_OK(MPI_Ireduce_scatter(sb, r, counts, t, op, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Reduce_scatter(sb, r, counts, t, op, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Ireduce_scatter(sb, r, counts, t, op, tc, &rq));
+        else MPI_OK(MPI_Reduce_scatter(sb, r, counts, t, op, tc));
     }
     finish(&rq, nb);
     for (size_t i = 0; i < (size_t)counts[rank]; ++i)
@@ -201,11 +203,11 @@ static void t_gather_scatter(MPI_Datatype t, size_t n, int root, int v, int inpl
     }
     MPI_Request rq = MPI_REQUEST_NULL;
     if (v) {
-        if (nb) MPI_OK(MPI_Igatherv(sb, mine, t, r, counts, displs, t, root, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Gatherv(sb, mine, t, r, counts, displs, t, root, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Igatherv(sb, mine, t, r, counts, displs, t, root, tc, &rq));
+        else MPI_OK(MPI_Gatherv(sb, mine, t, r, counts, displs, t, root, tc));
     } else {
-        if (nb) MPI_OK(MPI_Igather(sb, mine, t, r, mine, t, root, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Gather(sb, mine, t, r, mine, t, root, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Igather(sb, mine, t, r, mine, t, root, tc, &rq));
+        else MPI_OK(MPI_Gather(sb, mine, t, r, mine, t, root, tc));
     }
     finish(&rq, nb);
     if (rank == root)
@@ -219,11 +221,11 @@ static void t_gather_scatter(MPI_Datatype t, size_t n, int root, int v, int inpl
     for (int i = 0; i < mine; ++i) put(t, s, (size_t)i, -5);
     void *rb = (inplace && rank == root) ? MPI_IN_PLACE : s;
     if (v) {
-        if (nb) MPI_OK(MPI_Iscatterv(r, counts, displs, t, rb, mine, t, root, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Scatterv(r, counts, displs, t, rb, mine, t, root, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Iscatterv(r, counts, displs, t, rb, mine, t, root, tc, &rq));
+        else MPI_OK(MPI_Scatterv(r, counts, displs, t, rb, mine, t, root, tc));
     } else {
-        if (nb) MPI_OK(MPI_Iscatter(r, mine, t, rb, mine, t, root, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Scatter(r, mine, t, rb, mine, t, root, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Iscatter(r, mine, t, rb, mine, t, root, tc, &rq));
+        else MPI_OK(MPI_Scatter(r, mine, t, rb, mine, t, root, tc));
     }
     finish(&rq, nb);
     if (rb != MPI_IN_PLACE)
@@ -254,11 +256,11 @@ static void t_allgather(MPI_Datatype t, size_t n, int v, int inplace, int nb) {
     }
     MPI_Request rq = MPI_REQUEST_NULL;
     if (v) {
-        if (nb) MPI_OK(MPI_Iallgatherv(sb, mine, t, r, counts, displs, t, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Allgatherv(sb, mine, t, r, counts, displs, t, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Iallgatherv(sb, mine, t, r, counts, displs, t, tc, &rq));
+        else MPI_OK(MPI_Allgatherv(sb, mine, t, r, counts, displs, t, tc));
     } else {
-        if (nb) MPI_OK(MPI_Iallgather(sb, mine, t, r, mine, t, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Allgather(sb, mine, t, r, mine, t, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Iallgather(sb, mine, t, r, mine, t, tc, &rq));
+        else MPI_OK(MPI_Allgather(sb, mine, t, r, mine, t, tc));
     }
     finish(&rq, nb);
     for (int p = 0; p < size; ++p)
@@ -300,14 +302,14 @@ static void t_alltoall(MPI_Datatype t, size_t n, int kind, int inplace, int nb) 
     const void *sb = inplace ? MPI_IN_PLACE : s;
     MPI_Request rq = MPI_REQUEST_NULL;
     if (kind == 0) {
-        if (nb) MPI_OK(MPI_Ialltoall(sb, (int)n, t, r, (int)n, t, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Alltoall(sb, (int)n, t, r, (int)n, t, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Ialltoall(sb, (int)n, t, r, (int)n, t, tc, &rq));
+        else MPI_OK(MPI_Alltoall(sb, (int)n, t, r, (int)n, t, tc));
     } else if (kind == 1) {
-        if (nb) MPI_OK(MPI_Ialltoallv(sb, sc, sd, t, r, rc, rd, t, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Alltoallv(sb, sc, sd, t, r, rc, rd, t, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Ialltoallv(sb, sc, sd, t, r, rc, rd, t, tc, &rq));
+        else MPI_OK(MPI_Alltoallv(sb, sc, sd, t, r, rc, rd, t, tc));
     } else {
-        if (nb) MPI_OK(MPI_Ialltoallw(sb, sc, sdb, types, r, rc, rdb, types, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Alltoallw(sb, sc, sdb, types, r, rc, rdb, types, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Ialltoallw(sb, sc, sdb, types, r, rc, rdb, types, tc, &rq));
+        else MPI_OK(MPI_Alltoallw(sb, sc, sdb, types, r, rc, rdb, types, tc));
     }
     finish(&rq, nb);
     static const char *names[] = {"alltoall", "alltoallv", "alltoallw"};
@@ -354,8 +356,8 @@ static void t_noncommutative(int nb) {
     for (int i = 0; i < N * size && i < N * 16; ++i) s[i] = aff(rank, i);
     MPI_Request rq = MPI_REQUEST_NULL;
     for (int root = 0; root < size; ++root) {
-        if (nb) MPI_OK(MPI_Ireduce(s, r, N, MPI_2INT, op, root, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Reduce(s, r, N, MPI_2INT, op, root, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Ireduce(s, r, N, MPI_2INT, op, root, tc, &rq));
+        else MPI_OK(MPI_Reduce(s, r, N, MPI_2INT, op, root, tc));
         finish(&rq, nb);
         if (rank == root)
             for (int i = 0; i < N; ++i) {
@@ -363,8 +365,8 @@ static void t_noncommutative(int nb) {
                 CHECK(r[i].a == w.a && r[i].b == w.b, "noncommutative reduce root %d element %d", root, i);
             }
     }
-    if (nb) MPI_OK(MPI_Iallreduce(s, r, N, MPI_2INT, op, MPI_COMM_WORLD, &rq));
-    else MPI_OK(MPI_Allreduce(s, r, N, MPI_2INT, op, MPI_COMM_WORLD));
+    if (nb) MPI_OK(MPI_Iallreduce(s, r, N, MPI_2INT, op, tc, &rq));
+    else MPI_OK(MPI_Allreduce(s, r, N, MPI_2INT, op, tc));
     finish(&rq, nb);
     for (int i = 0; i < N; ++i) {
         Aff w = aff_ref(0, size - 1, i);
@@ -372,11 +374,11 @@ static void t_noncommutative(int nb) {
     }
     for (int excl = 0; excl < 2; ++excl) {
         if (excl) {
-            if (nb) MPI_OK(MPI_Iexscan(s, r, N, MPI_2INT, op, MPI_COMM_WORLD, &rq));
-            else MPI_OK(MPI_Exscan(s, r, N, MPI_2INT, op, MPI_COMM_WORLD));
+            if (nb) MPI_OK(MPI_Iexscan(s, r, N, MPI_2INT, op, tc, &rq));
+            else MPI_OK(MPI_Exscan(s, r, N, MPI_2INT, op, tc));
         } else {
-            if (nb) MPI_OK(MPI_Iscan(s, r, N, MPI_2INT, op, MPI_COMM_WORLD, &rq));
-            else MPI_OK(MPI_Scan(s, r, N, MPI_2INT, op, MPI_COMM_WORLD));
+            if (nb) MPI_OK(MPI_Iscan(s, r, N, MPI_2INT, op, tc, &rq));
+            else MPI_OK(MPI_Scan(s, r, N, MPI_2INT, op, tc));
         }
         finish(&rq, nb);
         if (excl && rank == 0) continue;
@@ -386,8 +388,8 @@ static void t_noncommutative(int nb) {
         }
     }
     if (size <= 16) {
-        if (nb) MPI_OK(MPI_Ireduce_scatter_block(s, r, N, MPI_2INT, op, MPI_COMM_WORLD, &rq));
-        else MPI_OK(MPI_Reduce_scatter_block(s, r, N, MPI_2INT, op, MPI_COMM_WORLD));
+        if (nb) MPI_OK(MPI_Ireduce_scatter_block(s, r, N, MPI_2INT, op, tc, &rq));
+        else MPI_OK(MPI_Reduce_scatter_block(s, r, N, MPI_2INT, op, tc));
         finish(&rq, nb);
         for (int i = 0; i < N; ++i) {
             Aff w = aff_ref(0, size - 1, rank * N + i);
@@ -413,13 +415,13 @@ static void t_minloc(int nb) {
     s[3].v = rank % 2;
     MPI_Request r1 = MPI_REQUEST_NULL, r2 = MPI_REQUEST_NULL;
     if (nb) {
-        MPI_OK(MPI_Iallreduce(s, mn, N, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD, &r1));
-        MPI_OK(MPI_Iallreduce(s, mx, N, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD, &r2));
+        MPI_OK(MPI_Iallreduce(s, mn, N, MPI_DOUBLE_INT, MPI_MINLOC, tc, &r1));
+        MPI_OK(MPI_Iallreduce(s, mx, N, MPI_DOUBLE_INT, MPI_MAXLOC, tc, &r2));
         MPI_OK(MPI_Wait(&r2, MPI_STATUS_IGNORE));
         MPI_OK(MPI_Wait(&r1, MPI_STATUS_IGNORE));
     } else {
-        MPI_OK(MPI_Allreduce(s, mn, N, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD));
-        MPI_OK(MPI_Allreduce(s, mx, N, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD));
+        MPI_OK(MPI_Allreduce(s, mn, N, MPI_DOUBLE_INT, MPI_MINLOC, tc));
+        MPI_OK(MPI_Allreduce(s, mx, N, MPI_DOUBLE_INT, MPI_MAXLOC, tc));
     }
     const int last = size - 1;
     CHECK(mn[0].v == 1.5 && mn[0].i == 0 && mx[0].v == 1.5 && mx[0].i == 0, "tie element 0");
@@ -439,10 +441,10 @@ static void t_overlap(void) {
         c[i] = rank * i;
     }
     MPI_Request r[4];
-    MPI_OK(MPI_Iallreduce(MPI_IN_PLACE, a, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]));
-    MPI_OK(MPI_Ibcast(b, n, MPI_INT, size - 1, MPI_COMM_WORLD, &r[1]));
-    MPI_OK(MPI_Iallgather(c, n, MPI_INT, g, n, MPI_INT, MPI_COMM_WORLD, &r[2]));
-    MPI_OK(MPI_Ibarrier(MPI_COMM_WORLD, &r[3]));
+    MPI_OK(MPI_Iallreduce(MPI_IN_PLACE, a, n, MPI_INT, MPI_SUM, tc, &r[0]));
+    MPI_OK(MPI_Ibcast(b, n, MPI_INT, size - 1, tc, &r[1]));
+    MPI_OK(MPI_Iallgather(c, n, MPI_INT, g, n, MPI_INT, tc, &r[2]));
+    MPI_OK(MPI_Ibarrier(tc, &r[3]));
     int flag = 0;
     while (!flag) MPI_OK(MPI_Test(&r[3], &flag, MPI_STATUS_IGNORE));
     MPI_OK(MPI_Wait(&r[2], MPI_STATUS_IGNORE));
@@ -456,24 +458,25 @@ static void t_overlap(void) {
 }
 
 static void t_errors(void) {
-    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_OK(MPI_Comm_set_errhandler(tc, MPI_ERRORS_RETURN));
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)); /* errors on MPI_COMM_NULL land here */
     int x = 1, y = 0, cls = 0;
     struct {
         int rc, want;
         const char *what;
     } cases[] = {
-        {MPI_Bcast(&x, 1, MPI_INT, size, MPI_COMM_WORLD), MPI_ERR_ROOT, "bcast root = size"},
-        {MPI_Bcast(&x, -1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_COUNT, "bcast count -1"},
-        {MPI_Bcast(&x, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD), MPI_ERR_TYPE, "bcast null type"},
+        {MPI_Bcast(&x, 1, MPI_INT, size, tc), MPI_ERR_ROOT, "bcast root = size"},
+        {MPI_Bcast(&x, -1, MPI_INT, 0, tc), MPI_ERR_COUNT, "bcast count -1"},
+        {MPI_Bcast(&x, 1, MPI_DATATYPE_NULL, 0, tc), MPI_ERR_TYPE, "bcast null type"},
         {MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM, "bcast null comm"},
-        {MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP, "allreduce null op"},
-        {MPI_Allreduce(&x, &y, 1, MPI_BYTE, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP, "allreduce SUM on BYTE"},
-        {MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD), MPI_ERR_OP, "allreduce BAND on DOUBLE"},
-        {MPI_Allreduce(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "recvbuf IN_PLACE"},
-        {MPI_Allreduce(&x, NULL, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "recvbuf NULL"},
-        {MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, -1, MPI_COMM_WORLD), MPI_ERR_ROOT, "reduce root -1"},
-        {MPI_Allgather(&x, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER, "allgather recvbuf IN_PLACE"},
-        {MPI_Ibarrier(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "ibarrier NULL request"},
+        {MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, tc), MPI_ERR_OP, "allreduce null op"},
+        {MPI_Allreduce(&x, &y, 1, MPI_BYTE, MPI_SUM, tc), MPI_ERR_OP, "allreduce SUM on BYTE"},
+        {MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_BAND, tc), MPI_ERR_OP, "allreduce BAND on DOUBLE"},
+        {MPI_Allreduce(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, tc), MPI_ERR_BUFFER, "recvbuf IN_PLACE"},
+        {MPI_Allreduce(&x, NULL, 1, MPI_INT, MPI_SUM, tc), MPI_ERR_BUFFER, "recvbuf NULL"},
+        {MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, -1, tc), MPI_ERR_ROOT, "reduce root -1"},
+        {MPI_Allgather(&x, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, tc), MPI_ERR_BUFFER, "allgather recvbuf IN_PLACE"},
+        {MPI_Ibarrier(tc, NULL), MPI_ERR_ARG, "ibarrier NULL request"},
         {MPI_Reduce_local(&x, &y, 1, MPI_INT, MPI_MINLOC), MPI_ERR_OP, "reduce_local MINLOC on INT"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
@@ -485,6 +488,7 @@ static void t_errors(void) {
     int ia = 6, ib = 3;
     MPI_OK(MPI_Reduce_local(&ia, &ib, 1, MPI_INT, MPI_BXOR));
     CHECK(ib == 5, "reduce_local BXOR %d", ib);
+    MPI_OK(MPI_Comm_set_errhandler(tc, MPI_ERRORS_ARE_FATAL));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 }
 
@@ -501,14 +505,14 @@ static void t_derived(void) {
     for (int root = 0; root < size; ++root) {
         int b[8];
         for (int i = 0; i < 8; ++i) b[i] = rank == root ? i : -1;
-        MPI_OK(MPI_Bcast(b, 1, vec, root, MPI_COMM_WORLD));
+        MPI_OK(MPI_Bcast(b, 1, vec, root, tc));
         for (int i = 0; i < 8; ++i)
             CHECK(b[i] == (i % 2 == 0 || rank == root ? i : -1), "bcast vector root %d element %d: %d", root, i, b[i]);
     }
     int s[4], *g = xmalloc(sizeof(int) * 8 * (size_t)size);
     for (int i = 0; i < 4; ++i) s[i] = rank * 10 + i;
     for (int i = 0; i < 8 * size; ++i) g[i] = -1;
-    MPI_OK(MPI_Allgather(s, 4, MPI_INT, g, 1, vr, MPI_COMM_WORLD));
+    MPI_OK(MPI_Allgather(s, 4, MPI_INT, g, 1, vr, tc));
     for (int p = 0; p < size; ++p)
         for (int i = 0; i < 8; ++i)
             CHECK(g[p * 8 + i] == (i % 2 ? -1 : p * 10 + i / 2), "allgather into vector p %d i %d: %d", p, i, g[p * 8 + i]);
@@ -518,10 +522,10 @@ static void t_derived(void) {
      * (contiguous) and the vector (every other int of 8). */
     int in[8], out[8];
     for (int i = 0; i < 8; ++i) in[i] = rank + i, out[i] = -3;
-    MPI_OK(MPI_Allreduce(in, out, 2, pair, MPI_SUM, MPI_COMM_WORLD));
+    MPI_OK(MPI_Allreduce(in, out, 2, pair, MPI_SUM, tc));
     for (int i = 0; i < 4; ++i) CHECK(out[i] == size * (size - 1) / 2 + size * i, "allreduce on pair %d: %d", i, out[i]);
     for (int i = 0; i < 8; ++i) out[i] = -3;
-    MPI_OK(MPI_Allreduce(in, out, 1, vec, MPI_MAX, MPI_COMM_WORLD));
+    MPI_OK(MPI_Allreduce(in, out, 1, vec, MPI_MAX, tc));
     for (int i = 0; i < 8; ++i) CHECK(out[i] == (i % 2 ? -3 : size - 1 + i), "allreduce on vector %d: %d", i, out[i]);
     /* A struct of int and double: predefined ops refuse it. */
     MPI_Datatype mixed, types2[2] = {MPI_INT, MPI_DOUBLE};
@@ -529,14 +533,14 @@ static void t_derived(void) {
     MPI_Aint disps[2] = {0, 8};
     MPI_OK(MPI_Type_create_struct(2, lens, disps, types2, &mixed));
     MPI_OK(MPI_Type_commit(&mixed));
-    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    MPI_OK(MPI_Comm_set_errhandler(tc, MPI_ERRORS_RETURN));
     double m_in[2] = {0, 0}, m_out[2];
     int cls = 0;
-    const int rc = MPI_Allreduce(m_in, m_out, 1, mixed, MPI_SUM, MPI_COMM_WORLD);
+    const int rc = MPI_Allreduce(m_in, m_out, 1, mixed, MPI_SUM, tc);
     CHECK(rc != MPI_SUCCESS, "allreduce SUM on a struct type succeeded");
     MPI_OK(MPI_Error_class(rc, &cls));
     CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "allreduce SUM on a struct type: class %d", cls);
-    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    MPI_OK(MPI_Comm_set_errhandler(tc, MPI_ERRORS_ARE_FATAL));
     MPI_OK(MPI_Type_free(&mixed));
     MPI_OK(MPI_Type_free(&vec));
     MPI_OK(MPI_Type_free(&vr));
@@ -546,8 +550,17 @@ static void t_derived(void) {
 
 int main(int argc, char **argv) {
     MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    int wrank, wsize;
+    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &wrank));
+    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &wsize));
+    /* Two halves with reversed rank order: roots, ranks and sizes all differ from MPI_COMM_WORLD. */
+    MPI_Comm split;
+    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wsize - wrank, &split));
+    MPI_Comm comms[2] = {MPI_COMM_WORLD, split};
+    for (int c = 0; c < 2; ++c) {
+    tc = comms[c];
+    MPI_OK(MPI_Comm_rank(tc, &rank));
+    MPI_OK(MPI_Comm_size(tc, &size));
     t_errors();
     t_derived();
     const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE, MPI_LONG_LONG};
@@ -591,8 +604,12 @@ int main(int argc, char **argv) {
         }
         t_overlap();
     }
+    MPI_OK(MPI_Barrier(tc));
+    }
+    MPI_OK(MPI_Comm_free(&split));
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-    if (rank == 0) printf("coll: all collectives match the sequential reference on %d ranks\n", size);
+    if (wrank == 0)
+        printf("coll: all collectives match the sequential reference on %d ranks and on a split communicator\n", wsize);
     MPI_OK(MPI_Finalize());
     return 0;
 }
