@@ -199,6 +199,7 @@ void Runner::kill_and_reap_all_blocking() {
     while (::waitpid(st.pid, &st.wait_status, 0) < 0 && errno == EINTR) {
     }
     st.reaped = true;
+    ftmpi::runtime::remove_shm_regions_of(st.pid);  // killed ranks leave their regions behind
   }
 }
 
