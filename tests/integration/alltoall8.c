@@ -24,10 +24,7 @@ static uint64_t seed_of(int src, int dst, int k) {
 
 int main(int argc, char **argv) {
     int rank, size;
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(size >= 2, "needs at least 2 ranks, got %d", size);
+    tl_init(&argc, &argv, &rank, &size, 2);
 
     const int npeers = size - 1;
     const int nmsg = npeers * NSIZES;

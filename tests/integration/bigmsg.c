@@ -56,10 +56,7 @@ static void check_status(const MPI_Status *st, int src, int tag, int count, cons
 
 int main(int argc, char **argv) {
     int rank, size;
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(size >= 2, "needs at least 2 ranks, got %d", size);
+    tl_init(&argc, &argv, &rank, &size, 2);
 
     if (rank < 2) {
         const int peer = 1 - rank;

@@ -233,10 +233,7 @@ static void reuse(unsigned char *data, unsigned char *buffer) {
 }
 
 int main(int argc, char **argv) {
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(size >= 2, "needs at least 2 ranks, got %d", size);
+    tl_init(&argc, &argv, &rank, &size, 2);
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     partner = (rank % 2 == 0) ? (rank + 1 < size ? rank + 1 : -1) : rank - 1;
 

@@ -156,10 +156,7 @@ static void cancel_then_repost(size_t len, unsigned char *bufs[4]) {
 int main(int argc, char **argv) {
     static const size_t sizes[2] = {333, 200000};
     unsigned char *bufs[4];
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(size >= 2, "needs at least 2 ranks, got %d", size);
+    tl_init(&argc, &argv, &rank, &size, 2);
     partner = (rank % 2 == 0) ? (rank + 1 < size ? rank + 1 : -1) : rank - 1;
     for (int k = 0; k < 4; ++k) {
         bufs[k] = malloc(sizes[1]);

@@ -280,10 +280,7 @@ int main(int argc, char **argv) {
     int flag = 0;
     int *tag_ub_p = NULL;
 
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(size >= 2, "needs at least 2 ranks, got %d", size);
+    tl_init(&argc, &argv, &rank, &size, 2);
 
     /* The default handler, then MPI_ERRORS_RETURN. */
     MPI_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh));

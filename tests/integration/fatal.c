@@ -14,10 +14,7 @@ int main(int argc, char **argv) {
     int rank, size, x = 42;
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
 
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(size >= 2, "needs at least 2 ranks, got %d", size);
+    tl_init(&argc, &argv, &rank, &size, 2);
     MPI_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh));
     CHECK(eh == MPI_ERRORS_ARE_FATAL, "default error handler is not MPI_ERRORS_ARE_FATAL");
     MPI_OK(MPI_Errhandler_free(&eh));

@@ -137,10 +137,7 @@ static void free_cases(unsigned char *sbuf, unsigned char *rbuf) {
 
 int main(int argc, char **argv) {
     static const size_t sizes[2] = {1000, 64 * 1024};
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(size >= 2, "needs at least 2 ranks, got %d", size);
+    tl_init(&argc, &argv, &rank, &size, 2);
     right = (rank + 1) % size;
     left = (rank + size - 1) % size;
 

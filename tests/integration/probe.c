@@ -251,10 +251,7 @@ int main(int argc, char **argv) {
     static const size_t sizes[2] = {100, 1u << 20};
     unsigned char *bufs[3];
 
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(size >= 2, "needs at least 2 ranks, got %d", size);
+    tl_init(&argc, &argv, &rank, &size, 2);
     for (int k = 0; k < 3; ++k) {
         bufs[k] = malloc(sizes[1]);
         CHECK(bufs[k] != NULL, "malloc");

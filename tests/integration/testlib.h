@@ -38,6 +38,15 @@ static int tl_rank(void) {
         CHECK(tl_rc_ == MPI_SUCCESS, "%s returned %d", #call, tl_rc_);                        \
     } while (0)
 
+/* MPI_Init, this process's rank and the job size in MPI_COMM_WORLD, and a
+   check that the job has at least `min_size` ranks. */
+static inline void tl_init(int *argc, char ***argv, int *rank, int *size, int min_size) {
+    MPI_OK(MPI_Init(argc, argv));
+    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, size));
+    CHECK(*size >= min_size, "needs at least %d ranks, got %d", min_size, *size);
+}
+
 /* Deterministic byte pattern of message `seed` at offset i. */
 static inline unsigned char tl_pattern(uint64_t seed, size_t i) {
     uint64_t x = seed * 0x9E3779B97F4A7C15ull + i * 0xBF58476D1CE4E5B9ull;

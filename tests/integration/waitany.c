@@ -290,10 +290,7 @@ static void get_status(unsigned char *buf) {
 }
 
 int main(int argc, char **argv) {
-    MPI_OK(MPI_Init(&argc, &argv));
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-    CHECK(size >= 2, "needs at least 2 ranks, got %d", size);
+    tl_init(&argc, &argv, &rank, &size, 2);
     nslots = 2 * (size - 1) + 1;
 
     unsigned char **bufs = calloc((size_t)size, sizeof *bufs);
