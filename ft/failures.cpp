@@ -1,10 +1,28 @@
 #include "ft/failures.hpp"
 
+#include "ft/detector.hpp"
+#include "runtime/config.hpp"
 #include "runtime/events.hpp"
 #include "runtime/log.hpp"
+#include "runtime/process_manager.hpp"
+#include "transport/control.hpp"
 #include "transport/transport.hpp"
 
 namespace ftmpi::ft {
+namespace {
+
+std::unique_ptr<Detector> g_detector;
+
+void wake_detector() {
+    if (g_detector) g_detector->wake();
+}
+
+// PMIx event thread.
+void on_terminated(int rank) {
+    if (failures().shared().add(rank)) wake_detector();
+}
+
+}  // namespace
 
 Failures &failures() {
     static Failures instance;
@@ -12,28 +30,53 @@ Failures &failures() {
 }
 
 void Failures::attach(transport::Transport *t, int job_size) {
+    if (t == nullptr) {
+        runtime::set_terminated_handler(nullptr);
+        transport_ = nullptr;
+        return;
+    }
     transport_ = t;
+    shared_.reset(job_size);
+    ingested_ = 0;
     failed_.assign(static_cast<std::size_t>(job_size), false);
     order_.clear();
-    if (t != nullptr)
-        t->set_unreachable_hook([this](transport::PeerId peer) { declare_failed(static_cast<int>(peer)); });
+    t->set_unreachable_hook([this](transport::PeerId peer) { declare_failed(static_cast<int>(peer)); });
+    runtime::set_terminated_handler(&on_terminated);  // hands over notices queued since PMIx_Init
 }
 
-bool Failures::events_waiting() { return runtime::events_pending(); }
+void Failures::start_detector(std::unique_ptr<transport::ControlChannel> channel, int rank,
+                              runtime::ProcessManager &pm) {
+    if (!channel) return;
+    const auto &cfg = runtime::config();
+    DetectorOptions opt{cfg.FT_PERIOD_MS, cfg.FT_TIMEOUT_MS};
+    g_detector = std::make_unique<Detector>(shared_, std::move(channel), rank, opt,
+                                            [&pm](int victim) { return pm.request_kill(victim); });
+    g_detector->start();
+}
 
-void Failures::ingest_events() {
-    std::vector<int> ranks;
-    runtime::take_terminated(ranks);
-    for (int r : ranks) declare_failed(r);
+void Failures::stop_detector() {
+    if (g_detector) g_detector->stop(true);
+    g_detector.reset();
 }
 
 void Failures::declare_failed(int peer) {
-    if (peer < 0 || peer >= static_cast<int>(failed_.size()) || failed_[peer]) return;
-    failed_[peer] = true;
-    order_.push_back(peer);
-    ++epoch_;
-    FTMPI_INFO("rank %d is failed", peer);
-    if (transport_ != nullptr) transport_->mark_failed(static_cast<transport::PeerId>(peer));
+    if (shared_.add(peer)) {
+        FTMPI_INFO("rank %d is failed (unreachable)", peer);
+        wake_detector();
+    }
+    ingest();
+}
+
+void Failures::ingest() {
+    const std::size_t n = shared_.size();
+    for (; ingested_ < n; ++ingested_) {
+        const int peer = shared_.at(ingested_);
+        failed_[static_cast<std::size_t>(peer)] = true;
+        order_.push_back(peer);
+        ++epoch_;
+        FTMPI_INFO("rank %d is failed", peer);
+        if (transport_ != nullptr) transport_->mark_failed(static_cast<transport::PeerId>(peer));
+    }
 }
 
 }  // namespace ftmpi::ft

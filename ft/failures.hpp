@@ -1,40 +1,59 @@
-// The process-wide record of failed peers (spec 004's set F at process level).
+// The failure record as the MPI layer sees it, and the wiring of every source
+// of failure news into the process-wide FailedSet (ft/failed_set.hpp).
 //
-// Sources: the process manager's events (runtime/events.hpp) and the transport's
-// unreachable-peer reports. A peer never leaves the record. Each new failure
-// bumps the epoch, so a wait loop notices a change with one relaxed load.
-//
-// Threading: every call runs on the progress thread.
+// Sources: the launcher's PMIx events (any thread), the transport's
+// unreachable-peer reports (progress thread), and the detector's heartbeat
+// ring and broadcasts (its own thread). All of them add to the shared set;
+// the progress thread then ingests what is new at its next poll(): it marks
+// the peer failed in the transport and bumps the epoch, so a wait loop sees a
+// change with one load and a compare. The MPI layer reads only this ingested
+// view, so what a query reports and what an operation fails on agree.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "ft/failed_set.hpp"
+
+namespace ftmpi::runtime {
+class ProcessManager;
+}
 namespace ftmpi::transport {
 class Transport;
-}
+class ControlChannel;
+}  // namespace ftmpi::transport
 
 namespace ftmpi::ft {
 
 class Failures {
 public:
+    // Init: sizes the record for the job, takes the transport's unreachable
+    // reports and the launcher's events. attach(nullptr, 0) detaches (finalize).
     void attach(transport::Transport *t, int job_size);
-    // Ingests pending process-manager events. Cheap when there are none.
+    // Init, after attach: starts the heartbeat detector on `channel` (null: none).
+    void start_detector(std::unique_ptr<transport::ControlChannel> channel, int rank, runtime::ProcessManager &pm);
+    // Finalize: stops the detector, telling the observer this process leaves normally.
+    void stop_detector();
+
+    // Progress thread. Ingests new failures; one atomic load when there are none.
     void poll() {
-        if (events_waiting()) ingest_events();
+        if (shared_.size() != ingested_) ingest();
     }
-    // Records `peer` as failed (idempotent) and fails the transport's operations with it.
+    // Progress thread: a local source found `peer` failed.
     void declare_failed(int peer);
     bool is_failed(int peer) const { return peer >= 0 && peer < static_cast<int>(failed_.size()) && failed_[peer]; }
     std::uint64_t epoch() const { return epoch_; }
     // Peers in the order their failure became known here.
     const std::vector<int> &in_order() const { return order_; }
+    FailedSet &shared() { return shared_; }
 
 private:
-    static bool events_waiting();
-    void ingest_events();
+    void ingest();
 
     transport::Transport *transport_ = nullptr;
+    FailedSet shared_;
+    std::size_t ingested_ = 0;
     std::vector<bool> failed_;
     std::vector<int> order_;
     std::uint64_t epoch_ = 0;

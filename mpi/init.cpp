@@ -15,6 +15,7 @@
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/topology.hpp"
+#include "transport/control.hpp"
 
 namespace ftmpi::mpi {
 
@@ -35,8 +36,14 @@ int init(const char *call, int required, int *provided) {
         const auto &job = g.pm->job();
         runtime::set_log_rank(job.rank);
         g.engine = std::make_unique<Engine>();
+        // The detector's control endpoint publishes its address before the
+        // transport's exchange, which carries both.
+        std::unique_ptr<transport::ControlChannel> control;
+        if (runtime::config().DETECTOR != 0 && job.size > 1) control = transport::open_ofi_control(*g.pm);
         g.transport = transport::open_ofi_transport(*g.pm, *g.engine);
+        if (control) control->connect(*g.pm);
         ft::failures().attach(g.transport.get(), job.size);
+        ft::failures().start_detector(std::move(control), job.rank, *g.pm);
         setup_predefined_comms(job.rank, job.size);
         const int yield = runtime::config().YIELD;
         g.yield = yield == 1 || (yield == -1 && static_cast<int>(job.local_peers.size()) > runtime::node_pus());
@@ -93,6 +100,7 @@ int MPI_Finalize(void) {
     FTMPI_TRY(check_init("MPI_Finalize"));
     barrier(MPI_COMM_WORLD);
     g.finalized = true;
+    ftmpi::ft::failures().stop_detector();
     g.pm->finalize();
     ftmpi::ft::failures().attach(nullptr, 0);
     g.transport.reset();

@@ -89,6 +89,14 @@ struct ftmpi_comm_s {
     bool inter = false;
     std::vector<int> local_procs;
     ftmpi_comm_s *local = nullptr;
+    // Failures among procs (the group point-to-point addresses), as comm ranks
+    // in the order they became known here; mpi/ulfm.cpp keeps it up to date.
+    struct Failed {
+        std::size_t scanned = 0;  // entries of the process's failure record looked at
+        std::vector<int> ranks;
+        std::size_t acked = 0;  // the first `acked` ranks are acknowledged
+        std::size_t validated = 0, validated_before = 0;  // 2011 API: |L| at the last and previous validate
+    } failed;
 };
 
 struct ftmpi_message_s {
@@ -122,6 +130,11 @@ struct ftmpi_request_s {
     bool user_freed = false;  // MPI_Request_free'd while still in progress
     bool buffered = false;  // a Bsend's internal send: owns a chunk of the attached buffer
     bool posted = false;    // a receive sitting in its match queue
+    bool blocking = false;  // the receive of a blocking call (MPI_Recv, MPI_Sendrecv)
+    // A nonblocking MPI_ANY_SOURCE receive, not matched, on a communicator with
+    // unacknowledged failures: Wait/Test report MPI_ERR_PROC_FAILED_PENDING and
+    // leave it pending (cleared when the failures are acknowledged).
+    bool failure_pending = false;
     ftmpi::transport::SendMode mode = ftmpi::transport::SendMode::standard;
     MPI_Status status{};
     MPI_Comm comm = nullptr;

@@ -27,6 +27,17 @@ namespace ftmpi::runtime {
     X(YIELD, int, -1,                                                                    \
       "1: blocking waits call sched_yield between polls; 0: pure busy polling; -1: "     \
       "yield when more ranks than cores share this node")                               \
+    X(DETECTOR, int, 1,                                                                  \
+      "1: run the in-band heartbeat failure detector (a thread per process); 0: rely on "\
+      "the launcher's events and transport errors only")                                 \
+    X(FT_PERIOD_MS, int, 100, "heartbeat period of the failure detector (ms)")            \
+    X(FT_TIMEOUT_MS, int, 1000,                                                           \
+      "a process whose heartbeats stop for this long (ms) is declared failed and killed") \
+    X(FT_PROVIDER, std::string, "net",                                                   \
+      "libfabric provider of the detector's control endpoint (needs a waitable CQ)")      \
+    X(LAUNCHER_EVENTS, int, 1,                                                           \
+      "1: learn failures from the launcher's PMIx events too; 0: ignore them (the "      \
+      "detector alone, as under a launcher that sends none)")                            \
     X(LOG, int, 1, "log level: 0 errors only, 1 warnings, 2 info, 3 debug")
 
 struct Config {

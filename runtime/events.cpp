@@ -1,27 +1,27 @@
 #include "runtime/events.hpp"
 
 #include <mutex>
+#include <vector>
 
 namespace ftmpi::runtime {
-namespace detail {
-std::atomic<bool> g_events_pending{false};
-}
 namespace {
 std::mutex g_lock;
-std::vector<int> g_terminated;
+TerminatedHandler g_handler = nullptr;
+std::vector<int> g_queued;
 }  // namespace
 
 void post_peer_terminated(int rank) {
     std::lock_guard<std::mutex> hold(g_lock);
-    g_terminated.push_back(rank);
-    detail::g_events_pending.store(true, std::memory_order_release);
+    if (g_handler != nullptr) g_handler(rank);
+    else g_queued.push_back(rank);
 }
 
-void take_terminated(std::vector<int> &out) {
+void set_terminated_handler(TerminatedHandler h) {
     std::lock_guard<std::mutex> hold(g_lock);
-    out.insert(out.end(), g_terminated.begin(), g_terminated.end());
-    g_terminated.clear();
-    detail::g_events_pending.store(false, std::memory_order_release);
+    g_handler = h;
+    if (h == nullptr) return;
+    for (int r : g_queued) h(r);
+    g_queued.clear();
 }
 
 }  // namespace ftmpi::runtime

@@ -1,26 +1,20 @@
 // Failure notices from the process manager (PMIx events), handed from the PMIx
-// thread to the progress engine.
+// thread to the fault-tolerance layer.
 //
-// The PMIx event thread calls post_peer_terminated(); the progress engine checks
-// events_pending() (one relaxed atomic load, nothing else on the failure-free
-// path) and drains the ranks with take_terminated().
+// The PMIx event thread calls post_peer_terminated(). The `ft` layer installs a
+// handler at MPI_Init; notices that arrive before it exists are kept and handed
+// over when it is installed, so none is lost during start-up.
 #pragma once
-
-#include <atomic>
-#include <vector>
 
 namespace ftmpi::runtime {
 
-namespace detail {
-extern std::atomic<bool> g_events_pending;
-}
-
-inline bool events_pending() { return detail::g_events_pending.load(std::memory_order_acquire); }
+// Called on whatever thread posted the notice; must be thread-safe and quick.
+using TerminatedHandler = void (*)(int rank);
 
 // Any thread. Records that job rank `rank` terminated.
 void post_peer_terminated(int rank);
 
-// Progress thread only. Moves every rank posted since the last call into `out`.
-void take_terminated(std::vector<int> &out);
+// Installs `h` (nullptr: keep notices queued again) and hands it every queued notice.
+void set_terminated_handler(TerminatedHandler h);
 
 }  // namespace ftmpi::runtime

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "runtime/config.hpp"
 #include "runtime/events.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
@@ -34,7 +35,7 @@ void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t *source, pmix
     }
     if (victim != nullptr && PMIX_CHECK_NSPACE(victim->nspace, g_nspace) &&
         victim->rank != PMIX_RANK_WILDCARD && victim->rank != PMIX_RANK_UNDEF) {
-        post_peer_terminated(static_cast<int>(victim->rank));
+        if (config().LAUNCHER_EVENTS != 0) post_peer_terminated(static_cast<int>(victim->rank));
     } else if (status == PMIX_ERR_LOST_CONNECTION) {
         // The launcher is gone; PR_SET_PDEATHSIG normally ends us first.
         FTMPI_WARN("lost the connection to the PMIx server");

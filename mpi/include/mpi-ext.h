@@ -1,10 +1,9 @@
 /*
- * ftmpi extensions: the ULFM names that Open MPI 5 and MPICH programs use.
+ * ftmpi extensions: the ULFM interface that Open MPI 5 and MPICH programs use.
  *
  * The error classes are the same classes as the MPI_ERR_* names in mpi.h.
- * The MPIX_ fault-tolerance calls (revoke, agree, shrink, failure_ack, ...)
- * and their feature macros are added as they are implemented, so a program
- * that tests for them never links against a call ftmpi lacks.
+ * The feature macros are Open MPI's, so programs that test for them compile
+ * unchanged.
  */
 #ifndef FTMPI_MPI_EXT_H
 #define FTMPI_MPI_EXT_H
@@ -14,5 +13,31 @@
 #define MPIX_ERR_PROC_FAILED MPI_ERR_PROC_FAILED
 #define MPIX_ERR_PROC_FAILED_PENDING MPI_ERR_PROC_FAILED_PENDING
 #define MPIX_ERR_REVOKED MPI_ERR_REVOKED
+
+#define OMPI_HAVE_MPI_EXT_FTMPI 1
+#define OMPI_HAVE_MPIX_COMM_GET_FAILED 1
+#define OMPI_HAVE_MPIX_COMM_ACK_FAILED 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Failure acknowledgement and queries. */
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+
+/* Recovery. Until they are implemented these return
+ * MPI_ERR_UNSUPPORTED_OPERATION with a message naming the call. */
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* FTMPI_MPI_EXT_H */

@@ -125,6 +125,9 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 #define MPI_ROOT (-3)
 #define MPI_ANY_TAG (-1)
 #define MPI_UNDEFINED (-32766)
+/* MPI_Comm_get_failed_local (the 2011 fault-tolerance draft) */
+#define MPI_FAILED_ALL 1
+#define MPI_FAILED_NEW 2
 #define MPI_KEYVAL_INVALID (-1)
 #define MPI_BSEND_OVERHEAD 64
 #define MPI_MAX_PROCESSOR_NAME 256
@@ -570,6 +573,14 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
 int MPI_Op_free(MPI_Op *op);
 int MPI_Op_commutative(MPI_Op op, int *commute);
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op);
+
+/* Process fault tolerance, the 2011 draft's API (spec 000 §17.4, §17.6; spec 004).
+ * The ULFM names (MPIX_Comm_failure_ack, ...) are in mpi-ext.h. */
+int MPI_Comm_group_failed(MPI_Comm comm, MPI_Group *failed);
+int MPI_Comm_remote_group_failed(MPI_Comm comm, MPI_Group *failed);
+int MPI_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed);
+int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed, int *num_new);
+int MPI_Comm_get_failed_local(MPI_Comm comm, int failed_type, int failed_array[]);
 
 #ifdef __cplusplus
 }

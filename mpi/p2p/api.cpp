@@ -51,6 +51,8 @@ int finish_blocking(const char *call, MPI_Request r, MPI_Status *status) {
     const int peer = r->peer;
     const int err = retire_request(&r, status);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    if (peer == MPI_ANY_SOURCE && err == MPI_ERR_PROC_FAILED)
+        return raise(comm, err, call, "MPI_ANY_SOURCE receive on %s, which has unacknowledged failures", comm_label(comm));
     return raise(comm, err, call, "operation with rank %d of %s failed", peer, comm_label(comm));
 }
 
@@ -139,6 +141,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status) {
     FTMPI_TRY(check_recv("MPI_Recv", buf, count, datatype, source, tag, comm));
     MPI_Request r = make_recv(comm, buf, count, datatype, source, tag);
+    r->blocking = true;
     start_recv(r);
     return finish_blocking("MPI_Recv", r, status);
 }
@@ -158,6 +161,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     FTMPI_TRY(check_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm));
     FTMPI_TRY(check_recv("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm));
     MPI_Request rr = make_recv(comm, recvbuf, recvcount, recvtype, source, recvtag);
+    rr->blocking = true;
     start_recv(rr);
     MPI_Request sr = make_send(comm, sendbuf, sendcount, sendtype, dest, sendtag, SendMode::standard);
     start_send(sr);
@@ -166,16 +170,21 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     const int serr = retire_request(&sr, MPI_STATUS_IGNORE);
     MPI_Status st;
     const int rerr = retire_request(&rr, &st);
-    // The status names the failed peer: MPI_SOURCE is the receive's peer; a
-    // failed send reports dest in MPI_SOURCE when the receive itself succeeded.
-    if (rerr == MPI_SUCCESS && serr != MPI_SUCCESS) {
-        st.MPI_SOURCE = dest;
-        st.MPI_ERROR = serr;
+    if (rerr == MPI_SUCCESS && serr == MPI_SUCCESS) {
+        if (status != MPI_STATUS_IGNORE) *status = st;
+        return MPI_SUCCESS;
     }
-    if (status != MPI_STATUS_IGNORE) *status = st;
+    // Spec 000 §17.6.2: MPI_ERR_IN_STATUS, and the status names one failed
+    // peer (the receive's when both failed); the handler runs once.
     const int err = rerr != MPI_SUCCESS ? rerr : serr;
-    if (err == MPI_SUCCESS) return MPI_SUCCESS;
-    return raise(comm, err, "MPI_Sendrecv", "exchange with rank %d failed", rerr != MPI_SUCCESS ? source : dest);
+    const int peer = rerr != MPI_SUCCESS ? st.MPI_SOURCE : dest;
+    if (rerr == MPI_SUCCESS) st.MPI_SOURCE = dest;
+    st.MPI_ERROR = err;
+    if (status != MPI_STATUS_IGNORE) *status = st;
+    if (err != MPI_ERR_PROC_FAILED)
+        return raise(comm, err, "MPI_Sendrecv", "exchange with rank %d failed", peer);
+    return raise(comm, MPI_ERR_IN_STATUS, "MPI_Sendrecv", "rank %d of %s failed (MPI_ERR_PROC_FAILED in status)",
+                 peer, comm_label(comm));
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,

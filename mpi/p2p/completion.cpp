@@ -44,13 +44,32 @@ int in_status(const char *call, MPI_Comm comm, int first_err, int errors) {
                  error_class_name(first_err));
 }
 
-// Index of a completed active request, -1 if none yet, -2 if none active.
+// A wildcard receive left pending by a failure: reported, not completed.
+bool failure_pending(MPI_Request r) { return !r->complete && r->failure_pending; }
+
+// The status of such a request (it stays active).
+void pending_status(MPI_Request r, MPI_Status *status) {
+    if (status == MPI_STATUS_IGNORE) return;
+    empty_status(status);
+    status->MPI_ERROR = MPI_ERR_PROC_FAILED_PENDING;
+    (void)r;
+}
+
+int report_pending(const char *call, MPI_Request r, MPI_Status *status) {
+    pending_status(r, status);
+    return raise(r->comm, MPI_ERR_PROC_FAILED_PENDING, call,
+                 "MPI_ANY_SOURCE receive on %s stays pending: the communicator has unacknowledged failures",
+                 comm_label(r->comm));
+}
+
+// Index of a completed (or failure-pending) active request, -1 if none yet,
+// -2 if none active.
 int find_complete(int count, MPI_Request reqs[]) {
     bool any_active = false;
     for (int i = 0; i < count; ++i) {
         if (!is_active(reqs[i])) continue;
         any_active = true;
-        if (reqs[i]->complete) return i;
+        if (reqs[i]->complete || reqs[i]->failure_pending) return i;
     }
     return any_active ? -1 : -2;
 }
@@ -60,10 +79,12 @@ int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MP
                  MPI_Comm *err_comm, int *first_err, int *errors) {
     int n = 0;
     for (int i = 0; i < count; ++i) {
-        if (!is_active(reqs[i]) || !reqs[i]->complete) continue;
+        if (!is_active(reqs[i]) || (!reqs[i]->complete && !reqs[i]->failure_pending)) continue;
         MPI_Comm c = reqs[i]->comm;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
-        const int e = retire_request(&reqs[i], st);
+        int e = MPI_ERR_PROC_FAILED_PENDING;
+        if (failure_pending(reqs[i])) pending_status(reqs[i], st);
+        else e = retire_request(&reqs[i], st);
         if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = e;
         if (e != MPI_SUCCESS && (*errors)++ == 0) {
             *first_err = e;
@@ -90,6 +111,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
         return MPI_SUCCESS;
     }
     wait_complete(r);
+    if (failure_pending(r)) return report_pending("MPI_Wait", r, status);
     MPI_Comm comm = r->comm;
     return report("MPI_Wait", comm, retire_request(request, status));
 }
@@ -105,6 +127,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     }
     if (!r->complete) progress();
     *flag = r->complete ? 1 : 0;
+    if (failure_pending(r)) return report_pending("MPI_Test", r, status);
     if (!*flag) return MPI_SUCCESS;
     MPI_Comm comm = r->comm;
     return report("MPI_Test", comm, retire_request(request, status));
@@ -121,6 +144,12 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
         int e = MPI_SUCCESS;
         if (!is_active(r)) {
             if (array_of_statuses != MPI_STATUSES_IGNORE) empty_status(&array_of_statuses[i]);
+        } else if (failure_pending(r)) {  // stays active
+            e = MPI_ERR_PROC_FAILED_PENDING;
+            if (errors++ == 0) {
+                first_err = e;
+                err_comm = r->comm;
+            }
         } else {
             MPI_Comm c = r->comm;
             e = retire_into(array_of_requests, i, array_of_statuses);
@@ -139,7 +168,8 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
     FTMPI_CHECK(check_nonnull("MPI_Testall", MPI_COMM_NULL, flag, "flag"));
     progress();
     for (int i = 0; i < count; ++i) {
-        if (is_active(array_of_requests[i]) && !array_of_requests[i]->complete) {
+        if (is_active(array_of_requests[i]) && !array_of_requests[i]->complete &&
+            !array_of_requests[i]->failure_pending) {
             *flag = 0;
             return MPI_SUCCESS;
         }
@@ -160,6 +190,8 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
         }
         if (i >= 0) {
             *index = i;
+            if (failure_pending(array_of_requests[i]))
+                return report_pending("MPI_Waitany", array_of_requests[i], status);
             MPI_Comm comm = array_of_requests[i]->comm;
             return report("MPI_Waitany", comm, retire_request(&array_of_requests[i], status));
         }
@@ -184,8 +216,12 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
         *index = MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
-    *flag = 1;
     *index = i;
+    if (failure_pending(array_of_requests[i])) {
+        *flag = 0;
+        return report_pending("MPI_Testany", array_of_requests[i], status);
+    }
+    *flag = 1;
     MPI_Comm comm = array_of_requests[i]->comm;
     return report("MPI_Testany", comm, retire_request(&array_of_requests[i], status));
 }

@@ -3,6 +3,7 @@
 #include "mpi/dt/checks.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
+#include "mpi/ulfm.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -34,9 +35,13 @@ void proc_null_status(MPI_Status *status) {
 int look(const char *call, int source, int tag, MPI_Comm comm, const Unexpected **found) {
     progress();
     *found = g.engine->queue(comm->context).peek_unexpected(source, tag);
-    if (*found == nullptr && source != MPI_ANY_SOURCE &&
-        ft::failures().is_failed(comm->procs[static_cast<std::size_t>(source)]))
+    if (*found != nullptr || ft::failures().epoch() == 0) return MPI_SUCCESS;
+    if (source != MPI_ANY_SOURCE && ft::failures().is_failed(comm->procs[static_cast<std::size_t>(source)]))
         return raise(comm, MPI_ERR_PROC_FAILED, call, "rank %d of %s failed", source, comm_label(comm));
+    if (source == MPI_ANY_SOURCE && any_source_disabled(comm))
+        return raise(comm, MPI_ERR_PROC_FAILED, call,
+                     "MPI_ANY_SOURCE on %s, which has unacknowledged failures (see MPIX_Comm_failure_ack)",
+                     comm_label(comm));
     return MPI_SUCCESS;
 }
 

@@ -8,6 +8,7 @@
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/dt/derived.hpp"
+#include "mpi/ulfm.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -184,6 +185,7 @@ void deliver(MPI_Request r, const transport::Arrival &a) {
 
 void start_recv(MPI_Request r) {
     r->complete = false;
+    r->failure_pending = false;
     r->status = MPI_Status{};
     if (r->peer == MPI_PROC_NULL) {
         complete_proc_null(r);
@@ -194,12 +196,24 @@ void start_recv(MPI_Request r) {
         deliver(r, u->arrival());
         return;
     }
-    // Nothing arrived from it before it failed: a named receive cannot complete.
-    if (r->peer != MPI_ANY_SOURCE && ft::failures().is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)])) {
-        r->status.MPI_SOURCE = r->peer;
-        r->status.MPI_TAG = r->tag;
-        complete_request(r, MPI_ERR_PROC_FAILED, 0);
-        return;
+    if (ft::failures().epoch() != 0) {  // something failed: the ULFM rules (failure path only)
+        if (r->peer != MPI_ANY_SOURCE) {
+            // Nothing arrived from it before it failed: a named receive cannot complete.
+            if (ft::failures().is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)])) {
+                r->status.MPI_SOURCE = r->peer;
+                r->status.MPI_TAG = r->tag;
+                complete_request(r, MPI_ERR_PROC_FAILED, 0);
+                return;
+            }
+        } else if (any_source_disabled(r->comm)) {
+            if (r->blocking) {
+                r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+                r->status.MPI_TAG = r->tag;
+                complete_request(r, MPI_ERR_PROC_FAILED, 0);
+                return;
+            }
+            r->failure_pending = true;
+        }
     }
     q.post(r);
     r->posted = true;
@@ -218,27 +232,11 @@ int retire_request(MPI_Request *slot, MPI_Status *status) {
     return err;
 }
 
-// A failure became known: fail every posted receive naming a failed process.
-// (Wildcard receives follow the ULFM rules of the failure-semantics issue.)
+// A failure became known: fail what it makes impossible (mpi/ulfm.cpp), and
+// recycle requests that libfabric returned meanwhile.
 void on_new_failures() {
     g.seen_epoch = ft::failures().epoch();
-    for (auto &qp : g.engine->queues()) {
-        if (!qp) continue;
-        auto &posted = qp->posted();
-        for (auto it = posted.begin(); it != posted.end();) {
-            MPI_Request r = *it;
-            if (r->peer != MPI_ANY_SOURCE &&
-                ft::failures().is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)])) {
-                it = posted.erase(it);
-                r->posted = false;
-                r->status.MPI_SOURCE = r->peer;
-                r->status.MPI_TAG = r->tag;
-                complete_request(r, MPI_ERR_PROC_FAILED, 0);
-            } else {
-                ++it;
-            }
-        }
-    }
+    apply_failures_to_posted();
     for (auto it = g_zombies.begin(); it != g_zombies.end();) {
         if (!(*it)->op.in_fabric) {
             (*it)->magic = Magic::dead;

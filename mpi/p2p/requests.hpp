@@ -25,9 +25,11 @@ void start_recv(MPI_Request r);
 // Completes `r` with MPI error class `err` and `bytes` delivered.
 void complete_request(MPI_Request r, int err, std::size_t bytes);
 
-// Blocks (driving progress) until `r` is complete.
+// Blocks (driving progress) until `r` is complete, or until it is a wildcard
+// receive left pending by a failure (r->failure_pending; never for internal or
+// blocking requests).
 inline void wait_complete(MPI_Request r) {
-    while (!r->complete) progress_wait();
+    while (!r->complete && !r->failure_pending) progress_wait();
 }
 
 // Copies the status out and retires the request (REQUEST_NULL, or inactive for

@@ -24,16 +24,17 @@ void close_fid(fid_t f) {
 
 }  // namespace
 
-Endpoint::Endpoint(const std::string &fi_name, std::size_t av_size) {
+Endpoint::Endpoint(const std::string &fi_name, std::size_t av_size, Use use) {
+    const bool control = use == Use::control;
     fi_info *hints = fi_allocinfo();
     if (hints == nullptr) throw std::runtime_error("fi_allocinfo failed");
-    hints->caps = FI_TAGGED | FI_MSG;
+    hints->caps = control ? FI_MSG : FI_TAGGED | FI_MSG;
     hints->mode = FI_CONTEXT | FI_CONTEXT2;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->domain_attr->threading = FI_THREAD_DOMAIN;
+    hints->domain_attr->threading = control ? FI_THREAD_SAFE : FI_THREAD_DOMAIN;
     hints->domain_attr->av_type = FI_AV_TABLE;
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-    hints->domain_attr->cq_data_size = 8;
+    if (!control) hints->domain_attr->cq_data_size = 8;
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
     hints->fabric_attr->prov_name = strdup(fi_name.c_str());
@@ -46,7 +47,8 @@ Endpoint::Endpoint(const std::string &fi_name, std::size_t av_size) {
     int rc = fi_getinfo(FI_VERSION(1, 14), nullptr, nullptr, 0, hints, &info_);
     fi_freeinfo(hints);
     if (rc != 0 || info_ == nullptr)
-        throw std::runtime_error("fi_getinfo found no RDM tagged endpoint for provider '" + fi_name +
+        throw std::runtime_error(std::string("fi_getinfo found no RDM ") + (control ? "control" : "tagged") +
+                                 " endpoint for provider '" + fi_name +
                                  "': " + fi_strerror(-rc));
     provider_ = fi_name;
     inject_size_ = info_->tx_attr->inject_size;
@@ -59,7 +61,7 @@ Endpoint::Endpoint(const std::string &fi_name, std::size_t av_size) {
         check(fi_av_open(domain_, &av_attr, &av_, nullptr), "fi_av_open", provider_);
         fi_cq_attr cq_attr{};
         cq_attr.format = FI_CQ_FORMAT_TAGGED;
-        cq_attr.wait_obj = FI_WAIT_NONE;
+        cq_attr.wait_obj = control ? FI_WAIT_UNSPEC : FI_WAIT_NONE;
         cq_attr.size = 0;
         check(fi_cq_open(domain_, &cq_attr, &cq_, nullptr), "fi_cq_open", provider_);
         check(fi_endpoint(domain_, info_, &ep_, nullptr), "fi_endpoint", provider_);

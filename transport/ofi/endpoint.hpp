@@ -21,9 +21,14 @@ namespace ftmpi::transport::ofi {
 
 class Endpoint {
 public:
+    enum class Use {
+        data,     // the MPI data path: tagged + untagged, one thread, CQ polled
+        control,  // fault-tolerance control traffic: untagged only, thread-safe
+                  // domain, and a waitable CQ (sread/signal)
+    };
     // Opens `fi_name` (e.g. "shm", "tcp;ofi_rxm") for `av_size` peers.
     // Throws std::runtime_error naming the libfabric call that failed.
-    Endpoint(const std::string &fi_name, std::size_t av_size);
+    Endpoint(const std::string &fi_name, std::size_t av_size, Use use = Use::data);
     ~Endpoint();
     Endpoint(const Endpoint &) = delete;
     Endpoint &operator=(const Endpoint &) = delete;
@@ -62,6 +67,14 @@ public:
     ssize_t recv_bulk(void *buf, std::size_t len, std::uint64_t match, void *context) {
         return fi_trecv(ep_, buf, len, nullptr, FI_ADDR_UNSPEC, match, 0, context);
     }
+    // Control use: a small message without completion (needs len <= inject_size()).
+    ssize_t inject(const void *buf, std::size_t len, fi_addr_t dest) { return fi_inject(ep_, buf, len, dest); }
+    // Control use: waits up to `timeout_ms` for completions (-FI_EAGAIN on timeout or signal()).
+    ssize_t sread(fi_cq_tagged_entry *entries, std::size_t count, int timeout_ms) {
+        return fi_cq_sread(cq_, entries, count, nullptr, timeout_ms);
+    }
+    // Control use, any thread: wakes a thread blocked in sread().
+    void signal() { fi_cq_signal(cq_); }
     int cancel(void *context) { return static_cast<int>(fi_cancel(&ep_->fid, context)); }
     ssize_t read(fi_cq_tagged_entry *entries, std::size_t count) { return fi_cq_read(cq_, entries, count); }
     // Reads one error entry; returns its text in `text`.

@@ -139,10 +139,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
         names[r] = p.fi_name;
         tcp_iface = tcp_iface || p.uses_tcp_iface;
     }
-    if (tcp_iface) {
-        if (!cfg.NET_IFACE.empty()) ::setenv("FI_TCP_IFACE", cfg.NET_IFACE.c_str(), 1);
-        else if (one_node) ::setenv("FI_TCP_IFACE", "lo", 0);
-    }
+    if (tcp_iface) select_tcp_iface(one_node);
     for (std::size_t r = 0; r < n; ++r)
         if (!names[r].empty()) peers_[r].ep = &endpoint_for(names[r], n);
 
@@ -469,6 +466,13 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
     const std::size_t len = e.len - sizeof header;
     const Match m = unpack_match(header);
     const PeerId src = source_process(e.data);
+    // Once a peer's failure is processed nothing more from it is delivered, so
+    // a receive failed for want of its message is never followed by one that
+    // matches an older message (spec 000 §17.6, advice to implementors).
+    if (src < peers_.size() && peers_[src].failed && m.proto != Proto::cts) {
+        post_rx(rx);
+        return;
+    }
     switch (m.proto) {
     case Proto::eager:
         sink_.on_arrival(Arrival{m.context, m.tag, source_rank(e.data), src, len, payload, false, 0});

@@ -1,5 +1,9 @@
 #include "transport/ofi/providers.hpp"
 
+#include <cstdlib>
+
+#include "runtime/config.hpp"
+
 
 namespace ftmpi::transport::ofi {
 namespace {
@@ -25,6 +29,12 @@ ProviderInfo lookup_provider(const std::string &name) {
         if (name == p.alias || name == p.fi_name)
             return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region};
     return {name, name, true, false, false};
+}
+
+void select_tcp_iface(bool one_node) {
+    const auto &cfg = runtime::config();
+    if (!cfg.NET_IFACE.empty()) ::setenv("FI_TCP_IFACE", cfg.NET_IFACE.c_str(), 1);
+    else if (one_node) ::setenv("FI_TCP_IFACE", "lo", 0);
 }
 
 }  // namespace ftmpi::transport::ofi

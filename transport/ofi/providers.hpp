@@ -17,4 +17,9 @@ struct ProviderInfo {
 // to libfabric as they are (network = true), so new providers need no code.
 ProviderInfo lookup_provider(const std::string &name);
 
+// Points tcp-based providers at FTMPI_NET_IFACE, or at lo when the whole job
+// is on one node (FI_TCP_IFACE; an explicit FI_TCP_IFACE from the user wins
+// over the lo default). Call before opening a tcp-based endpoint.
+void select_tcp_iface(bool one_node);
+
 }  // namespace ftmpi::transport::ofi

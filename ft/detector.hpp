@@ -1,0 +1,70 @@
+// The in-band failure detector: a heartbeat observation ring plus reliable
+// broadcast of failures over a binomial graph, on its own thread and its own
+// control endpoint (transport/control.hpp), so it runs while the application
+// computes and needs nothing from the launcher.
+//
+// Ring: every process sends a heartbeat every `period` to its observer, the
+// next process in rank order (cyclically) that it does not know to be failed
+// or gone; it observes its own predecessor the same way. A predecessor silent
+// for `timeout` is declared failed, and the launcher is asked to kill it (a
+// stopped or merely slow process is excluded: spec 000 §17.3).
+//
+// Broadcast: each failure this process learns of, from any source, is sent
+// once to its binomial-graph neighbours (rank ± 2^k); a process forwards what
+// it learns in turn, so news reaches everyone in O(log n) steps and around
+// failed forwarders. Heartbeats carry a digest of the sender's failed set;
+// when the two ends of a ring link disagree they exchange their sets, which
+// repairs anything lost (a message refused, a forwarder dead mid-broadcast).
+//
+// A process that finds itself in the failed set has been excluded: it leaves
+// at once (exit status k_excluded_exit).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "ft/failed_set.hpp"
+#include "transport/control.hpp"
+
+namespace ftmpi::ft {
+
+constexpr int k_excluded_exit = 70;
+
+struct DetectorOptions {
+    int period_ms = 100;
+    int timeout_ms = 1000;
+};
+
+class Detector {
+public:
+    // `kill` asks the launcher to kill a job rank; false when it cannot.
+    Detector(FailedSet &set, std::unique_ptr<transport::ControlChannel> channel, int rank, DetectorOptions opt,
+             std::function<bool(int)> kill);
+    ~Detector();
+    Detector(const Detector &) = delete;
+    Detector &operator=(const Detector &) = delete;
+
+    void start();
+    // Joins the thread. `goodbye`: first tell the observer that this process
+    // leaves normally (MPI_Finalize), so that its silence is not a failure.
+    void stop(bool goodbye);
+    // Any thread: the failed set grew; spread the news now.
+    void wake() { channel_->wake(); }
+
+private:
+    struct State;
+    void run();
+
+    FailedSet &set_;
+    std::unique_ptr<transport::ControlChannel> channel_;
+    int rank_;
+    DetectorOptions opt_;
+    std::function<bool(int)> kill_;
+    std::atomic<bool> stopping_{false};
+    std::atomic<bool> goodbye_{false};
+    std::thread thread_;
+};
+
+}  // namespace ftmpi::ft

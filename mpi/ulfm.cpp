@@ -1,0 +1,197 @@
+// Failure queries and acknowledgement: the ULFM calls (MPIX_Comm_failure_ack,
+// _failure_get_acked, _get_failed, _ack_failed) and the 2011 draft's calls
+// (MPI_Comm_group_failed, _remote_group_failed, _reenable_any_source,
+// _validate_local, _get_failed_local), all on one per-communicator view of
+// the process's failure record (spec 004's set L).
+//
+// The failures of a communicator are those of its procs, the group that
+// point-to-point ranks address: the whole group of an intra-communicator, the
+// remote group of an inter-communicator (MPI_Comm_group_failed alone reports
+// the local group there, as spec 000 §17.4.1 asks).
+#include <algorithm>
+#include <climits>
+
+#include "mpi-ext.h"
+#include "mpi/checks.hpp"
+#include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
+#include "mpi/ulfm.hpp"
+
+namespace ftmpi::mpi {
+
+MPI_Group new_group(std::vector<int> procs);
+
+void refresh_failed_slow(MPI_Comm c) {
+    const auto &order = ft::failures().in_order();
+    for (; c->failed.scanned < order.size(); ++c->failed.scanned) {
+        const int p = order[c->failed.scanned];
+        const auto it = std::find(c->procs.begin(), c->procs.end(), p);
+        if (it != c->procs.end()) c->failed.ranks.push_back(static_cast<int>(it - c->procs.begin()));
+    }
+}
+
+void acknowledge(MPI_Comm c, std::size_t n) {
+    refresh_failed(c);
+    c->failed.acked = std::max(c->failed.acked, std::min(n, c->failed.ranks.size()));
+    if (c->failed.acked < c->failed.ranks.size()) return;
+    for (MPI_Request r : g.engine->queue(c->context).posted())
+        if (r->comm == c) r->failure_pending = false;
+}
+
+void apply_failures_to_posted() {
+    auto &f = ft::failures();
+    for (auto &qp : g.engine->queues()) {
+        if (!qp) continue;
+        auto &posted = qp->posted();
+        for (auto it = posted.begin(); it != posted.end();) {
+            MPI_Request r = *it;
+            bool fail = false;
+            if (r->peer != MPI_ANY_SOURCE) fail = f.is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)]);
+            else if (any_source_disabled(r->comm)) fail = r->blocking, r->failure_pending = !r->blocking;
+            if (!fail) {
+                ++it;
+                continue;
+            }
+            it = posted.erase(it);
+            r->posted = false;
+            r->status.MPI_SOURCE = r->peer;
+            r->status.MPI_TAG = r->tag;
+            complete_request(r, MPI_ERR_PROC_FAILED, 0);
+        }
+    }
+}
+
+namespace {
+
+int check_ft_comm(const char *call, MPI_Comm comm) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    progress();  // take in whatever failure news is waiting
+    refresh_failed(comm);
+    return MPI_SUCCESS;
+}
+
+std::vector<int> job_ranks(MPI_Comm c, std::size_t from, std::size_t to) {
+    std::vector<int> out;
+    for (std::size_t i = from; i < to; ++i) out.push_back(c->procs[static_cast<std::size_t>(c->failed.ranks[i])]);
+    return out;
+}
+
+MPI_Group group_of(std::vector<int> procs) { return procs.empty() ? MPI_GROUP_EMPTY : new_group(std::move(procs)); }
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPIX_Comm_failure_ack(MPI_Comm comm) {
+    FTMPI_TRY(check_ft_comm("MPIX_Comm_failure_ack", comm));
+    acknowledge(comm, SIZE_MAX);
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) {
+    FTMPI_TRY(check_ft_comm("MPIX_Comm_failure_get_acked", comm));
+    FTMPI_CHECK(check_nonnull("MPIX_Comm_failure_get_acked", comm, failedgrp, "failedgrp"));
+    *failedgrp = group_of(job_ranks(comm, 0, comm->failed.acked));
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp) {
+    FTMPI_TRY(check_ft_comm("MPIX_Comm_get_failed", comm));
+    FTMPI_CHECK(check_nonnull("MPIX_Comm_get_failed", comm, failedgrp, "failedgrp"));
+    *failedgrp = group_of(job_ranks(comm, 0, comm->failed.ranks.size()));
+    return MPI_SUCCESS;
+}
+
+// Acknowledges the first num_to_ack failures of MPIX_Comm_get_failed's group;
+// num_acked is how many are acknowledged after the call.
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
+    FTMPI_TRY(check_ft_comm("MPIX_Comm_ack_failed", comm));
+    FTMPI_CHECK(check_nonnull("MPIX_Comm_ack_failed", comm, num_acked, "num_acked"));
+    if (num_to_ack < 0)
+        return raise(comm, MPI_ERR_ARG, "MPIX_Comm_ack_failed", "negative num_to_ack %d", num_to_ack);
+    acknowledge(comm, static_cast<std::size_t>(num_to_ack));
+    *num_acked = static_cast<int>(comm->failed.acked);
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_group_failed(MPI_Comm comm, MPI_Group *failed) {
+    FTMPI_TRY(check_ft_comm("MPI_Comm_group_failed", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_group_failed", comm, failed, "failed"));
+    if (!comm->inter) {
+        *failed = group_of(job_ranks(comm, 0, comm->failed.ranks.size()));
+        return MPI_SUCCESS;
+    }
+    std::vector<int> procs;
+    for (int p : ftmpi::ft::failures().in_order())
+        if (std::find(comm->local_procs.begin(), comm->local_procs.end(), p) != comm->local_procs.end())
+            procs.push_back(p);
+    *failed = group_of(std::move(procs));
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_remote_group_failed(MPI_Comm comm, MPI_Group *failed) {
+    FTMPI_TRY(check_ft_comm("MPI_Comm_remote_group_failed", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_remote_group_failed", comm, failed, "failed"));
+    if (!comm->inter)
+        return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group_failed", "%s is not an inter-communicator",
+                     comm_label(comm));
+    *failed = group_of(job_ranks(comm, 0, comm->failed.ranks.size()));
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed) {
+    FTMPI_TRY(check_ft_comm("MPI_Comm_reenable_any_source", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_reenable_any_source", comm, failed, "failed"));
+    acknowledge(comm, SIZE_MAX);
+    *failed = group_of(job_ranks(comm, 0, comm->failed.acked));
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed, int *num_new) {
+    FTMPI_TRY(check_ft_comm("MPI_Comm_validate_local", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_validate_local", comm, num_failed, "num_failed"));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_validate_local", comm, num_new, "num_new"));
+    auto &f = comm->failed;
+    f.validated_before = f.validated;
+    f.validated = f.ranks.size();
+    *num_failed = static_cast<int>(f.validated);
+    *num_new = static_cast<int>(f.validated - f.validated_before);
+    return MPI_SUCCESS;
+}
+
+// Comm ranks of L as of the last MPI_Comm_validate_local (MPI_FAILED_ALL), or
+// of those that validate found new (MPI_FAILED_NEW), in detection order.
+int MPI_Comm_get_failed_local(MPI_Comm comm, int failed_type, int failed_array[]) {
+    FTMPI_TRY(check_ft_comm("MPI_Comm_get_failed_local", comm));
+    if (failed_type != MPI_FAILED_ALL && failed_type != MPI_FAILED_NEW)
+        return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_failed_local",
+                     "invalid failed_type %d (expected MPI_FAILED_ALL or MPI_FAILED_NEW)", failed_type);
+    const auto &f = comm->failed;
+    const std::size_t from = failed_type == MPI_FAILED_ALL ? 0 : f.validated_before;
+    if (f.validated > from) FTMPI_CHECK(check_nonnull("MPI_Comm_get_failed_local", comm, failed_array, "failed_array"));
+    for (std::size_t i = from; i < f.validated; ++i) failed_array[i - from] = f.ranks[i];
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"
+
+// Recovery (revoke, shrink, agree) is the next piece of work; until then each
+// call says so instead of pretending.
+#define FTMPI_NOT_YET(call, comm)                                                                     \
+    do {                                                                                              \
+        FTMPI_TRY(check_init(call));                                                                  \
+        return raise(valid_comm(comm) ? (comm) : MPI_COMM_NULL, MPI_ERR_UNSUPPORTED_OPERATION, call, \
+                     "%s is not implemented by ftmpi yet", call);                                     \
+    } while (0)
+
+extern "C" {
+int MPIX_Comm_revoke(MPI_Comm comm) { FTMPI_NOT_YET("MPIX_Comm_revoke", comm); }
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *) { FTMPI_NOT_YET("MPIX_Comm_is_revoked", comm); }
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *) { FTMPI_NOT_YET("MPIX_Comm_shrink", comm); }
+int MPIX_Comm_agree(MPI_Comm comm, int *) { FTMPI_NOT_YET("MPIX_Comm_agree", comm); }
+int MPIX_Comm_iagree(MPI_Comm comm, int *, MPI_Request *) { FTMPI_NOT_YET("MPIX_Comm_iagree", comm); }
+}

@@ -1,0 +1,34 @@
+// Each communicator's view of the process's failure record (spec 004's set L
+// and the acknowledged subset), and the wildcard-receive rules built on it.
+#pragma once
+
+#include "mpi/objects.hpp"
+#include "mpi/state.hpp"
+
+namespace ftmpi::mpi {
+
+void refresh_failed_slow(MPI_Comm c);
+
+// Brings c->failed up to date with the process's failure record.
+inline void refresh_failed(MPI_Comm c) {
+    if (c->failed.scanned != ft::failures().in_order().size()) refresh_failed_slow(c);
+}
+
+// Wildcard receives are disabled while c has failures not yet acknowledged
+// (ULFM; spec 000 §17.6 for the 2011 API's reenable_any_source).
+inline bool any_source_disabled(MPI_Comm c) {
+    if (ft::failures().epoch() == 0) return false;  // nothing ever failed: one load
+    refresh_failed(c);
+    return c->failed.ranks.size() > c->failed.acked;
+}
+
+// Acknowledges the first `n` failures of c (all of them with n = SIZE_MAX);
+// pending wildcard receives on c then proceed.
+void acknowledge(MPI_Comm c, std::size_t n);
+
+// The progress thread's reaction to a newly ingested failure: fails posted
+// receives naming a failed process, and applies the wildcard rules to posted
+// MPI_ANY_SOURCE receives (blocking: MPI_ERR_PROC_FAILED; nonblocking: pending).
+void apply_failures_to_posted();
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,44 @@
+// The control channel: small out-of-band messages between the processes of a
+// job, for the fault-tolerance layer (heartbeats, failure notices).
+//
+// It is separate from the data transport so that one `ft` thread can block on
+// it while the application's thread owns the data path: it has its own
+// endpoint, and every call is thread-safe. Delivery is best effort: send()
+// never blocks and may refuse (the caller retries or relies on its protocol's
+// repair), and a message to a dead process is silently lost.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "transport/transport.hpp"
+
+namespace ftmpi::runtime {
+class ProcessManager;
+}
+
+namespace ftmpi::transport {
+
+class ControlChannel {
+public:
+    virtual ~ControlChannel() = default;
+    // Largest message send() accepts.
+    virtual std::size_t max_message() const = 0;
+    // Queues `len` bytes for `peer`. False: not now (resources busy) or unknown peer.
+    virtual bool send(PeerId peer, const void *msg, std::size_t len) = 0;
+    // Waits up to `timeout_ms` for messages and hands each to `on_message`;
+    // returns early after any message or a wake(). Returns how many arrived.
+    virtual int wait(int timeout_ms, const std::function<void(const void *msg, std::size_t len)> &on_message) = 0;
+    // Any thread: ends a wait() in progress (or makes the next one return at once).
+    virtual void wake() = 0;
+    // Reads the peers' addresses, after the process manager's exchange. Init only.
+    virtual void connect(runtime::ProcessManager &pm) = 0;
+};
+
+// Opens the control endpoint (provider FTMPI_FT_PROVIDER) and publishes its
+// address with pm.put; call before the job's address exchange, then connect()
+// after it. Throws std::runtime_error naming the libfabric call at failure.
+std::unique_ptr<ControlChannel> open_ofi_control(runtime::ProcessManager &pm);
+
+}  // namespace ftmpi::transport

@@ -1,0 +1,121 @@
+// ControlChannel over one libfabric endpoint with a waitable CQ. Messages are
+// injected (no send completion to track), receives use a ring of posted buffers.
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <vector>
+
+#include "runtime/config.hpp"
+#include "runtime/log.hpp"
+#include "runtime/process_manager.hpp"
+#include "transport/control.hpp"
+#include "transport/ofi/endpoint.hpp"
+#include "transport/ofi/providers.hpp"
+
+namespace ftmpi::transport::ofi {
+namespace {
+
+constexpr std::size_t k_rx_buffers = 32;
+constexpr std::size_t k_max_message = 128;
+const char *const k_key = "ftmpi.ctl";
+
+class OfiControl final : public ControlChannel {
+public:
+    explicit OfiControl(runtime::ProcessManager &pm) {
+        const auto &job = pm.job();
+        const auto &cfg = runtime::config();
+        const ProviderInfo p = lookup_provider(cfg.FT_PROVIDER);
+        if (p.uses_tcp_iface) select_tcp_iface(job.local_peers.size() == static_cast<std::size_t>(job.size));
+        ep_ = std::make_unique<Endpoint>(p.fi_name, static_cast<std::size_t>(job.size), Endpoint::Use::control);
+        max_ = std::min(k_max_message, ep_->inject_size());
+        if (max_ < 32) throw std::runtime_error("control provider '" + p.fi_name + "' injects too few bytes");
+        auto addr = ep_->address();
+        pm.put(k_key, addr.data(), addr.size());
+    }
+
+    void connect(runtime::ProcessManager &pm) override {
+        const int n = pm.job().size;
+        addrs_.assign(static_cast<std::size_t>(n), FI_ADDR_NOTAVAIL);
+        for (int r = 0; r < n; ++r) {
+            addrs_[static_cast<std::size_t>(r)] = ep_->insert(pm.get(r, k_key));
+            if (addrs_[static_cast<std::size_t>(r)] == FI_ADDR_NOTAVAIL)
+                throw std::runtime_error("cannot insert the control address of rank " + std::to_string(r));
+        }
+        for (auto &rx : rx_) post(rx);
+    }
+
+    std::size_t max_message() const override { return max_; }
+
+    bool send(PeerId peer, const void *msg, std::size_t len) override {
+        if (peer >= addrs_.size() || len > max_) return false;
+        ssize_t rc = ep_->inject(msg, len, addrs_[peer]);
+        if (rc == -FI_EAGAIN) {
+            drain_errors();
+            rc = ep_->inject(msg, len, addrs_[peer]);
+        }
+        if (rc != 0 && rc != -FI_EAGAIN) FTMPI_DEBUG("control send to %u: %s", peer, fi_strerror(static_cast<int>(-rc)));
+        return rc == 0;
+    }
+
+    int wait(int timeout_ms, const std::function<void(const void *, std::size_t)> &on_message) override {
+        std::array<fi_cq_tagged_entry, 8> entries;
+        ssize_t n = ep_->sread(entries.data(), entries.size(), std::max(timeout_ms, 0));
+        int delivered = 0;
+        for (;;) {
+            if (n == -FI_EAVAIL) {
+                drain_errors();
+            } else if (n > 0) {
+                for (ssize_t i = 0; i < n; ++i) {
+                    auto *rx = static_cast<Rx *>(entries[static_cast<std::size_t>(i)].op_context);
+                    if (rx == nullptr || !(entries[static_cast<std::size_t>(i)].flags & FI_RECV)) continue;
+                    on_message(rx->data.data(), entries[static_cast<std::size_t>(i)].len);
+                    ++delivered;
+                    post(*rx);
+                }
+            } else {
+                break;
+            }
+            n = ep_->read(entries.data(), entries.size());  // take whatever else is ready
+        }
+        return delivered;
+    }
+
+    void wake() override { ep_->signal(); }
+
+private:
+    struct Rx {
+        fi_context2 ctx{};  // first member: the libfabric context
+        std::array<char, k_max_message> data{};
+    };
+
+    void post(Rx &rx) {
+        // A receive can only be refused transiently; try again at the next wait.
+        if (ep_->recv_msg(rx.data.data(), rx.data.size(), &rx) != 0) FTMPI_DEBUG("control receive not posted");
+    }
+
+    // Errors are for sends to dead peers (lost anyway) or canceled receives.
+    void drain_errors() {
+        fi_cq_err_entry e;
+        std::string text;
+        while (ep_->read_error(e, text)) {
+            FTMPI_DEBUG("control completion error: %s", text.c_str());
+            if ((e.flags & FI_RECV) && e.op_context != nullptr) post(*static_cast<Rx *>(e.op_context));
+        }
+    }
+
+    std::unique_ptr<Endpoint> ep_;
+    std::vector<fi_addr_t> addrs_;
+    std::array<Rx, k_rx_buffers> rx_;
+    std::size_t max_ = 0;
+};
+
+}  // namespace
+}  // namespace ftmpi::transport::ofi
+
+namespace ftmpi::transport {
+std::unique_ptr<ControlChannel> open_ofi_control(runtime::ProcessManager &pm) {
+    return std::make_unique<ofi::OfiControl>(pm);
+}
+}  // namespace ftmpi::transport
