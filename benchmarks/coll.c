@@ -11,15 +11,11 @@
  * maximum over ranks of one call's time, in microseconds. Optional argument:
  * the largest size in bytes (default 1 MiB).
  */
-#include <mpi.h>
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 enum { BARRIER, BCAST, ALLREDUCE };
 
@@ -36,17 +32,15 @@ static double measure(int what, double *buf, double *out, int count, int reps) {
         MPI_Allreduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (k >= 0) t[k] = mx;
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp);
+    qsort(t, (size_t)reps, sizeof *t, bench_cmp);
     double med = t[reps / 2];
     free(t);
     return med * 1e6;
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    bench_init(&argc, &argv, "coll", 1, &rank, &size);
     const size_t max = (argc > 1) ? (size_t)atol(argv[1]) : (size_t)1 << 20;
     double *buf = malloc(max), *out = malloc(max);
     memset(buf, 0, max);

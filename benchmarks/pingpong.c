@@ -8,25 +8,15 @@
  * Output: one line per size: bytes, half round-trip latency (us, the median
  * of `reps` round trips), and bandwidth (MB/s) from that latency.
  */
-#include <mpi.h>
+#include "bench.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size < 2) {
-        if (rank == 0) fprintf(stderr, "pingpong needs 2 ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    bench_init(&argc, &argv, "pingpong", 2, &rank, &size);
     const size_t max = (argc > 1) ? (size_t)atol(argv[1]) : (size_t)4 << 20;
     char *buf = malloc(max);
     memset(buf, 1, max);
@@ -47,7 +37,7 @@ int main(int argc, char **argv) {
             if (i >= warm) t[i - warm] = (MPI_Wtime() - t0) / 2;
         }
         if (rank == 0) {
-            qsort(t, (size_t)reps, sizeof(double), cmp);
+            qsort(t, (size_t)reps, sizeof(double), bench_cmp);
             double lat = t[reps / 2];
             printf("  %10zu %12.2f %12.1f\n", n, lat * 1e6, (double)n / lat / 1e6);
             fflush(stdout);

@@ -1,0 +1,86 @@
+/*
+ * The in-band failure detector alone (the launcher's events are turned off
+ * with FTMPI_LAUNCHER_EVENTS=0, as under a launcher that sends none):
+ *
+ *   detector stop      rank 1 stops itself with SIGSTOP. Every survivor's
+ *                      receive from it fails with MPI_ERR_PROC_FAILED within
+ *                      timeout + period + propagation; all report the same
+ *                      failed set; and the stopped process is killed.
+ *   detector chain     ranks 3, 4 and 5 die together (SIGKILL): each is the
+ *                      observer of the one before, so rank 6 finds them one
+ *                      after another; every survivor converges on {3,4,5}.
+ *   detector chain events   the same with the launcher's events on too.
+ *
+ * Heartbeat period 50 ms and timeout 500 ms (set here, before MPI_Init).
+ */
+#define _DEFAULT_SOURCE /* setenv, kill, nanosleep */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ftlib.h"
+
+enum { PERIOD_MS = 50, TIMEOUT_MS = 500 };
+
+int main(int argc, char **argv) {
+    const int stop = argc >= 2 && !strcmp(argv[1], "stop");
+    const int events = argc >= 3 && !strcmp(argv[2], "events");
+    setenv("FTMPI_LAUNCHER_EVENTS", events ? "1" : "0", 1);
+    setenv("FTMPI_FT_PERIOD_MS", "50", 1);
+    setenv("FTMPI_FT_TIMEOUT_MS", "500", 1);
+    int me, size;
+    tl_init(&argc, &argv, &me, &size, stop ? 3 : 8);
+    CHECK(argc >= 2 && (stop || !strcmp(argv[1], "chain")), "usage: detector stop|chain [events]");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int pids[256];
+    int pid = (int)getpid();
+    MPI_OK(MPI_Allgather(&pid, 1, MPI_INT, pids, 1, MPI_INT, MPI_COMM_WORLD));
+
+    if (stop) {
+        const int victim = 1;
+        double t0 = 0;
+        if (me == victim) {
+            t0 = MPI_Wtime(); /* CLOCK_MONOTONIC: one clock for the whole node */
+            for (int r = 0; r < size; ++r)
+                if (r != victim) MPI_OK(MPI_Send(&t0, 1, MPI_DOUBLE, r, 1, MPI_COMM_WORLD));
+            tl_die(SIGSTOP);
+            CHECK(0, "a stopped process must never run again");
+        }
+        MPI_OK(MPI_Recv(&t0, 1, MPI_DOUBLE, victim, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        int x;
+        CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, victim, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_PROC_FAILED);
+        const double elapsed = MPI_Wtime() - t0;
+        /* timeout + period, plus one second for propagation on a loaded machine */
+        CHECK(elapsed < (TIMEOUT_MS + PERIOD_MS) / 1000.0 + 1.0, "detected after %.3f s", elapsed);
+        /* its last heartbeat left at most one period before t0 */
+        CHECK(elapsed > (TIMEOUT_MS - PERIOD_MS) / 1000.0 - 0.02, "detected after %.3f s, before the timeout", elapsed);
+        int expect = victim;
+        tl_check_agreement(MPI_COMM_WORLD, &expect, 1);
+        if (me == 0) {
+            /* The launcher was asked to kill it: the process must disappear. */
+            double until = MPI_Wtime() + 20;
+            while (kill(pids[victim], 0) == 0 && MPI_Wtime() < until) {
+                struct timespec ts = {0, 10 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            CHECK(kill(pids[victim], 0) != 0 && errno == ESRCH, "stopped rank %d (pid %d) is still there", victim,
+                  pids[victim]);
+            printf("detector stop: SIGSTOP detected after %.3f s by every survivor; the process was killed\n",
+                   elapsed);
+        }
+    } else {
+        const int victims[3] = {3, 4, 5};
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (me >= 3 && me <= 5) tl_die(SIGKILL);
+        const double t0 = MPI_Wtime();
+        int n = tl_wait_failed(MPI_COMM_WORLD, 3, 30);
+        CHECK(n == 3, "only %d of 3 failures known after 30 s", n);
+        const double elapsed = MPI_Wtime() - t0;
+        tl_check_agreement(MPI_COMM_WORLD, victims, 3);
+        if (me == 0) printf("detector chain%s: every survivor knows {3,4,5} (rank 0 after %.3f s)\n",
+                            events ? " events" : "", elapsed);
+    }
+    MPI_OK(MPI_Finalize());
+    return 0;
+}
