@@ -123,7 +123,15 @@ void Detector::run() {
             s.next_beat = now;
         }
     };
+    bool excluded_ = false;
     auto excluded = [&]() {
+        if (excluded_) return;
+        excluded_ = true;
+        if (opt_.on_excluded) {
+            opt_.on_excluded();
+            stopping_.store(true, std::memory_order_release);
+            return;
+        }
         FTMPI_ERROR("this process was declared failed by the failure detector of another process; it leaves the job");
         std::fflush(nullptr);
         ::_exit(k_excluded_exit);

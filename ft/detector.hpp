@@ -35,6 +35,9 @@ constexpr int k_excluded_exit = 70;
 struct DetectorOptions {
     int period_ms = 100;
     int timeout_ms = 1000;
+    // What an excluded process does; empty: log and _exit(k_excluded_exit).
+    // (Tests that run several detectors in one process stop just that one.)
+    std::function<void()> on_excluded;
 };
 
 class Detector {

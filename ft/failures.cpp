@@ -48,7 +48,9 @@ void Failures::start_detector(std::unique_ptr<transport::ControlChannel> channel
                               runtime::ProcessManager &pm) {
     if (!channel) return;
     const auto &cfg = runtime::config();
-    DetectorOptions opt{cfg.FT_PERIOD_MS, cfg.FT_TIMEOUT_MS};
+    DetectorOptions opt;
+    opt.period_ms = cfg.FT_PERIOD_MS;
+    opt.timeout_ms = cfg.FT_TIMEOUT_MS;
     g_detector = std::make_unique<Detector>(shared_, std::move(channel), rank, opt,
                                             [&pm](int victim) { return pm.request_kill(victim); });
     g_detector->start();
