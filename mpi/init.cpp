@@ -39,7 +39,15 @@ int init(const char *call, int required, int *provided) {
         // The detector's control endpoint publishes its address before the
         // transport's exchange, which carries both.
         std::unique_ptr<transport::ControlChannel> control;
-        if (runtime::config().DETECTOR != 0 && job.size > 1) control = transport::open_ofi_control(*g.pm);
+        if (runtime::config().DETECTOR != 0 && job.size > 1) {
+            try {
+                control = transport::open_ofi_control(*g.pm);
+            } catch (const std::exception &e) {
+                throw std::runtime_error(std::string("failure detector: ") + e.what() +
+                                         " (FTMPI_FT_PROVIDER chooses another provider; FTMPI_DETECTOR=0 runs "
+                                         "without the detector)");
+            }
+        }
         g.transport = transport::open_ofi_transport(*g.pm, *g.engine);
         if (control) control->connect(*g.pm);
         ft::failures().attach(g.transport.get(), job.size);
