@@ -190,6 +190,9 @@ void Detector::run() {
     };
 
     update_ring(Clock::now());
+    // Connect to every neighbour now: connection-oriented providers then pay
+    // their set-up at start-up, not when news of a failure must travel fast.
+    for (int peer : s.neighbours) out(peer, header(Type::heartbeat, 0));
     while (!stopping_.load(std::memory_order_acquire)) {
         auto now = Clock::now();
         spread_news(now);

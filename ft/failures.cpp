@@ -19,6 +19,7 @@ void wake_detector() {
 
 // PMIx event thread.
 void on_terminated(int rank) {
+    FTMPI_DEBUG("launcher event: rank %d terminated", rank);
     if (failures().shared().add(rank)) wake_detector();
 }
 

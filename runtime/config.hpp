@@ -33,7 +33,7 @@ namespace ftmpi::runtime {
     X(FT_PERIOD_MS, int, 100, "heartbeat period of the failure detector (ms)")            \
     X(FT_TIMEOUT_MS, int, 1000,                                                           \
       "a process whose heartbeats stop for this long (ms) is declared failed and killed") \
-    X(FT_PROVIDER, std::string, "tcp",                                                   \
+    X(FT_PROVIDER, std::string, "net",                                                   \
       "libfabric provider of the detector's control endpoint (needs a waitable CQ)")      \
     X(LAUNCHER_EVENTS, int, 1,                                                           \
       "1: learn failures from the launcher's PMIx events too; 0: ignore them (the "      \
