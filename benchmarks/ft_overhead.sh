@@ -19,5 +19,5 @@ echo "# bytes  on_us  off_us  on/off"
 for size in $(awk '{print $1}' "$tmp/d1" | sort -n -u); do
     on=$(awk -v s="$size" '$1 == s {print $2}' "$tmp/d1" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
     off=$(awk -v s="$size" '$1 == s {print $2}' "$tmp/d0" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
-    awk -v s="$size" -v a="$on" -v b="$off" 'BEGIN {printf "%7d  %5.3f  %6.3f  %6.3f\n", s, a, b, a / b}'
+    awk -v s="$size" -v a="$on" -v b="$off" 'BEGIN {printf "%7d  %6.3f  %6.3f  %6.3f\n", s, a, b, a / b}'
 done

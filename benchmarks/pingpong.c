@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
         if (rank == 0) {
             qsort(t, (size_t)reps, sizeof(double), bench_cmp);
             double lat = t[reps / 2];
-            printf("  %10zu %12.2f %12.1f\n", n, lat * 1e6, (double)n / lat / 1e6);
+            printf("  %10zu %12.3f %12.1f\n", n, lat * 1e6, (double)n / lat / 1e6);
             fflush(stdout);
         }
     }
