@@ -1,5 +1,7 @@
 #include "ft/failures.hpp"
 
+#include <atomic>
+
 #include "ft/detector.hpp"
 #include "runtime/config.hpp"
 #include "runtime/events.hpp"
@@ -12,9 +14,12 @@ namespace ftmpi::ft {
 namespace {
 
 std::unique_ptr<Detector> g_detector;
+// The running detector, for the PMIx thread: published once it runs, cleared
+// (with the PMIx handler removed first) before it stops.
+std::atomic<Detector *> g_running{nullptr};
 
 void wake_detector() {
-    if (g_detector) g_detector->wake();
+    if (Detector *d = g_running.load(std::memory_order_acquire)) d->wake();
 }
 
 // PMIx event thread.
@@ -55,10 +60,16 @@ void Failures::start_detector(std::unique_ptr<transport::ControlChannel> channel
     g_detector = std::make_unique<Detector>(shared_, std::move(channel), rank, opt,
                                             [&pm](int victim) { return pm.request_kill(victim); });
     g_detector->start();
+    g_running.store(g_detector.get(), std::memory_order_release);
 }
 
 void Failures::stop_detector() {
-    if (g_detector) g_detector->stop(true);
+    if (!g_detector) return;
+    // No PMIx handler runs once this returns (later notices queue), so none
+    // can touch the detector while it goes away.
+    runtime::set_terminated_handler(nullptr);
+    g_running.store(nullptr, std::memory_order_release);
+    g_detector->stop(true);
     g_detector.reset();
 }
 
