@@ -81,6 +81,10 @@ void Failures::declare_failed(int peer) {
     ingest();
 }
 
+void Failures::note_failed(int peer) {
+    if (shared_.add(peer)) wake_detector();
+}
+
 void Failures::ingest() {
     const std::size_t n = shared_.size();
     for (; ingested_ < n; ++ingested_) {

@@ -42,6 +42,9 @@ public:
     }
     // Progress thread: a local source found `peer` failed.
     void declare_failed(int peer);
+    // Progress thread: `peer` is failed by agreement; taken in at the next poll()
+    // (safe inside transport callbacks).
+    void note_failed(int peer);
     bool is_failed(int peer) const { return peer >= 0 && peer < static_cast<int>(failed_.size()) && failed_[peer]; }
     std::uint64_t epoch() const { return epoch_; }
     // Peers in the order their failure became known here.

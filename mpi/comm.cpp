@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "mpi/checks.hpp"
+#include "mpi/recovery.hpp"
 #include "mpi/p2p/matching.hpp"
 
 extern "C" {
@@ -44,6 +45,10 @@ void setup_predefined_comms(int rank, int size) {
     for (int i = 0; i < size; ++i) all[static_cast<std::size_t>(i)] = i;
     setup(ftmpi_comm_world.obj, k_world_context, rank, std::move(all), "MPI_COMM_WORLD");
     setup(ftmpi_comm_self.obj, k_self_context, 0, {rank}, "MPI_COMM_SELF");
+    ftmpi_comm_world.obj.uid = 1;
+    ftmpi_comm_self.obj.uid = 2;
+    register_comm(&ftmpi_comm_world.obj);
+    register_comm(&ftmpi_comm_self.obj);
     ftmpi_message_no_proc.obj.magic = Magic::message;
     ftmpi_group_empty.obj.predefined = true;
 }

@@ -8,15 +8,19 @@
 // takes the lowest slot free everywhere. No central server, and a slot is
 // never reused while a communicator holding it lives here. Slots 0 and 1 are
 // MPI_COMM_WORLD and MPI_COMM_SELF.
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <random>
 #include <tuple>
 #include <vector>
 
 #include "mpi/attributes.hpp"
 #include "mpi/comm_internal.hpp"
 #include "mpi/checks.hpp"
+#include "mpi/recovery.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 
@@ -104,25 +108,48 @@ int team_bcast(MPI_Comm team, int root, void *buf, int bytes) {
     return err;
 }
 
-int team_common_slots(MPI_Comm team, SlotMask *common) {
-    std::vector<SlotMask> all(static_cast<std::size_t>(team->size));
-    const int err = team_allgather(team, &g_free, sizeof(SlotMask), all.data());
+std::uint64_t random_nonce() {
+    static std::mt19937_64 gen{std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 32)};
+    return gen();
+}
+
+std::uint64_t mix_uid(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t x = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    return x ^ (x >> 29);
+}
+
+int team_common_slots(MPI_Comm team, SlotMask *common, std::uint64_t *uid) {
+    struct Offer {
+        SlotMask free;
+        std::uint64_t nonce;
+    };
+    const Offer mine{g_free, random_nonce()};
+    std::vector<Offer> all(static_cast<std::size_t>(team->size));
+    const int err = team_allgather(team, &mine, sizeof(Offer), all.data());
     if (err != MPI_SUCCESS) return err;
     common->fill(~std::uint64_t{0});
-    for (const SlotMask &m : all)
-        for (int w = 0; w < k_slot_words; ++w) (*common)[static_cast<std::size_t>(w)] &= m[static_cast<std::size_t>(w)];
+    std::uint64_t id = 0;
+    for (const Offer &o : all) {
+        for (int w = 0; w < k_slot_words; ++w)
+            (*common)[static_cast<std::size_t>(w)] &= o.free[static_cast<std::size_t>(w)];
+        id ^= o.nonce;
+    }
+    if (uid != nullptr) *uid = id;
     return MPI_SUCCESS;
 }
 
-int agree_slot(MPI_Comm team, int *slot) {
+int agree_slot(MPI_Comm team, int *slot, std::uint64_t *uid) {
     SlotMask common;
-    if (int err = team_common_slots(team, &common); err != MPI_SUCCESS) return err;
+    if (int err = team_common_slots(team, &common, uid); err != MPI_SUCCESS) return err;
     *slot = claim_lowest(common);
     return *slot < 0 ? MPI_ERR_INTERN : MPI_SUCCESS;
 }
 
-MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs) {
+MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint64_t uid) {
     auto c = new ftmpi_comm_s;
+    c->uid = uid;
     c->context = static_cast<std::uint32_t>(slot) * 2;
     c->size = static_cast<int>(procs.size());
     const int me = g.pm->job().rank;
@@ -132,6 +159,7 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs) {
     c->coll_queue = &g.engine->queue(c->context + 1);
     c->errhandler = parent->errhandler;
     errhandler_retain(c->errhandler);
+    register_comm(c);
     return c;
 }
 
@@ -171,8 +199,9 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
         if (int err = dup_intercomm(comm, &c); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_dup");
     } else {
         int slot = -1;
-        if (int err = agree_slot(comm, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_dup");
-        c = make_comm(comm, slot, comm->procs);
+        std::uint64_t uid = 0;
+        if (int err = agree_slot(comm, &slot, &uid); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_dup");
+        c = make_comm(comm, slot, comm->procs, uid);
     }
     if (int err = copy_attributes(comm, c); err != MPI_SUCCESS) {
         release_slot(c->context);
@@ -207,7 +236,8 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     if (int err = team_allgather(comm, mine, sizeof mine, all.data()); err != MPI_SUCCESS)
         return fail(comm, err, "MPI_Comm_split");
     int slot = -1;
-    if (int err = agree_slot(comm, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_split");
+    std::uint64_t uid = 0;
+    if (int err = agree_slot(comm, &slot, &uid); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_split");
     if (color == MPI_UNDEFINED) {
         release_slot(static_cast<std::uint32_t>(slot) * 2);
         *newcomm = MPI_COMM_NULL;
@@ -220,7 +250,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     std::sort(members.begin(), members.end());
     std::vector<int> procs;
     for (const auto &[k, r] : members) procs.push_back(comm->procs[static_cast<std::size_t>(r)]);
-    *newcomm = make_comm(comm, slot, std::move(procs));
+    *newcomm = make_comm(comm, slot, std::move(procs), uid);
     return MPI_SUCCESS;
 }
 
@@ -244,14 +274,15 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
                      "MPI_Comm_create on an inter-communicator is not implemented by ftmpi yet");
     FTMPI_TRY(group_in_comm("MPI_Comm_create", comm, group));
     int slot = -1;
-    if (int err = agree_slot(comm, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create");
+    std::uint64_t uid = 0;
+    if (int err = agree_slot(comm, &slot, &uid); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create");
     const int me = g.pm->job().rank;
     if (std::find(group->procs.begin(), group->procs.end(), me) == group->procs.end()) {
         release_slot(static_cast<std::uint32_t>(slot) * 2);
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    *newcomm = make_comm(comm, slot, group->procs);
+    *newcomm = make_comm(comm, slot, group->procs, uid);
     return MPI_SUCCESS;
 }
 
@@ -275,8 +306,9 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     team.rank = static_cast<int>(at - group->procs.begin());
     team.coll_seq = (1u << 21) | (static_cast<std::uint32_t>(tag) & 0xfffffu);
     int slot = -1;
-    if (int err = agree_slot(&team, &slot); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create_group");
-    *newcomm = make_comm(comm, slot, group->procs);
+    std::uint64_t uid = 0;
+    if (int err = agree_slot(&team, &slot, &uid); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create_group");
+    *newcomm = make_comm(comm, slot, group->procs, uid);
     return MPI_SUCCESS;
 }
 
@@ -289,6 +321,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
         return raise(c, MPI_ERR_COMM, "MPI_Comm_free", "%s is predefined and cannot be freed", comm_label(c));
     const int err = delete_attributes(c);
     if (c->inter) free_intercomm_local(c);
+    unregister_comm(c);
     release_slot(c->context);
     errhandler_release(c->errhandler);
     c->magic = Magic::dead;

@@ -23,10 +23,16 @@ void release_slot(std::uint32_t context);
 // runs even after an error and the first error class is returned.
 int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all);
 int team_bcast(MPI_Comm team, int root, void *buf, int bytes);
-// The AND of the members' free-slot masks.
-int team_common_slots(MPI_Comm team, SlotMask *common);
+// The AND of the members' free-slot masks, and a fresh identifier common to
+// the team (the XOR of a random nonce from each member; for ftmpi_comm_s::uid).
+int team_common_slots(MPI_Comm team, SlotMask *common, std::uint64_t *uid = nullptr);
 // team_common_slots, then claim the lowest (MPI_ERR_INTERN when none is left).
-int agree_slot(MPI_Comm team, int *slot);
+int agree_slot(MPI_Comm team, int *slot, std::uint64_t *uid);
+// A random 64-bit nonce (per-process generator).
+std::uint64_t random_nonce();
+// A deterministic mix of values every member knows (for identifiers derived
+// from agreed data).
+std::uint64_t mix_uid(std::uint64_t a, std::uint64_t b);
 // One message to / from `peer` of `team` on its collective context.
 int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes);
 int team_recv(MPI_Comm team, int peer, int tag, void *buf, int bytes);
@@ -37,6 +43,6 @@ int team_swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, 
 
 // A new intra-communicator over `procs` (job ranks, in order) holding `slot`,
 // inheriting parent's error handler.
-MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs);
+MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint64_t uid);
 
 }  // namespace ftmpi::mpi

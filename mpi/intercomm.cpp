@@ -100,7 +100,8 @@ int leader_tag(int tag) { return (1 << 30) | ((tag & 0x7fff) << 5); }
 // Duplicates an inter-communicator (called by MPI_Comm_dup).
 int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm) {
     int local_slot = -1;
-    int err = agree_slot(comm->local, &local_slot);
+    std::uint64_t local_uid = 0;
+    int err = agree_slot(comm->local, &local_slot, &local_uid);
     std::vector<int> remote;
     int remote_high = 0;
     SlotMask common;
@@ -108,7 +109,7 @@ int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm) {
     if (err == MPI_SUCCESS) err = e2;
     const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
     if (err != MPI_SUCCESS || slot < 0) return err != MPI_SUCCESS ? err : MPI_ERR_INTERN;
-    MPI_Comm local = make_comm(comm->local, local_slot, comm->local_procs);
+    MPI_Comm local = make_comm(comm->local, local_slot, comm->local_procs, local_uid);
     *newcomm = make_intercomm(local, slot, comm->procs, comm->errhandler);
     return MPI_SUCCESS;
 }
@@ -151,7 +152,8 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     }
     // The hidden local communicator first (local group only), then the cross slot.
     int local_slot = -1;
-    int err = agree_slot(local_comm, &local_slot);
+    std::uint64_t local_uid = 0;
+    int err = agree_slot(local_comm, &local_slot, &local_uid);
     std::vector<int> remote;
     int remote_high = 0;
     SlotMask common;
@@ -161,7 +163,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
     if (err != MPI_SUCCESS || slot < 0)
         return raise(local_comm, err != MPI_SUCCESS ? err : MPI_ERR_INTERN, call, "the leaders' exchange failed");
-    MPI_Comm local = make_comm(local_comm, local_slot, local_comm->procs);
+    MPI_Comm local = make_comm(local_comm, local_slot, local_comm->procs, local_uid);
     *newintercomm = make_intercomm(local, slot, std::move(remote), local_comm->errhandler);
     return MPI_SUCCESS;
 }
@@ -186,7 +188,11 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     std::vector<int> procs = local_first ? intercomm->local_procs : intercomm->procs;
     const std::vector<int> &second = local_first ? intercomm->procs : intercomm->local_procs;
     procs.insert(procs.end(), second.begin(), second.end());
-    *newintracomm = make_comm(intercomm, slot, std::move(procs));
+    // Both groups know these; revoke and agree do not run on
+    // inter-communicators yet, so their own uid is not agreed (0).
+    const std::uint64_t uid = mix_uid(mix_uid(intercomm->uid, static_cast<std::uint64_t>(intercomm->coll_seq)),
+                                      static_cast<std::uint64_t>(slot) ^ static_cast<std::uint64_t>(procs.front()));
+    *newintracomm = make_comm(intercomm, slot, std::move(procs), uid);
     return MPI_SUCCESS;
 }
 

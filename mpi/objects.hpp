@@ -97,6 +97,12 @@ struct ftmpi_comm_s {
         std::size_t acked = 0;  // the first `acked` ranks are acknowledged
         std::size_t validated = 0, validated_before = 0;  // 2011 API: |L| at the last and previous validate
     } failed;
+    bool revoked = false;        // MPIX_Comm_revoke (mpi/recovery.cpp)
+    // The same at every member and (with high probability) different from any
+    // earlier communicator on this context slot: fault-tolerance messages
+    // carry it, so a late revoke of a freed communicator never hits the next.
+    std::uint64_t uid = 0;
+    std::uint64_t agree_seq = 0;  // agreements (agree, shrink) started on this communicator
 };
 
 struct ftmpi_message_s {

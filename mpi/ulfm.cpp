@@ -178,20 +178,3 @@ int MPI_Comm_get_failed_local(MPI_Comm comm, int failed_type, int failed_array[]
 }
 
 }  // extern "C"
-
-// Recovery (revoke, shrink, agree) is the next piece of work; until then each
-// call says so instead of pretending.
-#define FTMPI_NOT_YET(call, comm)                                                                     \
-    do {                                                                                              \
-        FTMPI_TRY(check_init(call));                                                                  \
-        return raise(valid_comm(comm) ? (comm) : MPI_COMM_NULL, MPI_ERR_UNSUPPORTED_OPERATION, call, \
-                     "%s is not implemented by ftmpi yet", call);                                     \
-    } while (0)
-
-extern "C" {
-int MPIX_Comm_revoke(MPI_Comm comm) { FTMPI_NOT_YET("MPIX_Comm_revoke", comm); }
-int MPIX_Comm_is_revoked(MPI_Comm comm, int *) { FTMPI_NOT_YET("MPIX_Comm_is_revoked", comm); }
-int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *) { FTMPI_NOT_YET("MPIX_Comm_shrink", comm); }
-int MPIX_Comm_agree(MPI_Comm comm, int *) { FTMPI_NOT_YET("MPIX_Comm_agree", comm); }
-int MPIX_Comm_iagree(MPI_Comm comm, int *, MPI_Request *) { FTMPI_NOT_YET("MPIX_Comm_iagree", comm); }
-}

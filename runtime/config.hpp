@@ -38,6 +38,9 @@ namespace ftmpi::runtime {
     X(LAUNCHER_EVENTS, int, 1,                                                           \
       "1: learn failures from the launcher's PMIx events too; 0: ignore them (the "      \
       "detector alone, as under a launcher that sends none)")                            \
+    X(TEST_KILL_AT, std::string, "",                                                     \
+      "tests only: 'site:rank[:n]' makes job rank `rank` die (SIGKILL) the n-th time "   \
+      "(default 1st) it reaches protocol point `site` (see runtime/test_hooks.hpp)")     \
     X(LOG, int, 1, "log level: 0 errors only, 1 warnings, 2 info, 3 debug")
 
 struct Config {

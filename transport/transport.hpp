@@ -105,6 +105,9 @@ public:
     // Err::peer_failed, and every later one fails at once.
     virtual void mark_failed(PeerId peer) = 0;
     virtual bool is_failed(PeerId peer) const = 0;
+    // Finishes with Err::canceled every rendezvous send of contexts [first,
+    // last] still waiting for its receiver (a revoked communicator).
+    virtual void cancel_sends(std::uint32_t first, std::uint32_t last) = 0;
     // Called (inside poll) with a peer that a completion error showed unreachable.
     virtual void set_unreachable_hook(std::function<void(PeerId)> hook) = 0;
     // Provider in use for `peer`, for diagnostics.

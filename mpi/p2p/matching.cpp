@@ -1,6 +1,7 @@
 #include "mpi/p2p/matching.hpp"
 
 #include "mpi/p2p/requests.hpp"
+#include "mpi/recovery.hpp"
 
 namespace ftmpi::mpi {
 
@@ -45,6 +46,10 @@ bool MatchQueue::remove_posted(MPI_Request r) {
 }
 
 void Engine::on_arrival(const transport::Arrival &a) {
+    if (is_ft_context(a.context)) {  // revoke and agreement traffic (mpi/recovery.cpp)
+        on_ft_message(a);
+        return;
+    }
     MatchQueue &q = queue(a.context);
     if (MPI_Request r = q.take_posted(a.source_rank, a.tag)) {
         deliver(r, a);

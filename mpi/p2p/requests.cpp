@@ -8,6 +8,7 @@
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/dt/derived.hpp"
+#include "mpi/recovery.hpp"
 #include "mpi/ulfm.hpp"
 
 namespace ftmpi::mpi {
@@ -36,7 +37,9 @@ void drop_pack_buf(MPI_Request r) {
 
 void on_op_done(transport::Op *op, transport::Err err, std::size_t bytes) {
     auto *r = reinterpret_cast<MPI_Request>(op);  // Op is the request's first member
-    complete_request(r, class_of(err), bytes);
+    // A send canceled by a revoke (transport cancel_sends) reports the revoke.
+    const bool revoked = err == transport::Err::canceled && r->comm != nullptr && r->comm->revoked;
+    complete_request(r, revoked ? MPI_ERR_REVOKED : class_of(err), bytes);
 }
 
 }  // namespace
@@ -138,6 +141,10 @@ void start_send(MPI_Request r) {
         complete_proc_null(r);
         return;
     }
+    if (r->comm->revoked && !is_ft_context(r->context)) {
+        complete_request(r, MPI_ERR_REVOKED, 0);
+        return;
+    }
     const int dest = r->comm->procs[static_cast<std::size_t>(r->peer)];
     const void *data = r->buf;
     if (!r->datatype->contiguous) {  // pack; a persistent send reuses its staging buffer
@@ -191,6 +198,12 @@ void start_recv(MPI_Request r) {
         complete_proc_null(r);
         return;
     }
+    if (r->comm->revoked && !is_ft_context(r->context)) {
+        r->status.MPI_SOURCE = r->peer;
+        r->status.MPI_TAG = r->tag;
+        complete_request(r, MPI_ERR_REVOKED, 0);
+        return;
+    }
     MatchQueue &q = g.engine->queue(r->context);
     if (auto u = q.take_unexpected(r->peer, r->tag)) {
         deliver(r, u->arrival());
@@ -237,6 +250,7 @@ int retire_request(MPI_Request *slot, MPI_Status *status) {
 void on_new_failures() {
     g.seen_epoch = ft::failures().epoch();
     apply_failures_to_posted();
+    recovery_on_failures();
     for (auto it = g_zombies.begin(); it != g_zombies.end();) {
         if (!(*it)->op.in_fabric) {
             (*it)->magic = Magic::dead;

@@ -72,6 +72,7 @@ public:
     int poll() override;
     void mark_failed(PeerId peer) override;
     bool is_failed(PeerId peer) const override { return peers_[peer].failed; }
+    void cancel_sends(std::uint32_t first, std::uint32_t last) override;
     void set_unreachable_hook(std::function<void(PeerId)> hook) override { unreachable_ = std::move(hook); }
     std::string provider_of(PeerId peer) const override {
         if (peer == self_) return "self";
@@ -238,6 +239,7 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::int32_t tag, 
     op->send_buf = buf;
     op->length = length;
     op->data = data;
+    op->match = pack_match(Proto::rts, context, tag);
     op->id = next_id_++;
     waiting_cts_[op->id] = op;
     RtsPayload rts{length, op->id};
@@ -257,6 +259,7 @@ Posted OfiTransport::send_to_self(std::uint32_t context, std::int32_t tag, std::
     op->peer = self_;
     op->send_buf = buf;
     op->length = length;
+    op->match = pack_match(Proto::rts, context, tag);
     op->id = next_id_++;
     waiting_cts_[op->id] = op;
     a.eager_data = nullptr;
@@ -542,6 +545,20 @@ void OfiTransport::handle_error(Endpoint &ep) {
 void OfiTransport::lost(PeerId peer) {
     if (peers_[peer].failed) return;
     if (unreachable_) unreachable_(peer);
+}
+
+void OfiTransport::cancel_sends(std::uint32_t first, std::uint32_t last) {
+    std::vector<Op *> dead;
+    for (auto it = waiting_cts_.begin(); it != waiting_cts_.end();) {
+        const std::uint32_t ctx = unpack_match(it->second->match).context;
+        if (ctx >= first && ctx <= last) {
+            dead.push_back(it->second);
+            it = waiting_cts_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    for (Op *op : dead) finish(op, Err::canceled, 0);
 }
 
 void OfiTransport::mark_failed(PeerId peer) {

@@ -1,0 +1,441 @@
+// Revoke, agreement and shrink (ULFM; spec 001 §1.3, spec 003).
+//
+// Revoke: the first time a process learns that a communicator is revoked, it
+// marks it, fails every pending operation on it with MPI_ERR_REVOKED, and
+// forwards the news to its binomial-graph neighbours in the communicator
+// (rank ± 2^k), so every live member hears of it in O(log n) steps even when
+// some forwarders are dead.
+//
+// Agreement: a rotating coordinator. Each member sends its contribution (a
+// bit vector to AND, and the failures it knows) to the lowest-ranked member
+// it does not know to be failed. That coordinator waits for a contribution
+// from every member it does not know to be failed, decides (AND of the
+// values, union of the failures, plus its own), and sends the decision to
+// all. When a coordinator fails, members re-send to the next one; members
+// that already decided send their decision instead, which the new
+// coordinator adopts, so no two survivors ever decide differently. Recent
+// agreements are kept, so a process answers for one it has returned from.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "mpi-ext.h"
+#include "mpi/checks.hpp"
+#include "mpi/comm_internal.hpp"
+#include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
+#include "mpi/recovery.hpp"
+#include "mpi/ulfm.hpp"
+#include "runtime/log.hpp"
+#include "runtime/test_hooks.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+enum Tag : int { revoke_tag = 1, contrib_tag = 2, decide_tag = 3 };
+
+std::unordered_map<std::uint32_t, MPI_Comm> g_comms;  // context slot -> communicator
+
+// Messages for a communicator this process has not created yet (or a stale
+// one: a freed communicator's late messages never match and age out).
+struct Early {
+    std::uint32_t slot;
+    std::uint64_t uid;
+    int tag, from;
+    std::vector<char> payload;
+};
+std::deque<Early> g_early;
+constexpr std::size_t k_early_max = 4096;
+
+std::uint32_t slot_of(MPI_Comm c) { return c->context / 2; }
+
+bool member_failed(MPI_Comm c, int r) { return ft::failures().is_failed(c->procs[static_cast<std::size_t>(r)]); }
+
+// A message to comm rank `peer` on c's fault-tolerance context; the request
+// frees itself and its copy of the payload when the transport is done.
+void ft_send(MPI_Comm c, int peer, int tag, const std::vector<char> &payload) {
+    void *copy = std::malloc(std::max<std::size_t>(payload.size(), 1));
+    if (!payload.empty()) std::memcpy(copy, payload.data(), payload.size());
+
+    MPI_Request r = new_request(ftmpi_request_s::Kind::send, c, copy, static_cast<int>(payload.size()), MPI_BYTE,
+                                peer, tag, k_ft_context | slot_of(c));
+    r->owner = copy;
+    r->on_complete = [](MPI_Request done) { std::free(done->owner); };
+    r->user_freed = true;
+    start_send(r);
+}
+
+// ---- revoke ----------------------------------------------------------------
+
+void revoke_local(MPI_Comm c) {
+    if (c->revoked) return;
+    c->revoked = true;
+    FTMPI_INFO("%s is revoked", comm_label(c));
+    for (std::uint32_t ctx : {c->context, c->context + 1}) {
+        auto &posted = g.engine->queue(ctx).posted();
+        while (!posted.empty()) {
+            MPI_Request r = posted.front();
+            posted.pop_front();
+            r->posted = false;
+            r->status.MPI_SOURCE = r->peer;
+            r->status.MPI_TAG = r->tag;
+            complete_request(r, MPI_ERR_REVOKED, 0);
+        }
+    }
+    g.transport->cancel_sends(c->context, c->context + 1);
+    std::set<int> sent;
+    for (int k = 1; k < c->size; k *= 2) {
+        for (int peer : {(c->rank + k) % c->size, (c->rank - k % c->size + c->size) % c->size}) {
+            if (peer == c->rank || member_failed(c, peer) || !sent.insert(peer).second) continue;
+            std::vector<char> id(sizeof c->uid);
+            std::memcpy(id.data(), &c->uid, sizeof c->uid);
+            ft_send(c, peer, revoke_tag, id);
+        }
+    }
+}
+
+// ---- agreement -------------------------------------------------------------
+
+struct Instance {
+    std::uint64_t seq = 0;
+    bool entered = false;                 // this process called the agreement
+    std::vector<std::uint64_t> mine;      // its contribution
+    std::vector<int> my_failed;           // failures it knew then (job ranks)
+    int sent_to = -1;                     // the coordinator it last contributed to
+    bool decided = false;
+    std::vector<std::uint64_t> value;     // the decision
+    std::vector<int> failed;              // agreed failures (job ranks, sorted)
+    // As coordinator:
+    std::map<int, std::vector<std::uint64_t>> got;  // comm rank -> contribution
+    std::set<int> got_failed;
+    bool adopt = false;  // a member reported an earlier coordinator's decision
+    std::vector<std::uint64_t> adopt_value;
+    std::vector<int> adopt_failed;
+    // iagree:
+    MPI_Request waiter = nullptr;
+    int *flag_out = nullptr;
+};
+
+struct Wire {
+    std::uint64_t seq;
+    std::uint64_t uid;  // the communicator's ftmpi_comm_s::uid
+    std::uint32_t decided;
+    std::uint32_t nwords;
+    std::uint32_t nfailed;
+    std::uint32_t reserved;
+};
+
+constexpr std::size_t k_kept = 8;  // members are at most one agreement apart
+std::unordered_map<MPI_Comm, std::deque<std::unique_ptr<Instance>>> g_agreements;
+
+Instance &instance(MPI_Comm c, std::uint64_t seq) {
+    auto &list = g_agreements[c];
+    for (auto &i : list)
+        if (i->seq == seq) return *i;
+    auto inst = std::make_unique<Instance>();
+    inst->seq = seq;
+    list.push_back(std::move(inst));
+    if (list.size() > k_kept) list.pop_front();
+    return *list.back();
+}
+
+int coordinator(MPI_Comm c) {
+    for (int r = 0; r < c->size; ++r)
+        if (!member_failed(c, r)) return r;
+    return c->rank;
+}
+
+std::vector<char> encode(MPI_Comm c, std::uint64_t seq, bool decided, const std::vector<std::uint64_t> &words,
+                         const std::vector<int> &failed) {
+    Wire w{seq, c->uid, decided ? 1u : 0u, static_cast<std::uint32_t>(words.size()),
+           static_cast<std::uint32_t>(failed.size()), 0};
+    std::vector<char> out(sizeof w + words.size() * 8 + failed.size() * 4);
+    std::memcpy(out.data(), &w, sizeof w);
+    if (!words.empty()) std::memcpy(out.data() + sizeof w, words.data(), words.size() * 8);
+    if (!failed.empty()) std::memcpy(out.data() + sizeof w + words.size() * 8, failed.data(), failed.size() * 4);
+    return out;
+}
+
+bool decode(const std::vector<char> &m, Wire &w, std::vector<std::uint64_t> &words, std::vector<int> &failed) {
+    if (m.size() < sizeof w) return false;
+    auto p = m.data();
+    std::memcpy(&w, p, sizeof w);
+    if (m.size() != sizeof w + std::size_t{w.nwords} * 8 + std::size_t{w.nfailed} * 4) return false;
+    words.resize(w.nwords);
+    failed.resize(w.nfailed);
+    if (w.nwords) std::memcpy(words.data(), p + sizeof w, std::size_t{w.nwords} * 8);
+    if (w.nfailed) std::memcpy(failed.data(), p + sizeof w + std::size_t{w.nwords} * 8, std::size_t{w.nfailed} * 4);
+    return true;
+}
+
+void decide(Instance &inst, std::vector<std::uint64_t> value, std::vector<int> failed) {
+    if (inst.decided) return;
+    inst.decided = true;
+    inst.value = std::move(value);
+    inst.failed = std::move(failed);
+    // Agreed failures are failures here too (taken in at the next poll), so
+    // that acknowledging after an agreement covers them.
+    for (int p : inst.failed) ft::failures().note_failed(p);
+    if (inst.waiter != nullptr) {  // iagree
+        MPI_Request r = inst.waiter;
+        inst.waiter = nullptr;
+        if (inst.flag_out != nullptr && !inst.value.empty()) *inst.flag_out = static_cast<int>(inst.value[0]);
+        complete_request(r, MPI_SUCCESS, 0);
+    }
+}
+
+// Coordinator: decides once every member it believes alive contributed.
+void try_decide(MPI_Comm c, Instance &inst) {
+    if (inst.decided || !inst.entered || coordinator(c) != c->rank) return;
+    if (inst.adopt) {
+        decide(inst, inst.adopt_value, inst.adopt_failed);
+    } else {
+        for (int r = 0; r < c->size; ++r)
+            if (!member_failed(c, r) && inst.got.find(r) == inst.got.end()) return;
+        std::vector<std::uint64_t> value = inst.mine;
+        for (auto &[r, v] : inst.got)
+            for (std::size_t i = 0; i < value.size() && i < v.size(); ++i) value[i] &= v[i];
+        std::set<int> failed = inst.got_failed;
+        for (int r = 0; r < c->size; ++r)
+            if (member_failed(c, r)) failed.insert(c->procs[static_cast<std::size_t>(r)]);
+        value.push_back(random_nonce());  // identifies what a shrink creates
+        decide(inst, std::move(value), std::vector<int>(failed.begin(), failed.end()));
+    }
+    const auto msg = encode(c, inst.seq, true, inst.value, inst.failed);
+    std::vector<int> to;
+    for (int r = 0; r < c->size; ++r)
+        if (r != c->rank && !member_failed(c, r)) to.push_back(r);
+    for (std::size_t i = 0; i < to.size(); ++i) {
+        if (i == to.size() / 2) runtime::test_kill_point("agree.decide", g.pm->job().rank);
+        ft_send(c, to[i], decide_tag, msg);
+    }
+}
+
+void on_contribution(MPI_Comm c, Instance &inst, int from, bool decided, std::vector<std::uint64_t> words,
+                     std::vector<int> failed) {
+    if (inst.decided) {  // a late or re-routed request: answer it
+        if (from != c->rank) ft_send(c, from, decide_tag, encode(c, inst.seq, true, inst.value, inst.failed));
+        return;
+    }
+    if (decided) {
+        inst.adopt = true;
+        inst.adopt_value = std::move(words);
+        inst.adopt_failed = std::move(failed);
+    } else {
+        inst.got[from] = std::move(words);
+        inst.got_failed.insert(failed.begin(), failed.end());
+    }
+    try_decide(c, inst);
+}
+
+// Sends this process's contribution (or decision) to its current coordinator,
+// unless it already went there.
+void contribute(MPI_Comm c, Instance &inst) {
+    const int coord = coordinator(c);
+    if (coord == inst.sent_to) return;
+    inst.sent_to = coord;
+    const auto &words = inst.decided ? inst.value : inst.mine;
+    const auto &failed = inst.decided ? inst.failed : inst.my_failed;
+    if (coord == c->rank) {
+        on_contribution(c, inst, c->rank, inst.decided, words, failed);
+        return;
+    }
+    ft_send(c, coord, contrib_tag, encode(c, inst.seq, inst.decided, words, failed));
+    if (!inst.decided) runtime::test_kill_point("agree.contribute", g.pm->job().rank);
+}
+
+std::vector<int> known_failed(MPI_Comm c) {
+    std::vector<int> out;
+    for (int r = 0; r < c->size; ++r)
+        if (member_failed(c, r)) out.push_back(c->procs[static_cast<std::size_t>(r)]);
+    return out;
+}
+
+Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words) {
+    progress();
+    Instance &inst = instance(c, c->agree_seq++);
+    inst.mine = std::move(words);
+    inst.my_failed = known_failed(c);
+    inst.entered = true;
+    contribute(c, inst);
+    try_decide(c, inst);
+    return inst;
+}
+
+// ULFM: agree reports MPI_ERR_PROC_FAILED when the agreed failures include
+// one this process has not acknowledged (the value is agreed all the same).
+int agreed_class(MPI_Comm c, const Instance &inst) {
+    refresh_failed(c);
+    for (int p : inst.failed) {
+        bool acked = false;
+        for (std::size_t i = 0; i < c->failed.acked && !acked; ++i)
+            acked = c->procs[static_cast<std::size_t>(c->failed.ranks[i])] == p;
+        if (!acked) return MPI_ERR_PROC_FAILED;
+    }
+    return MPI_SUCCESS;
+}
+
+int check_intra(const char *call, MPI_Comm comm) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    if (comm->inter)
+        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, call,
+                     "%s on inter-communicators is not implemented by ftmpi yet", call);
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+namespace {
+
+void handle(MPI_Comm c, int tag, int from, const std::vector<char> &payload) {
+    if (from < 0 || from >= c->size) return;
+    if (tag == revoke_tag) {
+        revoke_local(c);
+        return;
+    }
+    Wire w;
+    std::vector<std::uint64_t> words;
+    std::vector<int> failed;
+    if (!decode(payload, w, words, failed)) {
+        FTMPI_WARN("malformed agreement message from rank %d of %s dropped", from, comm_label(c));
+        return;
+    }
+    Instance &inst = instance(c, w.seq);
+    if (tag == contrib_tag) on_contribution(c, inst, from, w.decided != 0, std::move(words), std::move(failed));
+    else if (tag == decide_tag) decide(inst, std::move(words), std::move(failed));
+}
+
+// The communicator uid a message names (revoke: its payload; agreement: Wire::uid).
+bool uid_of(int tag, const std::vector<char> &payload, std::uint64_t &uid) {
+    const std::size_t at = tag == revoke_tag ? 0 : offsetof(Wire, uid);
+    if (payload.size() < at + sizeof uid) return false;
+    std::memcpy(&uid, payload.data() + at, sizeof uid);
+    return true;
+}
+
+}  // namespace
+
+void register_comm(MPI_Comm c) {
+    g_comms[slot_of(c)] = c;
+    for (auto it = g_early.begin(); it != g_early.end();) {  // what arrived before it existed
+        if (it->slot == slot_of(c) && it->uid == c->uid) {
+            Early e = std::move(*it);
+            it = g_early.erase(it);
+            handle(c, e.tag, e.from, e.payload);
+        } else {
+            ++it;
+        }
+    }
+}
+
+void unregister_comm(MPI_Comm c) {
+    auto it = g_comms.find(slot_of(c));
+    if (it != g_comms.end() && it->second == c) g_comms.erase(it);
+    g_agreements.erase(c);
+}
+
+void on_ft_message(const transport::Arrival &a) {
+    if (a.rendezvous) return;  // never sent: every fault-tolerance message is eager
+    const auto p = static_cast<const char *>(a.eager_data);
+    std::vector<char> payload(p, p + a.length);
+    const std::uint32_t slot = a.context & ~k_ft_context;
+    std::uint64_t uid = 0;
+    if (!uid_of(a.tag, payload, uid)) return;
+    auto it = g_comms.find(slot);
+    if (it == g_comms.end() || it->second->uid != uid) {
+        g_early.push_back({slot, uid, a.tag, a.source_rank, std::move(payload)});
+        if (g_early.size() > k_early_max) g_early.pop_front();
+        return;
+    }
+    handle(it->second, a.tag, a.source_rank, payload);
+}
+
+void recovery_on_failures() {
+    for (auto &[c, list] : g_agreements) {
+        for (auto &inst : list) {
+            if (!inst->entered) continue;
+            contribute(c, *inst);
+            try_decide(c, *inst);
+        }
+    }
+}
+
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPIX_Comm_revoke(MPI_Comm comm) {
+    FTMPI_TRY(check_intra("MPIX_Comm_revoke", comm));
+    revoke_local(comm);
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
+    FTMPI_TRY(check_init("MPIX_Comm_is_revoked"));
+    FTMPI_CHECK(check_comm("MPIX_Comm_is_revoked", comm));
+    FTMPI_CHECK(check_nonnull("MPIX_Comm_is_revoked", comm, flag, "flag"));
+    progress();
+    *flag = comm->revoked ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_agree(MPI_Comm comm, int *flag) {
+    FTMPI_TRY(check_intra("MPIX_Comm_agree", comm));
+    FTMPI_CHECK(check_nonnull("MPIX_Comm_agree", comm, flag, "flag"));
+    Instance &inst = start_agreement(comm, {static_cast<std::uint32_t>(*flag)});
+    while (!inst.decided) progress_wait();
+    progress();  // take in the agreed failures
+    *flag = static_cast<int>(static_cast<std::uint32_t>(inst.value[0]));
+    const int err = agreed_class(comm, inst);
+    if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    return raise(comm, err, "MPIX_Comm_agree", "the agreed failures on %s include unacknowledged ones",
+                 comm_label(comm));
+}
+
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
+    FTMPI_TRY(check_intra("MPIX_Comm_iagree", comm));
+    FTMPI_CHECK(check_nonnull("MPIX_Comm_iagree", comm, flag, "flag"));
+    FTMPI_CHECK(check_nonnull("MPIX_Comm_iagree", comm, request, "request"));
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
+    r->complete = false;
+    Instance &inst = start_agreement(comm, {static_cast<std::uint32_t>(*flag)});
+    if (inst.decided) {
+        *flag = static_cast<int>(static_cast<std::uint32_t>(inst.value[0]));
+        complete_request(r, MPI_SUCCESS, 0);
+    } else {
+        inst.waiter = r;
+        inst.flag_out = flag;
+    }
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
+    FTMPI_TRY(check_intra("MPIX_Comm_shrink", comm));
+    FTMPI_CHECK(check_nonnull("MPIX_Comm_shrink", comm, newcomm, "newcomm"));
+    const SlotMask &free = free_slots();
+    Instance &inst = start_agreement(comm, std::vector<std::uint64_t>(free.begin(), free.end()));
+    while (!inst.decided) progress_wait();
+    SlotMask common{};
+    for (std::size_t i = 0; i < common.size() && i < inst.value.size(); ++i) common[i] = inst.value[i];
+    const int slot = claim_lowest(common);
+    if (slot < 0)
+        return raise(comm, MPI_ERR_INTERN, "MPIX_Comm_shrink", "no context id is free at every survivor of %s",
+                     comm_label(comm));
+    std::vector<int> survivors;
+    for (int p : comm->procs)
+        if (!std::binary_search(inst.failed.begin(), inst.failed.end(), p)) survivors.push_back(p);
+    *newcomm = make_comm(comm, slot, std::move(survivors), inst.value.back());  // the coordinator's nonce
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,31 @@
+// Recovery: revoke, agreement (agree, iagree) and shrink.
+//
+// Their messages travel on a communicator's fault-tolerance context
+// (k_ft_context | slot), which a revoke does not close, and are handled by
+// the progress engine as they arrive rather than matched against receives:
+// a process answers agreement requests and forwards revokes whenever it
+// drives progress, also for agreements it has already returned from.
+#pragma once
+
+#include <cstdint>
+
+#include "mpi/objects.hpp"
+#include "transport/transport.hpp"
+
+namespace ftmpi::mpi {
+
+inline constexpr std::uint32_t k_ft_context = 1u << 28;
+
+inline bool is_ft_context(std::uint32_t context) { return context >= k_ft_context; }
+
+// Communicators by context slot, so that a message names its communicator.
+void register_comm(MPI_Comm c);
+void unregister_comm(MPI_Comm c);
+
+// A message on a fault-tolerance context (Engine::on_arrival).
+void on_ft_message(const transport::Arrival &a);
+
+// Progress thread, after new failures: agreements re-route to new coordinators.
+void recovery_on_failures();
+
+}  // namespace ftmpi::mpi

@@ -1,0 +1,196 @@
+/*
+ * Revoke, agree and shrink (issue 5), with real failures:
+ *
+ *   recovery revoke     rank 0 revokes MPI_COMM_WORLD while every other rank
+ *                       is blocked in a receive from a live peer: all get
+ *                       MPI_ERR_REVOKED, later operations too; agree still
+ *                       works on the revoked communicator, and shrink gives a
+ *                       working one.
+ *   recovery loop N     N rounds of: one rank revokes, the others' blocked
+ *                       receives fail, everyone shrinks and checks the new
+ *                       communicator with an allreduce.
+ *   recovery agree      agree with no failure, after one, after two more, and
+ *                       with the coordinator killed in the middle of sending
+ *                       its decision (FTMPI_TEST_KILL_AT): the survivors'
+ *                       values always agree, and an unacknowledged failure
+ *                       gives MPI_ERR_PROC_FAILED.
+ *   recovery shrink     a rank dies in the middle of shrink (right after it
+ *                       contributed): every survivor gets a communicator of
+ *                       the same size, and shrinking again gives one without
+ *                       failures.
+ */
+#define _DEFAULT_SOURCE
+#include <stdlib.h>
+
+#include "ftlib.h"
+
+static int me, size;
+
+/* Survivors of comm send `value` to the lowest survivor, which checks they agree. */
+static void check_same(MPI_Comm comm, int value, const char *what) {
+    int failed[256], n = tl_failed(comm, failed, 256), lowest = 0, cme;
+    MPI_Comm_rank(comm, &cme);
+    int csize;
+    MPI_Comm_size(comm, &csize);
+    for (;;) {
+        int dead = 0;
+        for (int i = 0; i < n; ++i) dead |= failed[i] == lowest;
+        if (!dead) break;
+        ++lowest;
+    }
+    if (cme != lowest) {
+        MPI_OK(MPI_Send(&value, 1, MPI_INT, lowest, 77, comm));
+        return;
+    }
+    for (int r = 0; r < csize; ++r) {
+        int dead = 0;
+        for (int i = 0; i < n; ++i) dead |= failed[i] == r;
+        if (dead || r == cme) continue;
+        int theirs;
+        MPI_OK(MPI_Recv(&theirs, 1, MPI_INT, r, 77, comm, MPI_STATUS_IGNORE));
+        CHECK(theirs == value, "%s: rank %d has %d, rank %d has %d", what, r, theirs, cme, value);
+    }
+}
+
+static void revoke_test(void) {
+    int x = 0, flag;
+    MPI_Request req;
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0) {
+        MPI_OK(MPI_Irecv(&x, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &req));
+        MPI_OK(MPIX_Comm_revoke(MPI_COMM_WORLD));
+        CHECK_CLASS(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_ERR_REVOKED);
+    } else { /* blocked on a live peer that never sends */
+        CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, (me + 1) % size, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_REVOKED);
+    }
+    MPI_OK(MPIX_Comm_is_revoked(MPI_COMM_WORLD, &flag));
+    CHECK(flag == 1, "MPIX_Comm_is_revoked: %d", flag);
+    CHECK_CLASS(MPI_Send(&x, 1, MPI_INT, (me + 1) % size, 8, MPI_COMM_WORLD), MPI_ERR_REVOKED);
+    MPI_OK(MPI_Isend(&x, 1, MPI_INT, (me + 1) % size, 8, MPI_COMM_WORLD, &req));
+    CHECK_CLASS(MPI_Wait(&req, MPI_STATUS_IGNORE), MPI_ERR_REVOKED);
+    CHECK_CLASS(MPI_Barrier(MPI_COMM_WORLD), MPI_ERR_REVOKED);
+    CHECK_CLASS(MPI_Allreduce(&x, &flag, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_REVOKED);
+    flag = me == 1 ? 0 : 1;
+    MPI_OK(MPIX_Comm_agree(MPI_COMM_WORLD, &flag)); /* works on a revoked communicator */
+    CHECK(flag == (size > 1 ? 0 : 1), "agree on the revoked communicator gave %d", flag);
+    MPI_Comm shrunk;
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk));
+    int n, sum = 0, one = 1;
+    MPI_OK(MPI_Comm_size(shrunk, &n));
+    CHECK(n == size, "shrunk communicator has %d ranks, expected %d", n, size);
+    MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, shrunk));
+    CHECK(sum == size, "allreduce on the shrunk communicator gave %d", sum);
+    MPI_OK(MPI_Comm_free(&shrunk));
+    if (me == 0) printf("recovery revoke: %d ranks interrupted, agreed and shrank\n", size);
+}
+
+static void loop_test(int rounds) {
+    MPI_Comm comm;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    for (int it = 0; it < rounds; ++it) {
+        const int root = it % size;
+        int x = 0;
+        if (me == root) MPI_OK(MPIX_Comm_revoke(comm));
+        else CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, root, 1, comm, MPI_STATUS_IGNORE), MPI_ERR_REVOKED);
+        MPI_Comm next;
+        MPI_OK(MPIX_Comm_shrink(comm, &next));
+        MPI_OK(MPI_Comm_free(&comm));
+        comm = next;
+        int n, sum = 0, v = it + me;
+        MPI_OK(MPI_Comm_size(comm, &n));
+        CHECK(n == size, "round %d: %d ranks", it, n);
+        MPI_OK(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, comm));
+        CHECK(sum == size * it + size * (size - 1) / 2, "round %d: sum %d", it, sum);
+    }
+    MPI_OK(MPI_Comm_free(&comm));
+    if (me == 0) printf("recovery loop: %d rounds of revoke + shrink on %d ranks\n", rounds, size);
+}
+
+/* agree; the flag each rank passes clears its own bit. */
+static int agree_round(int *flag) {
+    *flag = ~(1 << (me % 30));
+    return MPIX_Comm_agree(MPI_COMM_WORLD, flag);
+}
+
+static int dead(int r) { return r == size - 1 || r == size - 2 || r == size - 3 || r == 0; }
+
+static void agree_test(void) {
+    int flag, expect = ~0;
+    for (int r = 0; r < size; ++r) expect &= ~(1 << (r % 30));
+    MPI_OK(agree_round(&flag));
+    CHECK(flag == expect, "no failure: agreed %#x, expected %#x", flag, expect);
+
+    /* One failure, not acknowledged: PROC_FAILED, same value everywhere. */
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == size - 1) tl_die(SIGKILL);
+    expect = ~0;
+    for (int r = 0; r < size - 1; ++r) expect &= ~(1 << (r % 30));
+    CHECK_CLASS(agree_round(&flag), MPI_ERR_PROC_FAILED);
+    CHECK(flag == expect, "one failure: agreed %#x, expected %#x", flag, expect);
+    MPI_OK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
+    MPI_OK(agree_round(&flag));
+    CHECK(flag == expect, "acknowledged: agreed %#x, expected %#x", flag, expect);
+
+    /* Two more at once. */
+    if (me == size - 2 || me == size - 3) tl_die(SIGKILL);
+    CHECK(tl_wait_failed(MPI_COMM_WORLD, 3, 30) == 3, "the two new failures were not detected");
+    int rc = agree_round(&flag);
+    CHECK(tl_class(rc) == MPI_ERR_PROC_FAILED, "two more failures: class %d", tl_class(rc));
+    MPI_OK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
+    MPI_OK(agree_round(&flag));
+    expect = ~0;
+    for (int r = 0; r < size - 3; ++r) expect &= ~(1 << (r % 30));
+    CHECK(flag == expect, "three failures: agreed %#x, expected %#x", flag, expect);
+
+    /* The coordinator (rank 0) dies after sending its decision to half the
+       members (FTMPI_TEST_KILL_AT=agree.decide:0:6): those that got it and
+       those that did not must still decide the same. */
+    rc = agree_round(&flag);
+    CHECK(rc == MPI_SUCCESS || tl_class(rc) == MPI_ERR_PROC_FAILED, "agree with the coordinator dying: %d", rc);
+    CHECK(tl_wait_failed(MPI_COMM_WORLD, 4, 30) == 4, "the coordinator's failure was not detected");
+    check_same(MPI_COMM_WORLD, flag, "agreement across a coordinator failure");
+    MPI_OK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
+    MPI_OK(agree_round(&flag));
+    expect = ~0;
+    for (int r = 0; r < size; ++r)
+        if (!dead(r)) expect &= ~(1 << (r % 30));
+    CHECK(flag == expect, "after the coordinator failed: agreed %#x, expected %#x", flag, expect);
+    if (me == 1) printf("recovery agree: agreed with 0, 1, 3 and 4 failures (one during the agreement)\n");
+}
+
+static void shrink_test(void) {
+    /* Rank 2 dies right after contributing to the shrink
+       (FTMPI_TEST_KILL_AT=agree.contribute:2). */
+    MPI_Comm s1, s2;
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &s1));
+    int n1, n2;
+    MPI_OK(MPI_Comm_size(s1, &n1));
+    CHECK(n1 == size || n1 == size - 1, "first shrink: %d ranks", n1);
+    check_same(MPI_COMM_WORLD, n1, "size of the shrunk communicator");
+    MPI_OK(MPIX_Comm_shrink(s1, &s2));
+    MPI_Comm_set_errhandler(s2, MPI_ERRORS_RETURN);
+    MPI_OK(MPI_Comm_size(s2, &n2));
+    CHECK(n2 == size - 1, "second shrink: %d ranks", n2);
+    int one = 1, sum = 0;
+    MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, s2));
+    CHECK(sum == size - 1, "allreduce over the survivors: %d", sum);
+    MPI_OK(MPI_Comm_free(&s1));
+    MPI_OK(MPI_Comm_free(&s2));
+    if (me == 0) printf("recovery shrink: %d survivors after a failure inside shrink\n", size - 1);
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "agree")) setenv("FTMPI_TEST_KILL_AT", "agree.decide:0:6", 1);
+    if (!strcmp(mode, "shrink")) setenv("FTMPI_TEST_KILL_AT", "agree.contribute:2", 1);
+    tl_init(&argc, &argv, &me, &size, !strcmp(mode, "agree") ? 6 : !strcmp(mode, "shrink") ? 3 : 2);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (!strcmp(mode, "revoke")) revoke_test();
+    else if (!strcmp(mode, "loop")) loop_test(argc > 2 ? atoi(argv[2]) : 100);
+    else if (!strcmp(mode, "agree")) agree_test();
+    else if (!strcmp(mode, "shrink")) shrink_test();
+    else CHECK(0, "usage: recovery revoke|loop [N]|agree|shrink");
+    MPI_OK(MPI_Finalize());
+    return 0;
+}
