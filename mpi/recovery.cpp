@@ -134,15 +134,20 @@ struct Wire {
 constexpr std::size_t k_kept = 8;  // members are at most one agreement apart
 std::unordered_map<MPI_Comm, std::deque<std::unique_ptr<Instance>>> g_agreements;
 
-Instance &instance(MPI_Comm c, std::uint64_t seq) {
+// The state of agreement `seq` on c, created on first use; null for one
+// older than everything kept (no live member can still need it).
+Instance *instance(MPI_Comm c, std::uint64_t seq) {
     auto &list = g_agreements[c];
     for (auto &i : list)
-        if (i->seq == seq) return *i;
+        if (i->seq == seq) return i.get();
+    if (!list.empty() && seq < list.front()->seq) return nullptr;
     auto inst = std::make_unique<Instance>();
     inst->seq = seq;
-    list.push_back(std::move(inst));
+    auto at = std::find_if(list.begin(), list.end(), [seq](const auto &i) { return i->seq > seq; });
+    Instance *raw = inst.get();
+    list.insert(at, std::move(inst));
     if (list.size() > k_kept) list.pop_front();
-    return *list.back();
+    return raw;
 }
 
 int coordinator(MPI_Comm c) {
@@ -176,6 +181,7 @@ bool decode(const std::vector<char> &m, Wire &w, std::vector<std::uint64_t> &wor
 
 void decide(Instance &inst, std::vector<std::uint64_t> value, std::vector<int> failed) {
     if (inst.decided) return;
+    FTMPI_DEBUG("agreement %llu decided", static_cast<unsigned long long>(inst.seq));
     inst.decided = true;
     inst.value = std::move(value);
     inst.failed = std::move(failed);
@@ -219,6 +225,8 @@ void try_decide(MPI_Comm c, Instance &inst) {
 
 void on_contribution(MPI_Comm c, Instance &inst, int from, bool decided, std::vector<std::uint64_t> words,
                      std::vector<int> failed) {
+    FTMPI_DEBUG("agreement %llu on %s: contribution from %d%s", static_cast<unsigned long long>(inst.seq),
+                comm_label(c), from, decided ? " (decided)" : "");
     if (inst.decided) {  // a late or re-routed request: answer it
         if (from != c->rank) ft_send(c, from, decide_tag, encode(c, inst.seq, true, inst.value, inst.failed));
         return;
@@ -240,6 +248,8 @@ void contribute(MPI_Comm c, Instance &inst) {
     const int coord = coordinator(c);
     if (coord == inst.sent_to) return;
     inst.sent_to = coord;
+    FTMPI_DEBUG("agreement %llu on %s: contributing to %d", static_cast<unsigned long long>(inst.seq), comm_label(c),
+                coord);
     const auto &words = inst.decided ? inst.value : inst.mine;
     const auto &failed = inst.decided ? inst.failed : inst.my_failed;
     if (coord == c->rank) {
@@ -259,7 +269,7 @@ std::vector<int> known_failed(MPI_Comm c) {
 
 Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words) {
     progress();
-    Instance &inst = instance(c, c->agree_seq++);
+    Instance &inst = *instance(c, c->agree_seq++);  // the newest: never null
     inst.mine = std::move(words);
     inst.my_failed = known_failed(c);
     inst.entered = true;
@@ -307,9 +317,10 @@ void handle(MPI_Comm c, int tag, int from, const std::vector<char> &payload) {
         FTMPI_WARN("malformed agreement message from rank %d of %s dropped", from, comm_label(c));
         return;
     }
-    Instance &inst = instance(c, w.seq);
-    if (tag == contrib_tag) on_contribution(c, inst, from, w.decided != 0, std::move(words), std::move(failed));
-    else if (tag == decide_tag) decide(inst, std::move(words), std::move(failed));
+    Instance *inst = instance(c, w.seq);
+    if (inst == nullptr) return;  // long settled
+    if (tag == contrib_tag) on_contribution(c, *inst, from, w.decided != 0, std::move(words), std::move(failed));
+    else if (tag == decide_tag) decide(*inst, std::move(words), std::move(failed));
 }
 
 // The communicator uid a message names (revoke: its payload; agreement: Wire::uid).
@@ -357,12 +368,16 @@ void on_ft_message(const transport::Arrival &a) {
     handle(it->second, a.tag, a.source_rank, payload);
 }
 
+// Live members are at most one agreement apart, so only the two newest this
+// process entered can still be undecided somewhere.
 void recovery_on_failures() {
     for (auto &[c, list] : g_agreements) {
-        for (auto &inst : list) {
-            if (!inst->entered) continue;
-            contribute(c, *inst);
-            try_decide(c, *inst);
+        int rerouted = 0;
+        for (auto it = list.rbegin(); it != list.rend() && rerouted < 2; ++it) {
+            if (!(*it)->entered) continue;
+            ++rerouted;
+            contribute(c, **it);
+            try_decide(c, **it);
         }
     }
 }

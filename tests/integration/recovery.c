@@ -14,6 +14,14 @@
  *                       its decision (FTMPI_TEST_KILL_AT): the survivors'
  *                       values always agree, and an unacknowledged failure
  *                       gives MPI_ERR_PROC_FAILED.
+ *   recovery stress S   200 iterations of allreduce on a communicator while
+ *                       random ranks die (seed S) right before it: every
+ *                       iteration agrees whether it succeeded everywhere; if
+ *                       not, revoke, shrink and redo it. The survivors end
+ *                       with the same total, and the one expected.
+ *   recovery agree_random S   60 agreements while random ranks die at random
+ *                       protocol steps (FTMPI_TEST_KILL_AT, from seed S):
+ *                       every survivor decided the same value in every round.
  *   recovery shrink     a rank dies in the middle of shrink (right after it
  *                       contributed): every survivor gets a communicator of
  *                       the same size, and shrinking again gives one without
@@ -55,7 +63,12 @@ static void check_same(MPI_Comm comm, int value, const char *what) {
 static void revoke_test(void) {
     int x = 0, flag;
     MPI_Request req;
-    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    /* Start together, on another communicator: a barrier on the one being
+       revoked could itself be interrupted at a rank that leaves it last. */
+    MPI_Comm sync;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &sync));
+    MPI_OK(MPI_Barrier(sync));
+    MPI_OK(MPI_Comm_free(&sync));
     if (me == 0) {
         MPI_OK(MPI_Irecv(&x, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, &req));
         MPI_OK(MPIX_Comm_revoke(MPI_COMM_WORLD));
@@ -102,6 +115,10 @@ static void loop_test(int rounds) {
         CHECK(n == size, "round %d: %d ranks", it, n);
         MPI_OK(MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, comm));
         CHECK(sum == size * it + size * (size - 1) / 2, "round %d: sum %d", it, sum);
+        /* Nobody may revoke while another is still inside the allreduce:
+           agree waits for every member and cannot itself be revoked. */
+        int go = 1;
+        MPI_OK(MPIX_Comm_agree(comm, &go));
     }
     MPI_OK(MPI_Comm_free(&comm));
     if (me == 0) printf("recovery loop: %d rounds of revoke + shrink on %d ranks\n", rounds, size);
@@ -180,17 +197,154 @@ static void shrink_test(void) {
     if (me == 0) printf("recovery shrink: %d survivors after a failure inside shrink\n", size - 1);
 }
 
+/* A small deterministic generator shared by every rank (same seed, same draws). */
+static unsigned long long rng_state;
+static unsigned rng(void) {
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)(rng_state >> 33);
+}
+
+enum { STRESS_ITERS = 200, MAX_KILLS = 4 };
+
+/* Who dies when: kills[k] = {iteration, rank}, distinct ranks, never rank 0. */
+static int plan_kills(int n, int kills[][2]) {
+    int nk = n - 4 < MAX_KILLS ? n - 4 : MAX_KILLS, used[64] = {0};
+    for (int k = 0; k < nk; ++k) {
+        int r;
+        do r = 1 + (int)(rng() % (unsigned)(n - 1)); while (used[r]);
+        used[r] = 1;
+        kills[k][0] = (int)(rng() % STRESS_ITERS);
+        kills[k][1] = r;
+    }
+    return nk;
+}
+
+static void stress_test(void) {
+    int kills[MAX_KILLS][2], nk = plan_kills(size, kills);
+    MPI_Comm comm;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &comm));
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    long long total = 0, expect = 0;
+    int redone = 0;
+    for (int it = 0; it < STRESS_ITERS; ++it) {
+        for (int k = 0; k < nk; ++k)
+            if (kills[k][0] == it && kills[k][1] == me) tl_die(SIGKILL);
+        int n, v = it, sum = -1;
+        MPI_Comm_size(comm, &n);
+        const int rc = MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, comm);
+        int ok = rc == MPI_SUCCESS && sum == it * n;
+        CHECK(rc == MPI_SUCCESS || tl_class(rc) == MPI_ERR_PROC_FAILED || tl_class(rc) == MPI_ERR_REVOKED,
+              "iteration %d: allreduce returned class %d", it, tl_class(rc));
+        const int arc = MPIX_Comm_agree(comm, &ok);
+        CHECK(arc == MPI_SUCCESS || tl_class(arc) == MPI_ERR_PROC_FAILED, "iteration %d: agree %d", it, arc);
+        if (ok) {
+            total += sum;
+            expect += (long long)it * n;
+            continue;
+        }
+        MPIX_Comm_revoke(comm);
+        MPI_Comm next;
+        MPI_OK(MPIX_Comm_shrink(comm, &next));
+        MPI_Comm_free(&comm);
+        comm = next;
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        ++redone;
+        --it; /* redo it on the survivors */
+    }
+    CHECK(total == expect, "total %lld, expected %lld", total, expect);
+    /* Every survivor must hold the same total: compare through the final communicator. */
+    long long lo = 0, hi = 0;
+    int rc1, rc2;
+    do { /* a failure of the last planned victim may still be in flight */
+        rc1 = MPI_Allreduce(&total, &lo, 1, MPI_LONG_LONG, MPI_MIN, comm);
+        rc2 = MPI_Allreduce(&total, &hi, 1, MPI_LONG_LONG, MPI_MAX, comm);
+        int ok = rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS;
+        MPIX_Comm_agree(comm, &ok);
+        if (ok) break;
+        MPI_Comm next;
+        MPIX_Comm_revoke(comm);
+        MPI_OK(MPIX_Comm_shrink(comm, &next));
+        MPI_Comm_free(&comm);
+        comm = next;
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    } while (1);
+    CHECK(lo == total && hi == total, "survivors disagree: totals from %lld to %lld", lo, hi);
+    int n;
+    MPI_Comm_size(comm, &n);
+    int crank;
+    MPI_Comm_rank(comm, &crank);
+    if (crank == 0)
+        printf("recovery stress: %d iterations, %d failures, %d redone, %d survivors agree on %lld\n", STRESS_ITERS,
+               size - n, redone, n, total);
+    MPI_Comm_free(&comm);
+}
+
+/* Sets this rank's kill point before MPI_Init: victims die at a random step of a random agreement. */
+static void plan_agree_kills(int job_rank, int n) {
+    const char *sites[] = {"agree.contribute", "agree.decide"};
+    for (int k = 0; k < n - 3 && k < MAX_KILLS; ++k) {
+        const int victim = (int)(rng() % (unsigned)n), site = (int)(rng() % 2u), visit = 1 + (int)(rng() % 40u);
+        if (victim != job_rank) continue;
+        char spec[64];
+        snprintf(spec, sizeof spec, "%s:%d:%d", sites[site], victim, visit);
+        setenv("FTMPI_TEST_KILL_AT", spec, 1);
+    }
+}
+
+enum { AGREE_ROUNDS = 60 };
+
+static void agree_random_test(void) {
+    int decided[AGREE_ROUNDS];
+    for (int round = 0; round < AGREE_ROUNDS; ++round) {
+        int flag = (int)(0x7fffffff & ~(1u << ((unsigned)(me + round) % 31u)));
+        const int rc = MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+        CHECK(rc == MPI_SUCCESS || tl_class(rc) == MPI_ERR_PROC_FAILED, "round %d: agree returned %d", round, rc);
+        if (rc != MPI_SUCCESS) MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+        decided[round] = flag;
+    }
+    /* No more kills: wait until every survivor knows every failure, then compare. */
+    int failed[256], nf = 0, all_ok = 0;
+    while (!all_ok) {
+        int flag = 1;
+        nf = tl_failed(MPI_COMM_WORLD, failed, 256);
+        MPIX_Comm_failure_ack(MPI_COMM_WORLD);
+        int mine = nf;
+        flag = mine; /* agree on the failure count: equal everywhere when AND(count) == count and AND(~count) == ~count */
+        MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+        int inv = ~mine;
+        MPIX_Comm_agree(MPI_COMM_WORLD, &inv);
+        all_ok = flag == mine && inv == ~mine;
+        MPIX_Comm_agree(MPI_COMM_WORLD, &all_ok);
+    }
+    for (int round = 0; round < AGREE_ROUNDS; ++round) check_same(MPI_COMM_WORLD, decided[round], "agreed value");
+    if (tl_rank() == 1 || (tl_rank() == 0 && nf == 0))
+        printf("recovery agree_random: %d agreements, %d failures at random steps, all survivors agree\n",
+               AGREE_ROUNDS, nf);
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
+    rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
+    if (!strcmp(mode, "agree_random")) {
+        const char *r = getenv("PMIX_RANK"), *n = getenv("FTMPI_TEST_NPROCS");
+        (void)n;
+        int job_rank = r ? atoi(r) : 0;
+        plan_agree_kills(job_rank, 8);
+    }
     if (!strcmp(mode, "agree")) setenv("FTMPI_TEST_KILL_AT", "agree.decide:0:6", 1);
     if (!strcmp(mode, "shrink")) setenv("FTMPI_TEST_KILL_AT", "agree.contribute:2", 1);
-    tl_init(&argc, &argv, &me, &size, !strcmp(mode, "agree") ? 6 : !strcmp(mode, "shrink") ? 3 : 2);
+    tl_init(&argc, &argv, &me, &size, !strcmp(mode, "agree") ? 6 : !strcmp(mode, "shrink") ? 3 : !strcmp(mode, "stress") ? 5 : 2);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (!strcmp(mode, "revoke")) revoke_test();
     else if (!strcmp(mode, "loop")) loop_test(argc > 2 ? atoi(argv[2]) : 100);
     else if (!strcmp(mode, "agree")) agree_test();
     else if (!strcmp(mode, "shrink")) shrink_test();
-    else CHECK(0, "usage: recovery revoke|loop [N]|agree|shrink");
+    else if (!strcmp(mode, "stress")) stress_test();
+    else if (!strcmp(mode, "agree_random")) {
+        CHECK(size == 8, "agree_random plans its kills for 8 ranks");
+        agree_random_test();
+    }
+    else CHECK(0, "usage: recovery revoke|loop [N]|agree|agree_random S|shrink|stress S");
     MPI_OK(MPI_Finalize());
     return 0;
 }
