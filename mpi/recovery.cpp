@@ -384,42 +384,41 @@ void recovery_on_failures() {
 
 }  // namespace ftmpi::mpi
 
-using namespace ftmpi::mpi;
+namespace ftmpi::mpi {
+namespace {
 
-extern "C" {
-
-int MPIX_Comm_revoke(MPI_Comm comm) {
-    FTMPI_TRY(check_intra("MPIX_Comm_revoke", comm));
+int revoke_call(const char *call, MPI_Comm comm) {
+    FTMPI_TRY(check_intra(call, comm));
     revoke_local(comm);
     return MPI_SUCCESS;
 }
 
-int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) {
-    FTMPI_TRY(check_init("MPIX_Comm_is_revoked"));
-    FTMPI_CHECK(check_comm("MPIX_Comm_is_revoked", comm));
-    FTMPI_CHECK(check_nonnull("MPIX_Comm_is_revoked", comm, flag, "flag"));
+int is_revoked_call(const char *call, MPI_Comm comm, int *flag) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
     progress();
     *flag = comm->revoked ? 1 : 0;
     return MPI_SUCCESS;
 }
 
-int MPIX_Comm_agree(MPI_Comm comm, int *flag) {
-    FTMPI_TRY(check_intra("MPIX_Comm_agree", comm));
-    FTMPI_CHECK(check_nonnull("MPIX_Comm_agree", comm, flag, "flag"));
+int agree_call(const char *call, MPI_Comm comm, int *flag) {
+    FTMPI_TRY(check_intra(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
     Instance &inst = start_agreement(comm, {static_cast<std::uint32_t>(*flag)});
     while (!inst.decided) progress_wait();
     progress();  // take in the agreed failures
     *flag = static_cast<int>(static_cast<std::uint32_t>(inst.value[0]));
     const int err = agreed_class(comm, inst);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
-    return raise(comm, err, "MPIX_Comm_agree", "the agreed failures on %s include unacknowledged ones",
+    return raise(comm, err, call, "the agreed failures on %s include unacknowledged ones",
                  comm_label(comm));
 }
 
-int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
-    FTMPI_TRY(check_intra("MPIX_Comm_iagree", comm));
-    FTMPI_CHECK(check_nonnull("MPIX_Comm_iagree", comm, flag, "flag"));
-    FTMPI_CHECK(check_nonnull("MPIX_Comm_iagree", comm, request, "request"));
+int iagree_call(const char *call, MPI_Comm comm, int *flag, MPI_Request *request) {
+    FTMPI_TRY(check_intra(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
     r->complete = false;
     Instance &inst = start_agreement(comm, {static_cast<std::uint32_t>(*flag)});
@@ -434,9 +433,9 @@ int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
     return MPI_SUCCESS;
 }
 
-int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
-    FTMPI_TRY(check_intra("MPIX_Comm_shrink", comm));
-    FTMPI_CHECK(check_nonnull("MPIX_Comm_shrink", comm, newcomm, "newcomm"));
+int shrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm) {
+    FTMPI_TRY(check_intra(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
     const SlotMask &free = free_slots();
     Instance &inst = start_agreement(comm, std::vector<std::uint64_t>(free.begin(), free.end()));
     while (!inst.decided) progress_wait();
@@ -444,7 +443,7 @@ int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
     for (std::size_t i = 0; i < common.size() && i < inst.value.size(); ++i) common[i] = inst.value[i];
     const int slot = claim_lowest(common);
     if (slot < 0)
-        return raise(comm, MPI_ERR_INTERN, "MPIX_Comm_shrink", "no context id is free at every survivor of %s",
+        return raise(comm, MPI_ERR_INTERN, call, "no context id is free at every survivor of %s",
                      comm_label(comm));
     std::vector<int> survivors;
     for (int p : comm->procs)
@@ -453,4 +452,38 @@ int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) {
     return MPI_SUCCESS;
 }
 
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+// The ULFM names (Open MPI 5, MPICH) and the 2011 draft's (spec 001: invalidate,
+// agreement, shrink), one implementation each.
+extern "C" {
+int MPIX_Comm_revoke(MPI_Comm comm) { return revoke_call("MPIX_Comm_revoke", comm); }
+int MPI_Comm_invalidate(MPI_Comm comm) { return revoke_call("MPI_Comm_invalidate", comm); }
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) { return is_revoked_call("MPIX_Comm_is_revoked", comm, flag); }
+int MPIX_Comm_agree(MPI_Comm comm, int *flag) { return agree_call("MPIX_Comm_agree", comm, flag); }
+int MPI_Comm_agreement(MPI_Comm comm, int *flag) { return agree_call("MPI_Comm_agreement", comm, flag); }
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
+    return iagree_call("MPIX_Comm_iagree", comm, flag, request);
+}
+int MPI_Icomm_agreement(MPI_Comm comm, int *flag, MPI_Request *request) {
+    return iagree_call("MPI_Icomm_agreement", comm, flag, request);
+}
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) { return shrink_call("MPIX_Comm_shrink", comm, newcomm); }
+int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) { return shrink_call("MPI_Comm_shrink", comm, newcomm); }
+// Runs the shrink to completion before returning, then hands back a completed
+// request (allowed; it does not overlap, like MPI_Comm_idup here).
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    FTMPI_TRY(check_intra("MPIX_Comm_ishrink", comm));
+    FTMPI_CHECK(check_nonnull("MPIX_Comm_ishrink", comm, request, "request"));
+    const int err = shrink_call("MPIX_Comm_ishrink", comm, newcomm);
+    if (err != MPI_SUCCESS) return err;
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
+    complete_request(r, MPI_SUCCESS, 0);
+    *request = r;
+    return MPI_SUCCESS;
+}
 }  // extern "C"

@@ -17,6 +17,7 @@
 #define OMPI_HAVE_MPI_EXT_FTMPI 1
 #define OMPI_HAVE_MPIX_COMM_GET_FAILED 1
 #define OMPI_HAVE_MPIX_COMM_ACK_FAILED 1
+#define OMPI_HAVE_MPIX_COMM_ISHRINK 1
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,11 +29,12 @@ int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
 int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 
-/* Recovery. Until they are implemented these return
- * MPI_ERR_UNSUPPORTED_OPERATION with a message naming the call. */
+/* Recovery (intra-communicators; on inter-communicators they return
+ * MPI_ERR_UNSUPPORTED_OPERATION for now). */
 int MPIX_Comm_revoke(MPI_Comm comm);
 int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
 int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 int MPIX_Comm_agree(MPI_Comm comm, int *flag);
 int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
 

@@ -581,6 +581,11 @@ int MPI_Comm_remote_group_failed(MPI_Comm comm, MPI_Group *failed);
 int MPI_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed);
 int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed, int *num_new);
 int MPI_Comm_get_failed_local(MPI_Comm comm, int failed_type, int failed_array[]);
+/* Recovery, spec 001's names for MPIX_Comm_revoke / _shrink / _agree / _iagree. */
+int MPI_Comm_invalidate(MPI_Comm comm);
+int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_agreement(MPI_Comm comm, int *flag);
+int MPI_Icomm_agreement(MPI_Comm comm, int *flag, MPI_Request *request);
 
 #ifdef __cplusplus
 }

@@ -6,9 +6,11 @@
  *                       MPI_ERR_REVOKED, later operations too; agree still
  *                       works on the revoked communicator, and shrink gives a
  *                       working one.
- *   recovery loop N     N rounds of: one rank revokes, the others' blocked
- *                       receives fail, everyone shrinks and checks the new
- *                       communicator with an allreduce.
+ *   recovery loop N     N rounds of: one rank revokes (MPIX_Comm_revoke or
+ *                       MPI_Comm_invalidate), the others' blocked receives
+ *                       fail, everyone shrinks (MPIX_Comm_shrink or _ishrink)
+ *                       and checks the new communicator with an allreduce
+ *                       and an iagree.
  *   recovery agree      agree with no failure, after one, after two more, and
  *                       with the coordinator killed in the middle of sending
  *                       its decision (FTMPI_TEST_KILL_AT): the survivors'
@@ -86,8 +88,11 @@ static void revoke_test(void) {
     flag = me == 1 ? 0 : 1;
     MPI_OK(MPIX_Comm_agree(MPI_COMM_WORLD, &flag)); /* works on a revoked communicator */
     CHECK(flag == (size > 1 ? 0 : 1), "agree on the revoked communicator gave %d", flag);
+    flag = 1; /* the 2011 draft's name for the same call */
+    MPI_OK(MPI_Comm_agreement(MPI_COMM_WORLD, &flag));
+    CHECK(flag == 1, "MPI_Comm_agreement gave %d", flag);
     MPI_Comm shrunk;
-    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk));
+    MPI_OK(MPI_Comm_shrink(MPI_COMM_WORLD, &shrunk));
     int n, sum = 0, one = 1;
     MPI_OK(MPI_Comm_size(shrunk, &n));
     CHECK(n == size, "shrunk communicator has %d ranks, expected %d", n, size);
@@ -104,10 +109,16 @@ static void loop_test(int rounds) {
     for (int it = 0; it < rounds; ++it) {
         const int root = it % size;
         int x = 0;
-        if (me == root) MPI_OK(MPIX_Comm_revoke(comm));
+        if (me == root) MPI_OK(it % 2 ? MPI_Comm_invalidate(comm) : MPIX_Comm_revoke(comm));
         else CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, root, 1, comm, MPI_STATUS_IGNORE), MPI_ERR_REVOKED);
         MPI_Comm next;
-        MPI_OK(MPIX_Comm_shrink(comm, &next));
+        if (it % 2 == 0) {
+            MPI_OK(MPIX_Comm_shrink(comm, &next));
+        } else {
+            MPI_Request req;
+            MPI_OK(MPIX_Comm_ishrink(comm, &next, &req));
+            MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        }
         MPI_OK(MPI_Comm_free(&comm));
         comm = next;
         int n, sum = 0, v = it + me;
@@ -118,7 +129,10 @@ static void loop_test(int rounds) {
         /* Nobody may revoke while another is still inside the allreduce:
            agree waits for every member and cannot itself be revoked. */
         int go = 1;
-        MPI_OK(MPIX_Comm_agree(comm, &go));
+        MPI_Request req;
+        MPI_OK(MPIX_Comm_iagree(comm, &go, &req));
+        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK(go == 1, "round %d: iagree gave %d", it, go);
     }
     MPI_OK(MPI_Comm_free(&comm));
     if (me == 0) printf("recovery loop: %d rounds of revoke + shrink on %d ranks\n", rounds, size);
