@@ -60,7 +60,7 @@ int claim_lowest(const SlotMask &m) {
 // TODO(issue 3): switch to the logarithmic collectives of mpi/coll.
 
 int next_team_tag(MPI_Comm team) {
-    return static_cast<int>((team->coll_seq++ << 5) & static_cast<std::uint32_t>(transport::max_tag));
+    return static_cast<int>((team->coll_seq++ << 5) & static_cast<std::uint32_t>(transport::max_tag & ~k_coll_poison));
 }
 
 int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes) {

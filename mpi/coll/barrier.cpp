@@ -3,6 +3,8 @@
 
 #include "mpi/checks.hpp"
 #include "mpi/coll/common.hpp"
+#include "mpi/comm_internal.hpp"
+#include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 
 namespace ftmpi::mpi {
@@ -11,7 +13,7 @@ int barrier(MPI_Comm comm) {
     const int n = comm->size;
     const int me = comm->rank;
     // Rounds of one barrier are told apart by the low 5 bits, barriers by the rest.
-    const int base = static_cast<int>((comm->coll_seq++ << 5) & static_cast<std::uint32_t>(transport::max_tag));
+    const int base = next_team_tag(comm);
     const std::uint32_t ctx = comm->context + 1;
     int first_err = MPI_SUCCESS;
     char token = 0;
@@ -20,15 +22,18 @@ int barrier(MPI_Comm comm) {
         MPI_Request rr = new_request(ftmpi_request_s::Kind::recv, comm, &token, 0, MPI_BYTE, (me - dist + n) % n,
                                      base + round, ctx);
         start_recv(rr);
+        // After a failure, the remaining rounds carry it on (see k_coll_poison).
+        const int send_tag = first_err == MPI_SUCCESS ? base + round : (base + round) | k_coll_poison;
         MPI_Request sr =
-            new_request(ftmpi_request_s::Kind::send, comm, &token, 0, MPI_BYTE, (me + dist) % n, base + round, ctx);
+            new_request(ftmpi_request_s::Kind::send, comm, &token, 0, MPI_BYTE, (me + dist) % n, send_tag, ctx);
         start_send(sr);
         wait_complete(sr);
         wait_complete(rr);
-        for (MPI_Request r : {sr, rr}) {
-            const int e = retire_request(&r, MPI_STATUS_IGNORE);
-            if (first_err == MPI_SUCCESS) first_err = e;
-        }
+        MPI_Status st;
+        const int es = retire_request(&sr, MPI_STATUS_IGNORE), er = retire_request(&rr, &st);
+        if (first_err == MPI_SUCCESS) first_err = es != MPI_SUCCESS ? es : er;
+        if (first_err == MPI_SUCCESS && er == MPI_SUCCESS && (st.MPI_TAG & k_coll_poison))
+            first_err = MPI_ERR_PROC_FAILED;
     }
     return first_err;
 }

@@ -4,14 +4,16 @@
 #include <cstring>
 
 #include "mpi/checks.hpp"
+#include "mpi/comm_internal.hpp"
 #include "mpi/dt/derived.hpp"
+#include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 
 namespace ftmpi::mpi {
 
 Sched::Sched(MPI_Comm comm)
     : op{}, comm_(comm), ctx_(comm->context + 1),
-      tag_base_(static_cast<int>((comm->coll_seq++ << 5) & static_cast<std::uint32_t>(transport::max_tag))) {
+      tag_base_(next_team_tag(comm)) {
     rounds_.emplace_back();
 }
 
@@ -67,6 +69,9 @@ void *Sched::scratch(int count, MPI_Datatype t) {
 void Sched::on_xfer_done(MPI_Request r) {
     auto *s = static_cast<Sched *>(r->owner);
     if (r->status.MPI_ERROR != MPI_SUCCESS && s->err_ == MPI_SUCCESS) s->err_ = r->status.MPI_ERROR;
+    // A peer upstream saw a failure: so does this rank (and everyone after it).
+    if (r->kind == ftmpi_request_s::Kind::recv && (r->status.MPI_TAG & k_coll_poison) && s->err_ == MPI_SUCCESS)
+        s->err_ = MPI_ERR_PROC_FAILED;
     --s->pending_;
     s->advance();
 }
@@ -85,13 +90,14 @@ void Sched::advance() {
         Round &rd = rounds_[cur_];
         // One tag for the whole collective: rounds differ between ranks, and
         // a pair's messages match in order (non-overtaking).
-        const int tag = tag_base_;
+        // After a failure the sends carry it on (k_coll_poison); receives match either way.
+        const int send_tag = err_ == MPI_SUCCESS ? tag_base_ : tag_base_ | k_coll_poison;
         ++cur_;
         for (auto &f : rd.local) f();
         for (const Xfer &x : rd.xfers) {
             ++pending_;
             MPI_Request r = new_request(x.send ? ftmpi_request_s::Kind::send : ftmpi_request_s::Kind::recv, comm_,
-                                        x.buf, x.count, x.type, x.peer, tag, ctx_);
+                                        x.buf, x.count, x.type, x.peer, x.send ? send_tag : tag_base_, ctx_);
             r->on_complete = &Sched::on_xfer_done;
             r->owner = this;
             r->user_freed = true;  // released by complete_request after on_complete

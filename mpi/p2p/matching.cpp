@@ -8,7 +8,7 @@ namespace ftmpi::mpi {
 MPI_Request MatchQueue::take_posted(int source, int tag) {
     for (auto it = posted_.begin(); it != posted_.end(); ++it) {
         MPI_Request r = *it;
-        if (matches(r->peer, r->tag, source, tag)) {
+        if (matches(r->peer, r->tag, source, tag & ~ignore_)) {
             posted_.erase(it);
             r->posted = false;
             return r;
@@ -19,7 +19,7 @@ MPI_Request MatchQueue::take_posted(int source, int tag) {
 
 std::unique_ptr<Unexpected> MatchQueue::take_unexpected(int source, int tag) {
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-        if (matches(source, tag, (*it)->source_rank, (*it)->tag)) {
+        if (matches(source, tag, (*it)->source_rank, (*it)->tag & ~ignore_)) {
             auto u = std::move(*it);
             unexpected_.erase(it);
             return u;
@@ -30,7 +30,7 @@ std::unique_ptr<Unexpected> MatchQueue::take_unexpected(int source, int tag) {
 
 const Unexpected *MatchQueue::peek_unexpected(int source, int tag) const {
     for (const auto &u : unexpected_)
-        if (matches(source, tag, u->source_rank, u->tag)) return u.get();
+        if (matches(source, tag, u->source_rank, u->tag & ~ignore_)) return u.get();
     return nullptr;
 }
 

@@ -33,8 +33,15 @@ inline bool matches(int want_source, int want_tag, int source, int tag) {
     return (want_source == MPI_ANY_SOURCE || want_source == source) && (want_tag == MPI_ANY_TAG || want_tag == tag);
 }
 
+// Collective traffic (the odd, internal contexts): a sender that has seen a
+// failure during the operation sets this tag bit on its remaining messages,
+// so the error reaches every rank downstream of it (mpi/coll). Matching
+// ignores the bit there; the receiver reads it from the status.
+inline constexpr std::int32_t k_coll_poison = 1 << 30;
+
 class MatchQueue {
 public:
+    explicit MatchQueue(std::int32_t ignored_tag_bits = 0) : ignore_(ignored_tag_bits) {}
     // First posted receive that matches (source, tag), removed from the queue.
     MPI_Request take_posted(int source, int tag);
     // First unexpected message that matches, removed (take) or left (peek).
@@ -48,6 +55,7 @@ public:
 private:
     std::deque<MPI_Request> posted_;
     std::deque<std::unique_ptr<Unexpected>> unexpected_;
+    std::int32_t ignore_;  // tag bits matching ignores (k_coll_poison on collective contexts)
 };
 
 class Engine final : public transport::Sink {
@@ -56,7 +64,7 @@ public:
     // communicator this process has not created yet).
     MatchQueue &queue(std::uint32_t context) {
         if (context >= queues_.size()) queues_.resize(context + 1);
-        if (!queues_[context]) queues_[context] = std::make_unique<MatchQueue>();
+        if (!queues_[context]) queues_[context] = std::make_unique<MatchQueue>((context & 1) ? k_coll_poison : 0);
         return *queues_[context];
     }
     void on_arrival(const transport::Arrival &a) override;
