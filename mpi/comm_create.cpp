@@ -70,11 +70,14 @@ int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes) {
     return retire_request(&r, MPI_STATUS_IGNORE);
 }
 
+// A message marked with k_coll_poison carries a failure its sender saw.
 int team_recv(MPI_Comm team, int peer, int tag, void *buf, int bytes) {
     MPI_Request r = new_request(ftmpi_request_s::Kind::recv, team, buf, bytes, MPI_BYTE, peer, tag, team->context + 1);
     start_recv(r);
     wait_complete(r);
-    return retire_request(&r, MPI_STATUS_IGNORE);
+    MPI_Status st;
+    const int err = retire_request(&r, &st);
+    return err == MPI_SUCCESS && (st.MPI_TAG & k_coll_poison) ? MPI_ERR_PROC_FAILED : err;
 }
 
 int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
@@ -88,7 +91,8 @@ int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
     std::memcpy(out + static_cast<std::size_t>(team->rank) * each, mine, each);
     if (team->rank == 0) {
         for (int p = 1; p < team->size; ++p) keep(team_recv(team, p, tag, out + static_cast<std::size_t>(p) * each, bytes));
-        for (int p = 1; p < team->size; ++p) keep(team_send(team, p, tag + 1, out, bytes * team->size));
+        const int out_tag = err == MPI_SUCCESS ? tag + 1 : (tag + 1) | k_coll_poison;  // tell everyone
+        for (int p = 1; p < team->size; ++p) keep(team_send(team, p, out_tag, out, bytes * team->size));
     } else {
         keep(team_send(team, 0, tag, mine, bytes));
         keep(team_recv(team, 0, tag + 1, out, bytes * team->size));
@@ -172,6 +176,31 @@ int fail(MPI_Comm comm, int err, const char *call) {
     return raise(comm, err, call, "communicator creation over %s failed", comm_label(comm));
 }
 
+// Undoes make_comm for a communicator no one has seen yet.
+void discard(MPI_Comm c) {
+    unregister_comm(c);
+    release_slot(c->context);
+    errhandler_release(c->errhandler);
+    c->magic = Magic::dead;
+    delete c;
+}
+
+// Spec 000 §17.8.2: creation succeeds at every survivor or fails at every
+// survivor. `err` is this member's outcome; the parent's members agree on
+// success (MPIX_Comm_agree's algorithm, which also runs on a revoked parent).
+// When someone failed, a communicator made here is discarded, and the call
+// fails with this member's error or MPI_ERR_PROC_FAILED.
+int uniform(MPI_Comm parent, const char *call, int err, MPI_Comm *made) {
+    int ok = err == MPI_SUCCESS ? 1 : 0;
+    agree_internal(parent, &ok);
+    if (ok) return MPI_SUCCESS;
+    if (*made != MPI_COMM_NULL) discard(*made);
+    *made = MPI_COMM_NULL;
+    if (err != MPI_SUCCESS) return fail(parent, err, call);
+    return raise(parent, MPI_ERR_PROC_FAILED, call,
+                 "communicator creation over %s failed at another member (a process failed)", comm_label(parent));
+}
+
 // The members of `group` that are also in `comm`, checked.
 int group_in_comm(const char *call, MPI_Comm comm, MPI_Group group) {
     if (group == MPI_GROUP_NULL || group->magic != Magic::group)
@@ -200,8 +229,9 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     } else {
         int slot = -1;
         std::uint64_t uid = 0;
-        if (int err = agree_slot(comm, &slot, &uid); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_dup");
-        c = make_comm(comm, slot, comm->procs, uid);
+        const int err = agree_slot(comm, &slot, &uid);
+        if (err == MPI_SUCCESS) c = make_comm(comm, slot, comm->procs, uid);
+        FTMPI_TRY(uniform(comm, "MPI_Comm_dup", err, &c));
     }
     if (int err = copy_attributes(comm, c); err != MPI_SUCCESS) {
         release_slot(c->context);
@@ -233,24 +263,27 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (argument color)", color);
     const int mine[2] = {color, key};
     std::vector<int> all(static_cast<std::size_t>(comm->size) * 2);
-    if (int err = team_allgather(comm, mine, sizeof mine, all.data()); err != MPI_SUCCESS)
-        return fail(comm, err, "MPI_Comm_split");
+    int err = team_allgather(comm, mine, sizeof mine, all.data());
     int slot = -1;
     std::uint64_t uid = 0;
-    if (int err = agree_slot(comm, &slot, &uid); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_split");
-    if (color == MPI_UNDEFINED) {
-        release_slot(static_cast<std::uint32_t>(slot) * 2);
-        *newcomm = MPI_COMM_NULL;
-        return MPI_SUCCESS;
+    const int e2 = agree_slot(comm, &slot, &uid);  // every member takes part, whatever happened
+    if (err == MPI_SUCCESS) err = e2;
+    else if (e2 == MPI_SUCCESS) release_slot(static_cast<std::uint32_t>(slot) * 2);
+    MPI_Comm c = MPI_COMM_NULL;
+    if (err == MPI_SUCCESS && color == MPI_UNDEFINED) release_slot(static_cast<std::uint32_t>(slot) * 2);
+    if (err == MPI_SUCCESS && color != MPI_UNDEFINED) {
+        // Members of my color ordered by (key, rank in comm).
+        std::vector<std::tuple<int, int>> members;
+        for (int r = 0; r < comm->size; ++r)
+            if (all[static_cast<std::size_t>(r) * 2] == color)
+                members.emplace_back(all[static_cast<std::size_t>(r) * 2 + 1], r);
+        std::sort(members.begin(), members.end());
+        std::vector<int> procs;
+        for (const auto &[k, r] : members) procs.push_back(comm->procs[static_cast<std::size_t>(r)]);
+        c = make_comm(comm, slot, std::move(procs), uid);
     }
-    // Members of my color ordered by (key, rank in comm).
-    std::vector<std::tuple<int, int>> members;
-    for (int r = 0; r < comm->size; ++r)
-        if (all[static_cast<std::size_t>(r) * 2] == color) members.emplace_back(all[static_cast<std::size_t>(r) * 2 + 1], r);
-    std::sort(members.begin(), members.end());
-    std::vector<int> procs;
-    for (const auto &[k, r] : members) procs.push_back(comm->procs[static_cast<std::size_t>(r)]);
-    *newcomm = make_comm(comm, slot, std::move(procs), uid);
+    FTMPI_TRY(uniform(comm, "MPI_Comm_split", err, &c));
+    *newcomm = c;
     return MPI_SUCCESS;
 }
 
@@ -275,14 +308,14 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     FTMPI_TRY(group_in_comm("MPI_Comm_create", comm, group));
     int slot = -1;
     std::uint64_t uid = 0;
-    if (int err = agree_slot(comm, &slot, &uid); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create");
+    const int err = agree_slot(comm, &slot, &uid);
     const int me = g.pm->job().rank;
-    if (std::find(group->procs.begin(), group->procs.end(), me) == group->procs.end()) {
-        release_slot(static_cast<std::uint32_t>(slot) * 2);
-        *newcomm = MPI_COMM_NULL;
-        return MPI_SUCCESS;
-    }
-    *newcomm = make_comm(comm, slot, group->procs, uid);
+    const bool member = std::find(group->procs.begin(), group->procs.end(), me) != group->procs.end();
+    MPI_Comm c = MPI_COMM_NULL;
+    if (err == MPI_SUCCESS && !member) release_slot(static_cast<std::uint32_t>(slot) * 2);
+    if (err == MPI_SUCCESS && member) c = make_comm(comm, slot, group->procs, uid);
+    FTMPI_TRY(uniform(comm, "MPI_Comm_create", err, &c));
+    *newcomm = c;
     return MPI_SUCCESS;
 }
 

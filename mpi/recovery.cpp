@@ -370,6 +370,12 @@ void on_ft_message(const transport::Arrival &a) {
 
 // Live members are at most one agreement apart, so only the two newest this
 // process entered can still be undecided somewhere.
+void agree_internal(MPI_Comm c, int *flag) {
+    Instance &inst = start_agreement(c, {static_cast<std::uint32_t>(*flag)});
+    while (!inst.decided) progress_wait();
+    *flag = static_cast<int>(static_cast<std::uint32_t>(inst.value[0]));
+}
+
 void recovery_on_failures() {
     for (auto &[c, list] : g_agreements) {
         int rerouted = 0;

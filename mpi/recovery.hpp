@@ -28,4 +28,8 @@ void on_ft_message(const transport::Arrival &a);
 // Progress thread, after new failures: agreements re-route to new coordinators.
 void recovery_on_failures();
 
+// The agreement of MPIX_Comm_agree among c's members (also on a revoked c),
+// for internal uses: *flag becomes the AND over the live members. Never fails.
+void agree_internal(MPI_Comm c, int *flag);
+
 }  // namespace ftmpi::mpi

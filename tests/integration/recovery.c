@@ -24,6 +24,10 @@
  *   recovery agree_random S   60 agreements while random ranks die at random
  *                       protocol steps (FTMPI_TEST_KILL_AT, from seed S):
  *                       every survivor decided the same value in every round.
+ *   recovery create     a rank dies; Comm_dup, Comm_split and Comm_create
+ *                       then fail at every survivor alike (uniform creation,
+ *                       spec 000 §17.8.2), and succeed again on the shrunk
+ *                       communicator.
  *   recovery shrink     a rank dies in the middle of shrink (right after it
  *                       contributed): every survivor gets a communicator of
  *                       the same size, and shrinking again gives one without
@@ -190,6 +194,33 @@ static void agree_test(void) {
     if (me == 1) printf("recovery agree: agreed with 0, 1, 3 and 4 failures (one during the agreement)\n");
 }
 
+static void create_test(void) {
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == size - 1) tl_die(SIGKILL);
+    CHECK(tl_wait_failed(MPI_COMM_WORLD, 1, 30) == 1, "the failure was not detected");
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    CHECK(tl_class(rc) == MPI_ERR_PROC_FAILED && c == MPI_COMM_NULL, "Comm_dup: class %d", tl_class(rc));
+    rc = MPI_Comm_split(MPI_COMM_WORLD, me % 2, me, &c);
+    CHECK(tl_class(rc) == MPI_ERR_PROC_FAILED && c == MPI_COMM_NULL, "Comm_split: class %d", tl_class(rc));
+    MPI_Group world_group;
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world_group));
+    rc = MPI_Comm_create(MPI_COMM_WORLD, world_group, &c);
+    CHECK(tl_class(rc) == MPI_ERR_PROC_FAILED && c == MPI_COMM_NULL, "Comm_create: class %d", tl_class(rc));
+    MPI_Group_free(&world_group);
+    MPI_Comm s1, d, sp;
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &s1));
+    MPI_OK(MPI_Comm_dup(s1, &d));
+    MPI_OK(MPI_Comm_split(s1, me % 2, me, &sp));
+    int n = 0;
+    MPI_OK(MPI_Comm_size(sp, &n));
+    CHECK(n == (size - 1) / 2 + ((size - 1) % 2 && me % 2 == 0), "split of the survivors: %d ranks", n);
+    MPI_Comm_free(&sp);
+    MPI_Comm_free(&d);
+    MPI_Comm_free(&s1);
+    if (me == 0) printf("recovery create: dup, split and create failed at all %d survivors, then worked\n", size - 1);
+}
+
 static void shrink_test(void) {
     /* Rank 2 dies right after contributing to the shrink
        (FTMPI_TEST_KILL_AT=agree.contribute:2). */
@@ -353,6 +384,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "loop")) loop_test(argc > 2 ? atoi(argv[2]) : 100);
     else if (!strcmp(mode, "agree")) agree_test();
     else if (!strcmp(mode, "shrink")) shrink_test();
+    else if (!strcmp(mode, "create")) create_test();
     else if (!strcmp(mode, "stress")) stress_test();
     else if (!strcmp(mode, "agree_random")) {
         CHECK(size == 8, "agree_random plans its kills for 8 ranks");
