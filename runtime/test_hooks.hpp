@@ -1,7 +1,8 @@
 // Fault injection at exact protocol points, for tests (FTMPI_TEST_KILL_AT).
 //
 // Sites: agree.contribute (a member, right after sending its contribution),
-// agree.decide (a coordinator, after sending its decision to half the members).
+// agree.decide (a coordinator, after sending its decision to half the members),
+// coll.round (any rank, before posting a round of a collective's schedule).
 #pragma once
 
 namespace ftmpi::runtime {

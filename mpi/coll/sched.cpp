@@ -7,6 +7,7 @@
 #include "mpi/comm_internal.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/p2p/matching.hpp"
+#include "runtime/test_hooks.hpp"
 #include "mpi/p2p/requests.hpp"
 
 namespace ftmpi::mpi {
@@ -87,6 +88,7 @@ void Sched::advance() {
             finish();
             break;
         }
+        runtime::test_kill_point("coll.round", g.pm->job().rank);
         Round &rd = rounds_[cur_];
         // One tag for the whole collective: rounds differ between ranks, and
         // a pair's messages match in order (non-overtaking).
