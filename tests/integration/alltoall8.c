@@ -14,6 +14,9 @@
 
 #define NSIZES 6
 #define ITERS 20
+/* Tags differ per iteration: a rank that finished iteration `it` may already
+   send iteration it+1's messages, which must not match a wildcard receive that
+   another rank still has open for iteration `it`. */
 #define TAG0 100
 
 static const size_t sizes[NSIZES] = {0, 1, 4096, 16384, 16385, 200 * 1024};
@@ -62,7 +65,7 @@ int main(int argc, char **argv) {
                 /* Receive slot (j, k): the j-th receive of size k, from whoever matches. */
                 for (int k = 0; k < NSIZES; ++k)
                     for (int j = 0; j < npeers; ++j)
-                        MPI_OK(MPI_Irecv(RECV_AT(j, k), (int)sizes[k], MPI_BYTE, MPI_ANY_SOURCE, TAG0 + k,
+                        MPI_OK(MPI_Irecv(RECV_AT(j, k), (int)sizes[k], MPI_BYTE, MPI_ANY_SOURCE, TAG0 + it * NSIZES + k,
                                          MPI_COMM_WORLD, &rreqs[k * npeers + j]));
             } else {
                 int n = 0;
@@ -71,7 +74,7 @@ int main(int argc, char **argv) {
                     const int d = (rank + 1 + (step + it) % npeers) % size;
                     for (int kk = 0; kk < NSIZES; ++kk) {
                         const int k = (it % 2) ? NSIZES - 1 - kk : kk;
-                        MPI_OK(MPI_Isend(SEND_AT(d, k), (int)sizes[k], MPI_BYTE, d, TAG0 + k, MPI_COMM_WORLD,
+                        MPI_OK(MPI_Isend(SEND_AT(d, k), (int)sizes[k], MPI_BYTE, d, TAG0 + it * NSIZES + k, MPI_COMM_WORLD,
                                          &sreqs[n++]));
                     }
                 }
@@ -87,7 +90,7 @@ int main(int argc, char **argv) {
                 int cnt = -1;
                 CHECK(st->MPI_ERROR == MPI_SUCCESS, "iter %d size %zu: MPI_ERROR %d", it, sizes[k], st->MPI_ERROR);
                 CHECK(src >= 0 && src < size && src != rank, "iter %d size %zu: source %d", it, sizes[k], src);
-                CHECK(st->MPI_TAG == TAG0 + k, "iter %d size %zu: tag %d", it, sizes[k], st->MPI_TAG);
+                CHECK(st->MPI_TAG == TAG0 + it * NSIZES + k, "iter %d size %zu: tag %d", it, sizes[k], st->MPI_TAG);
                 CHECK(!seen[src * NSIZES + k], "iter %d size %zu: two messages from %d", it, sizes[k], src);
                 seen[src * NSIZES + k] = 1;
                 MPI_OK(MPI_Get_count(st, MPI_BYTE, &cnt));
