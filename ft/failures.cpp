@@ -25,7 +25,7 @@ void wake_detector() {
 // PMIx event thread.
 void on_terminated(int rank) {
     FTMPI_DEBUG("launcher event: rank %d terminated", rank);
-    if (failures().shared().add(rank)) wake_detector();
+    failures().note_failed(rank);
 }
 
 }  // namespace
@@ -74,10 +74,7 @@ void Failures::stop_detector() {
 }
 
 void Failures::declare_failed(int peer) {
-    if (shared_.add(peer)) {
-        FTMPI_INFO("rank %d is failed (unreachable)", peer);
-        wake_detector();
-    }
+    note_failed(peer);
     ingest();
 }
 

@@ -42,8 +42,8 @@ public:
     }
     // Progress thread: a local source found `peer` failed.
     void declare_failed(int peer);
-    // Progress thread: `peer` is failed by agreement; taken in at the next poll()
-    // (safe inside transport callbacks).
+    // Any thread: `peer` is failed (launcher event, agreement); the detector
+    // spreads it, and the progress thread takes it in at its next poll().
     void note_failed(int peer);
     bool is_failed(int peer) const { return peer >= 0 && peer < static_cast<int>(failed_.size()) && failed_[peer]; }
     std::uint64_t epoch() const { return epoch_; }

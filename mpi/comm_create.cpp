@@ -20,13 +20,13 @@
 #include "mpi/attributes.hpp"
 #include "mpi/comm_internal.hpp"
 #include "mpi/checks.hpp"
+#include "mpi/group.hpp"
 #include "mpi/recovery.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 
 namespace ftmpi::mpi {
 
-MPI_Group new_group(std::vector<int> procs);
 
 namespace {
 SlotMask initial_mask() {
@@ -246,9 +246,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     FTMPI_CHECK(check_nonnull("MPI_Comm_idup", comm, request, "request"));
     FTMPI_TRY(MPI_Comm_dup(comm, newcomm));
-    MPI_Request r = new_request(ftmpi_request_s::Kind::send, comm, nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, 0);
-    complete_request(r, MPI_SUCCESS, 0);
-    *request = r;
+    *request = completed_request(comm);
     return MPI_SUCCESS;
 }
 

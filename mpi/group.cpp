@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "mpi/checks.hpp"
+#include "mpi/group.hpp"
 
 namespace ftmpi::mpi {
 
@@ -11,6 +12,10 @@ MPI_Group new_group(std::vector<int> procs) {
     auto g = new ftmpi_group_s;
     g->procs = std::move(procs);
     return g;
+}
+
+MPI_Group group_or_empty(std::vector<int> procs) {
+    return procs.empty() ? MPI_GROUP_EMPTY : new_group(std::move(procs));
 }
 
 namespace {
@@ -59,7 +64,7 @@ int expand_ranges(const char *call, MPI_Group g, int n, int ranges[][3], std::ve
 
 int output(const char *call, MPI_Group *newgroup, std::vector<int> procs) {
     FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, newgroup, "newgroup"));
-    *newgroup = procs.empty() ? MPI_GROUP_EMPTY : new_group(std::move(procs));
+    *newgroup = group_or_empty(std::move(procs));
     return MPI_SUCCESS;
 }
 

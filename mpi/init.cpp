@@ -14,6 +14,7 @@
 #include "mpi/p2p/requests.hpp"
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
+#include "runtime/test_hooks.hpp"
 #include "runtime/topology.hpp"
 #include "transport/control.hpp"
 
@@ -35,6 +36,7 @@ int init(const char *call, int required, int *provided) {
         g.pm = runtime::connect_process_manager();
         const auto &job = g.pm->job();
         runtime::set_log_rank(job.rank);
+        runtime::arm_test_hooks(job.rank);
         g.engine = std::make_unique<Engine>();
         // The detector's control endpoint publishes its address before the
         // transport's exchange, which carries both.

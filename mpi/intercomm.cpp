@@ -11,12 +11,12 @@
 
 #include "mpi/comm_internal.hpp"
 #include "mpi/checks.hpp"
+#include "mpi/group.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 
 namespace ftmpi::mpi {
 
-MPI_Group new_group(std::vector<int> procs);
 
 int team_swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, void *in, int in_bytes) {
     MPI_Request rr =

@@ -122,6 +122,10 @@ struct Instance {
     int *flag_out = nullptr;
 };
 
+// An agree flag travels as the low 32 bits of the first word.
+std::vector<std::uint64_t> flag_words(int flag) { return {static_cast<std::uint32_t>(flag)}; }
+int flag_of(const Instance &inst) { return static_cast<int>(static_cast<std::uint32_t>(inst.value[0])); }
+
 struct Wire {
     std::uint64_t seq;
     std::uint64_t uid;  // the communicator's ftmpi_comm_s::uid
@@ -191,7 +195,7 @@ void decide(Instance &inst, std::vector<std::uint64_t> value, std::vector<int> f
     if (inst.waiter != nullptr) {  // iagree
         MPI_Request r = inst.waiter;
         inst.waiter = nullptr;
-        if (inst.flag_out != nullptr && !inst.value.empty()) *inst.flag_out = static_cast<int>(inst.value[0]);
+        if (inst.flag_out != nullptr && !inst.value.empty()) *inst.flag_out = flag_of(inst);
         complete_request(r, MPI_SUCCESS, 0);
     }
 }
@@ -218,7 +222,7 @@ void try_decide(MPI_Comm c, Instance &inst) {
     for (int r = 0; r < c->size; ++r)
         if (r != c->rank && !member_failed(c, r)) to.push_back(r);
     for (std::size_t i = 0; i < to.size(); ++i) {
-        if (i == to.size() / 2) runtime::test_kill_point("agree.decide", g.pm->job().rank);
+        if (i == to.size() / 2) runtime::test_kill_point("agree.decide");
         ft_send(c, to[i], decide_tag, msg);
     }
 }
@@ -257,7 +261,7 @@ void contribute(MPI_Comm c, Instance &inst) {
         return;
     }
     ft_send(c, coord, contrib_tag, encode(c, inst.seq, inst.decided, words, failed));
-    if (!inst.decided) runtime::test_kill_point("agree.contribute", g.pm->job().rank);
+    if (!inst.decided) runtime::test_kill_point("agree.contribute");
 }
 
 std::vector<int> known_failed(MPI_Comm c) {
@@ -267,16 +271,30 @@ std::vector<int> known_failed(MPI_Comm c) {
     return out;
 }
 
-Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words) {
+// Enters the next agreement on c with `words`. With `waiter` (iagree), the
+// request completes, and *flag_out gets the value, once it is decided.
+Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request waiter = nullptr,
+                          int *flag_out = nullptr) {
     progress();
     Instance &inst = *instance(c, c->agree_seq++);  // the newest: never null
     inst.mine = std::move(words);
     inst.my_failed = known_failed(c);
     inst.entered = true;
+    inst.waiter = waiter;
+    inst.flag_out = flag_out;
     contribute(c, inst);
     try_decide(c, inst);
     return inst;
 }
+
+// Blocks until the next agreement on c is decided, then takes in the agreed failures.
+Instance &run_agreement(MPI_Comm c, std::vector<std::uint64_t> words) {
+    Instance &inst = start_agreement(c, std::move(words));
+    while (!inst.decided) progress_wait();
+    progress();
+    return inst;
+}
+
 
 // ULFM: agree reports MPI_ERR_PROC_FAILED when the agreed failures include
 // one this process has not acknowledged (the value is agreed all the same).
@@ -370,11 +388,7 @@ void on_ft_message(const transport::Arrival &a) {
 
 // Live members are at most one agreement apart, so only the two newest this
 // process entered can still be undecided somewhere.
-void agree_internal(MPI_Comm c, int *flag) {
-    Instance &inst = start_agreement(c, {static_cast<std::uint32_t>(*flag)});
-    while (!inst.decided) progress_wait();
-    *flag = static_cast<int>(static_cast<std::uint32_t>(inst.value[0]));
-}
+void agree_internal(MPI_Comm c, int *flag) { *flag = flag_of(run_agreement(c, flag_words(*flag))); }
 
 void recovery_on_failures() {
     for (auto &[c, list] : g_agreements) {
@@ -411,10 +425,8 @@ int is_revoked_call(const char *call, MPI_Comm comm, int *flag) {
 int agree_call(const char *call, MPI_Comm comm, int *flag) {
     FTMPI_TRY(check_intra(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
-    Instance &inst = start_agreement(comm, {static_cast<std::uint32_t>(*flag)});
-    while (!inst.decided) progress_wait();
-    progress();  // take in the agreed failures
-    *flag = static_cast<int>(static_cast<std::uint32_t>(inst.value[0]));
+    const Instance &inst = run_agreement(comm, flag_words(*flag));
+    *flag = flag_of(inst);
     const int err = agreed_class(comm, inst);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
     return raise(comm, err, call, "the agreed failures on %s include unacknowledged ones",
@@ -426,15 +438,7 @@ int iagree_call(const char *call, MPI_Comm comm, int *flag, MPI_Request *request
     FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
-    r->complete = false;
-    Instance &inst = start_agreement(comm, {static_cast<std::uint32_t>(*flag)});
-    if (inst.decided) {
-        *flag = static_cast<int>(static_cast<std::uint32_t>(inst.value[0]));
-        complete_request(r, MPI_SUCCESS, 0);
-    } else {
-        inst.waiter = r;
-        inst.flag_out = flag;
-    }
+    start_agreement(comm, flag_words(*flag), r, flag);  // may complete r at once
     *request = r;
     return MPI_SUCCESS;
 }
@@ -443,8 +447,7 @@ int shrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm) {
     FTMPI_TRY(check_intra(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
     const SlotMask &free = free_slots();
-    Instance &inst = start_agreement(comm, std::vector<std::uint64_t>(free.begin(), free.end()));
-    while (!inst.decided) progress_wait();
+    const Instance &inst = run_agreement(comm, std::vector<std::uint64_t>(free.begin(), free.end()));
     SlotMask common{};
     for (std::size_t i = 0; i < common.size() && i < inst.value.size(); ++i) common[i] = inst.value[i];
     const int slot = claim_lowest(common);
@@ -487,9 +490,7 @@ int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     FTMPI_CHECK(check_nonnull("MPIX_Comm_ishrink", comm, request, "request"));
     const int err = shrink_call("MPIX_Comm_ishrink", comm, newcomm);
     if (err != MPI_SUCCESS) return err;
-    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
-    complete_request(r, MPI_SUCCESS, 0);
-    *request = r;
+    *request = completed_request(comm);
     return MPI_SUCCESS;
 }
 }  // extern "C"

@@ -13,13 +13,12 @@
 
 #include "mpi-ext.h"
 #include "mpi/checks.hpp"
+#include "mpi/group.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "mpi/ulfm.hpp"
 
 namespace ftmpi::mpi {
-
-MPI_Group new_group(std::vector<int> procs);
 
 void refresh_failed_slow(MPI_Comm c) {
     const auto &order = ft::failures().in_order();
@@ -77,8 +76,6 @@ std::vector<int> job_ranks(MPI_Comm c, std::size_t from, std::size_t to) {
     return out;
 }
 
-MPI_Group group_of(std::vector<int> procs) { return procs.empty() ? MPI_GROUP_EMPTY : new_group(std::move(procs)); }
-
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -95,14 +92,14 @@ int MPIX_Comm_failure_ack(MPI_Comm comm) {
 int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) {
     FTMPI_TRY(check_ft_comm("MPIX_Comm_failure_get_acked", comm));
     FTMPI_CHECK(check_nonnull("MPIX_Comm_failure_get_acked", comm, failedgrp, "failedgrp"));
-    *failedgrp = group_of(job_ranks(comm, 0, comm->failed.acked));
+    *failedgrp = group_or_empty(job_ranks(comm, 0, comm->failed.acked));
     return MPI_SUCCESS;
 }
 
 int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp) {
     FTMPI_TRY(check_ft_comm("MPIX_Comm_get_failed", comm));
     FTMPI_CHECK(check_nonnull("MPIX_Comm_get_failed", comm, failedgrp, "failedgrp"));
-    *failedgrp = group_of(job_ranks(comm, 0, comm->failed.ranks.size()));
+    *failedgrp = group_or_empty(job_ranks(comm, 0, comm->failed.ranks.size()));
     return MPI_SUCCESS;
 }
 
@@ -122,14 +119,14 @@ int MPI_Comm_group_failed(MPI_Comm comm, MPI_Group *failed) {
     FTMPI_TRY(check_ft_comm("MPI_Comm_group_failed", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_group_failed", comm, failed, "failed"));
     if (!comm->inter) {
-        *failed = group_of(job_ranks(comm, 0, comm->failed.ranks.size()));
+        *failed = group_or_empty(job_ranks(comm, 0, comm->failed.ranks.size()));
         return MPI_SUCCESS;
     }
     std::vector<int> procs;
     for (int p : ftmpi::ft::failures().in_order())
         if (std::find(comm->local_procs.begin(), comm->local_procs.end(), p) != comm->local_procs.end())
             procs.push_back(p);
-    *failed = group_of(std::move(procs));
+    *failed = group_or_empty(std::move(procs));
     return MPI_SUCCESS;
 }
 
@@ -139,7 +136,7 @@ int MPI_Comm_remote_group_failed(MPI_Comm comm, MPI_Group *failed) {
     if (!comm->inter)
         return raise(comm, MPI_ERR_COMM, "MPI_Comm_remote_group_failed", "%s is not an inter-communicator",
                      comm_label(comm));
-    *failed = group_of(job_ranks(comm, 0, comm->failed.ranks.size()));
+    *failed = group_or_empty(job_ranks(comm, 0, comm->failed.ranks.size()));
     return MPI_SUCCESS;
 }
 
@@ -147,7 +144,7 @@ int MPI_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed) {
     FTMPI_TRY(check_ft_comm("MPI_Comm_reenable_any_source", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_reenable_any_source", comm, failed, "failed"));
     acknowledge(comm, SIZE_MAX);
-    *failed = group_of(job_ranks(comm, 0, comm->failed.acked));
+    *failed = group_or_empty(job_ranks(comm, 0, comm->failed.acked));
     return MPI_SUCCESS;
 }
 

@@ -19,17 +19,15 @@ void vlog(Level level, const char *fmt, va_list ap) {
     if (static_cast<int>(level) > config().LOG) return;
     static const char *names[] = {"error", "warning", "info", "debug"};
     char buf[2048];
-    int n;
-    if (level >= Level::info) {  // with the node's monotonic clock (MPI_Wtime), to order events across ranks
+    // Info and debug lines carry the node's monotonic clock (MPI_Wtime), to order events across ranks.
+    char clock[32] = "";
+    if (level >= Level::info) {
         timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        n = std::snprintf(buf, sizeof buf, "ftmpi[%d] %.6f %s: ", g_rank.load(std::memory_order_relaxed),
-                          static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9,
-                          names[static_cast<int>(level)]);
-    } else {
-        n = std::snprintf(buf, sizeof buf, "ftmpi[%d] %s: ", g_rank.load(std::memory_order_relaxed),
-                          names[static_cast<int>(level)]);
+        std::snprintf(clock, sizeof clock, " %.6f", static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9);
     }
+    int n = std::snprintf(buf, sizeof buf, "ftmpi[%d]%s %s: ", g_rank.load(std::memory_order_relaxed), clock,
+                          names[static_cast<int>(level)]);
     if (n < 0) return;
     int m = std::vsnprintf(buf + n, sizeof buf - static_cast<size_t>(n) - 1, fmt, ap);
     if (m < 0) return;

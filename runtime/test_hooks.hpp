@@ -7,8 +7,18 @@
 
 namespace ftmpi::runtime {
 
+namespace detail {
+extern bool g_test_hooks_armed;
+void test_kill_point_slow(const char *site);
+}  // namespace detail
+
+// Init, after load_config(): arms the hooks when FTMPI_TEST_KILL_AT is set.
+void arm_test_hooks(int job_rank);
+
 // SIGKILLs this process if FTMPI_TEST_KILL_AT names `site`, this job rank and
-// this visit. One string compare per visit when the knob is set, nothing otherwise.
-void test_kill_point(const char *site, int job_rank);
+// this visit. One load of a flag when the knob is unset (the normal case).
+inline void test_kill_point(const char *site) {
+    if (detail::g_test_hooks_armed) detail::test_kill_point_slow(site);
+}
 
 }  // namespace ftmpi::runtime

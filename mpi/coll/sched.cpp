@@ -88,7 +88,7 @@ void Sched::advance() {
             finish();
             break;
         }
-        runtime::test_kill_point("coll.round", g.pm->job().rank);
+        runtime::test_kill_point("coll.round");
         Round &rd = rounds_[cur_];
         // One tag for the whole collective: rounds differ between ranks, and
         // a pair's messages match in order (non-overtaking).

@@ -48,15 +48,14 @@ int in_status(const char *call, MPI_Comm comm, int first_err, int errors) {
 bool failure_pending(MPI_Request r) { return !r->complete && r->failure_pending; }
 
 // The status of such a request (it stays active).
-void pending_status(MPI_Request r, MPI_Status *status) {
+void pending_status(MPI_Status *status) {
     if (status == MPI_STATUS_IGNORE) return;
     empty_status(status);
     status->MPI_ERROR = MPI_ERR_PROC_FAILED_PENDING;
-    (void)r;
 }
 
 int report_pending(const char *call, MPI_Request r, MPI_Status *status) {
-    pending_status(r, status);
+    pending_status(status);
     return raise(r->comm, MPI_ERR_PROC_FAILED_PENDING, call,
                  "MPI_ANY_SOURCE receive on %s stays pending: the communicator has unacknowledged failures",
                  comm_label(r->comm));
@@ -83,7 +82,7 @@ int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MP
         MPI_Comm c = reqs[i]->comm;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
         int e = MPI_ERR_PROC_FAILED_PENDING;
-        if (failure_pending(reqs[i])) pending_status(reqs[i], st);
+        if (failure_pending(reqs[i])) pending_status(st);
         else e = retire_request(&reqs[i], st);
         if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = e;
         if (e != MPI_SUCCESS && (*errors)++ == 0) {

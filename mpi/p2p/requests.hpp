@@ -25,6 +25,10 @@ void start_recv(MPI_Request r);
 // Completes `r` with MPI error class `err` and `bytes` delivered.
 void complete_request(MPI_Request r, int err, std::size_t bytes);
 
+// A request on comm that is already complete (a nonblocking call that
+// finished before returning, e.g. MPI_Comm_idup).
+MPI_Request completed_request(MPI_Comm comm);
+
 // Blocks (driving progress) until `r` is complete, or until it is a wildcard
 // receive left pending by a failure (r->failure_pending; never for internal or
 // blocking requests).

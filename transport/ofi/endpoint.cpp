@@ -35,10 +35,6 @@ Endpoint::Endpoint(const std::string &fi_name, std::size_t av_size, Use use) {
     hints->domain_attr->av_type = FI_AV_TABLE;
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
     if (!control) hints->domain_attr->cq_data_size = 8;
-    if (control) {  // a trickle of small messages: small queues (tcp;ofi_rxm sizes its buffer pools by them)
-        hints->tx_attr->size = 64;
-        hints->rx_attr->size = 64;
-    }
     hints->tx_attr->msg_order = FI_ORDER_SAS;
     hints->rx_attr->msg_order = FI_ORDER_SAS;
     hints->fabric_attr->prov_name = strdup(fi_name.c_str());
