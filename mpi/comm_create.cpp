@@ -22,6 +22,7 @@
 #include "mpi/checks.hpp"
 #include "mpi/group.hpp"
 #include "mpi/recovery.hpp"
+#include "mpi/ulfm.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 
@@ -80,22 +81,42 @@ int team_recv(MPI_Comm team, int peer, int tag, void *buf, int bytes) {
     return err == MPI_SUCCESS && (st.MPI_TAG & k_coll_poison) ? MPI_ERR_PROC_FAILED : err;
 }
 
+// The members that take part in the team's internal exchanges: all of them,
+// or, after MPI_Comm_validate recognized failures, the others (2011 API).
+namespace {
+std::vector<int> team_members(MPI_Comm team) {
+    if (!team->coll_ranks.empty()) return team->coll_ranks;
+    std::vector<int> all(static_cast<std::size_t>(team->size));
+    for (int r = 0; r < team->size; ++r) all[static_cast<std::size_t>(r)] = r;
+    return all;
+}
+
+// A collectively inactive team (a failure not recognized) fails the exchange.
+int team_start_error(MPI_Comm team) {
+    return ft::failures().epoch() != 0 && !collectives_active(team) ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
+}
+}  // namespace
+
+// Entries of recognized failed members are left untouched.
 int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
     const int tag = next_team_tag(team);
     char *out = static_cast<char *>(all);
     const std::size_t each = static_cast<std::size_t>(bytes);
-    int err = MPI_SUCCESS;
+    int err = team_start_error(team);
     auto keep = [&err](int e) {
         if (err == MPI_SUCCESS) err = e;
     };
     std::memcpy(out + static_cast<std::size_t>(team->rank) * each, mine, each);
-    if (team->rank == 0) {
-        for (int p = 1; p < team->size; ++p) keep(team_recv(team, p, tag, out + static_cast<std::size_t>(p) * each, bytes));
+    const std::vector<int> ids = team_members(team);
+    const int root = ids.front();
+    if (team->rank == root) {
+        for (std::size_t i = 1; i < ids.size(); ++i)
+            keep(team_recv(team, ids[i], tag, out + static_cast<std::size_t>(ids[i]) * each, bytes));
         const int out_tag = err == MPI_SUCCESS ? tag + 1 : (tag + 1) | k_coll_poison;  // tell everyone
-        for (int p = 1; p < team->size; ++p) keep(team_send(team, p, out_tag, out, bytes * team->size));
+        for (std::size_t i = 1; i < ids.size(); ++i) keep(team_send(team, ids[i], out_tag, out, bytes * team->size));
     } else {
-        keep(team_send(team, 0, tag, mine, bytes));
-        keep(team_recv(team, 0, tag + 1, out, bytes * team->size));
+        keep(team_send(team, root, tag, mine, bytes));
+        keep(team_recv(team, root, tag + 1, out, bytes * team->size));
     }
     return err;
 }
@@ -103,8 +124,8 @@ int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
 int team_bcast(MPI_Comm team, int root, void *buf, int bytes) {
     const int tag = next_team_tag(team);
     if (team->rank != root) return team_recv(team, root, tag, buf, bytes);
-    int err = MPI_SUCCESS;
-    for (int p = 0; p < team->size; ++p)
+    int err = team_start_error(team);
+    for (int p : team_members(team))
         if (p != root) {
             const int e = team_send(team, p, tag, buf, bytes);
             if (err == MPI_SUCCESS) err = e;
@@ -135,7 +156,8 @@ int team_common_slots(MPI_Comm team, SlotMask *common, std::uint64_t *uid) {
     if (err != MPI_SUCCESS) return err;
     common->fill(~std::uint64_t{0});
     std::uint64_t id = 0;
-    for (const Offer &o : all) {
+    for (int r : team_members(team)) {
+        const Offer &o = all[static_cast<std::size_t>(r)];
         for (int w = 0; w < k_slot_words; ++w)
             (*common)[static_cast<std::size_t>(w)] &= o.free[static_cast<std::size_t>(w)];
         id ^= o.nonce;
@@ -232,6 +254,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
         const int err = agree_slot(comm, &slot, &uid);
         if (err == MPI_SUCCESS) c = make_comm(comm, slot, comm->procs, uid);
         FTMPI_TRY(uniform(comm, "MPI_Comm_dup", err, &c));
+        inherit_recognized(comm, c);
     }
     if (int err = copy_attributes(comm, c); err != MPI_SUCCESS) {
         release_slot(c->context);
@@ -272,8 +295,8 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     if (err == MPI_SUCCESS && color != MPI_UNDEFINED) {
         // Members of my color ordered by (key, rank in comm).
         std::vector<std::tuple<int, int>> members;
-        for (int r = 0; r < comm->size; ++r)
-            if (all[static_cast<std::size_t>(r) * 2] == color)
+        for (int r = 0; r < comm->size; ++r)  // recognized failures count as MPI_UNDEFINED
+            if (all[static_cast<std::size_t>(r) * 2] == color && !recognized(comm, r))
                 members.emplace_back(all[static_cast<std::size_t>(r) * 2 + 1], r);
         std::sort(members.begin(), members.end());
         std::vector<int> procs;
@@ -313,6 +336,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     if (err == MPI_SUCCESS && !member) release_slot(static_cast<std::uint32_t>(slot) * 2);
     if (err == MPI_SUCCESS && member) c = make_comm(comm, slot, group->procs, uid);
     FTMPI_TRY(uniform(comm, "MPI_Comm_create", err, &c));
+    if (c != MPI_COMM_NULL) inherit_recognized(comm, c);
     *newcomm = c;
     return MPI_SUCCESS;
 }

@@ -95,7 +95,7 @@ int check_inter(const char *call, MPI_Comm comm) {
 // Tags for the leaders' exchange on peer_comm, above any its collectives use.
 // Bit 29: apart from next_team_tag values (for the first 2^24 collectives) and
 // from k_coll_poison (bit 30), which matching ignores on collective contexts.
-int leader_tag(int tag) { return (1 << 29) | ((tag & 0x7fff) << 5); }
+int leader_tag(int tag) { return k_cross_tag | ((tag & 0x7fff) << 5); }
 
 }  // namespace
 

@@ -95,8 +95,16 @@ struct ftmpi_comm_s {
         std::size_t scanned = 0;  // entries of the process's failure record looked at
         std::vector<int> ranks;
         std::size_t acked = 0;  // the first `acked` ranks are acknowledged
-        std::size_t validated = 0, validated_before = 0;  // 2011 API: |L| at the last and previous validate
+        // 2011 API (spec 004): L as of the last validate (local or global) and
+        // what that validate added to it (MPI_FAILED_ALL / MPI_FAILED_NEW).
+        std::vector<int> local, local_new;
+        // G: the failures every member recognized at the last MPI_Comm_validate
+        // (comm ranks, ascending), and what that validate added to it.
+        std::vector<int> global, global_new;
     } failed;
+    // Collectives skip the recognized failures (spec 000 §17.7): with `global`
+    // not empty they run over these comm ranks (virtual rank -> comm rank).
+    std::vector<int> coll_ranks;
     bool revoked = false;        // MPIX_Comm_revoke (mpi/recovery.cpp)
     // The same at every member and (with high probability) different from any
     // earlier communicator on this context slot: fault-tolerance messages

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -28,6 +29,7 @@
 #include "mpi-ext.h"
 #include "mpi/checks.hpp"
 #include "mpi/comm_internal.hpp"
+#include "mpi/group.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "mpi/recovery.hpp"
@@ -117,9 +119,10 @@ struct Instance {
     bool adopt = false;  // a member reported an earlier coordinator's decision
     std::vector<std::uint64_t> adopt_value;
     std::vector<int> adopt_failed;
-    // iagree:
+    // Nonblocking calls (iagree, Icomm_validate): `waiter` completes, after
+    // `on_decided` took the outcome, once the agreement is decided.
     MPI_Request waiter = nullptr;
-    int *flag_out = nullptr;
+    std::function<void(const Instance &)> on_decided;
 };
 
 // An agree flag travels as the low 32 bits of the first word.
@@ -192,10 +195,10 @@ void decide(Instance &inst, std::vector<std::uint64_t> value, std::vector<int> f
     // Agreed failures are failures here too (taken in at the next poll), so
     // that acknowledging after an agreement covers them.
     for (int p : inst.failed) ft::failures().note_failed(p);
-    if (inst.waiter != nullptr) {  // iagree
+    if (inst.waiter != nullptr) {
         MPI_Request r = inst.waiter;
         inst.waiter = nullptr;
-        if (inst.flag_out != nullptr && !inst.value.empty()) *inst.flag_out = flag_of(inst);
+        if (inst.on_decided) inst.on_decided(inst);
         complete_request(r, MPI_SUCCESS, 0);
     }
 }
@@ -271,17 +274,17 @@ std::vector<int> known_failed(MPI_Comm c) {
     return out;
 }
 
-// Enters the next agreement on c with `words`. With `waiter` (iagree), the
-// request completes, and *flag_out gets the value, once it is decided.
+// Enters the next agreement on c with `words`. With `waiter` (nonblocking
+// calls), on_decided runs and then the request completes once it is decided.
 Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request waiter = nullptr,
-                          int *flag_out = nullptr) {
+                          std::function<void(const Instance &)> on_decided = {}) {
     progress();
     Instance &inst = *instance(c, c->agree_seq++);  // the newest: never null
     inst.mine = std::move(words);
     inst.my_failed = known_failed(c);
     inst.entered = true;
     inst.waiter = waiter;
-    inst.flag_out = flag_out;
+    inst.on_decided = std::move(on_decided);
     contribute(c, inst);
     try_decide(c, inst);
     return inst;
@@ -391,6 +394,10 @@ void on_ft_message(const transport::Arrival &a) {
 void agree_internal(MPI_Comm c, int *flag) { *flag = flag_of(run_agreement(c, flag_words(*flag))); }
 
 void recovery_on_failures() {
+    // Collectives of a communicator made collectively inactive give up their
+    // sends waiting for a receiver (which gave up too: see start_recv).
+    for (auto &[slot, c] : g_comms)
+        if (!collectives_active(c)) g.transport->cancel_sends(c->context + 1, c->context + 1);
     for (auto &[c, list] : g_agreements) {
         int rerouted = 0;
         for (auto it = list.rbegin(); it != list.rend() && rerouted < 2; ++it) {
@@ -438,7 +445,7 @@ int iagree_call(const char *call, MPI_Comm comm, int *flag, MPI_Request *request
     FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
-    start_agreement(comm, flag_words(*flag), r, flag);  // may complete r at once
+    start_agreement(comm, flag_words(*flag), r, [flag](const Instance &inst) { *flag = flag_of(inst); });
     *request = r;
     return MPI_SUCCESS;
 }
@@ -461,6 +468,40 @@ int shrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm) {
     return MPI_SUCCESS;
 }
 
+// ---- validate (2011 API: spec 000 §17.7.4, spec 004) ------------------------
+// One agreement: its agreed failures, restricted to comm, become G at every
+// survivor; collectives then run over the other members.
+
+void recognize(MPI_Comm c, const Instance &inst) {
+    std::vector<int> g;
+    for (int r = 0; r < c->size; ++r)
+        if (std::binary_search(inst.failed.begin(), inst.failed.end(), c->procs[static_cast<std::size_t>(r)]))
+            g.push_back(r);
+    set_recognized(c, std::move(g));
+    // Members may have left the collectives before validate after different
+    // numbers of calls (an error stops a loop at some ranks only): all restart
+    // the collective sequence at an epoch named by the agreement, and drop
+    // what abandoned collectives of older epochs left behind.
+    const std::uint32_t epoch = static_cast<std::uint32_t>(inst.seq + 1) & 0xffu;
+    c->coll_seq = epoch << 16;
+    c->coll_queue->drop_unexpected([epoch](int tag) {
+        return (tag & k_cross_tag) == 0 && ((static_cast<std::uint32_t>(tag) >> 21) & 0xffu) != epoch;
+    });
+}
+
+MPI_Group recognized_group(MPI_Comm c) {
+    std::vector<int> procs;
+    for (int r : c->failed.global) procs.push_back(c->procs[static_cast<std::size_t>(r)]);
+    return group_or_empty(std::move(procs));
+}
+
+int validate_call(const char *call, MPI_Comm comm, MPI_Group *failed) {
+    FTMPI_TRY(check_intra(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, failed, "failed"));
+    recognize(comm, run_agreement(comm, flag_words(1)));
+    *failed = recognized_group(comm);
+    return MPI_SUCCESS;
+}
 
 }  // namespace
 }  // namespace ftmpi::mpi
@@ -481,6 +522,33 @@ int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
 int MPI_Icomm_agreement(MPI_Comm comm, int *flag, MPI_Request *request) {
     return iagree_call("MPI_Icomm_agreement", comm, flag, request);
 }
+int MPI_Comm_validate(MPI_Comm comm, MPI_Group *failed) { return validate_call("MPI_Comm_validate", comm, failed); }
+
+int MPI_Icomm_validate(MPI_Comm comm, MPI_Group *failed, MPI_Request *request) {
+    const char *call = "MPI_Icomm_validate";
+    FTMPI_TRY(check_intra(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, failed, "failed"));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
+    start_agreement(comm, flag_words(1), r, [comm, failed](const Instance &inst) {
+        recognize(comm, inst);
+        *failed = recognized_group(comm);
+    });
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_validate_global(MPI_Comm comm, int *num_failed, int *num_new) {
+    const char *call = "MPI_Comm_validate_global";
+    FTMPI_TRY(check_intra(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, num_failed, "num_failed"));
+    FTMPI_CHECK(check_nonnull(call, comm, num_new, "num_new"));
+    recognize(comm, run_agreement(comm, flag_words(1)));
+    *num_failed = static_cast<int>(comm->failed.global.size());
+    *num_new = static_cast<int>(comm->failed.local_new.size());
+    return MPI_SUCCESS;
+}
+
 int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) { return shrink_call("MPIX_Comm_shrink", comm, newcomm); }
 int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) { return shrink_call("MPI_Comm_shrink", comm, newcomm); }
 // Runs the shrink to completion before returning, then hands back a completed

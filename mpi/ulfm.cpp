@@ -45,7 +45,8 @@ void apply_failures_to_posted() {
         for (auto it = posted.begin(); it != posted.end();) {
             MPI_Request r = *it;
             bool fail = false;
-            if (r->peer != MPI_ANY_SOURCE) fail = f.is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)]);
+            if (coll_gated(r)) fail = !collectives_active(r->comm);  // spec 000 §17.7
+            else if (r->peer != MPI_ANY_SOURCE) fail = f.is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)]);
             else if (any_source_disabled(r->comm)) fail = r->blocking, r->failure_pending = !r->blocking;
             if (!fail) {
                 ++it;
@@ -61,12 +62,66 @@ void apply_failures_to_posted() {
 }
 
 namespace {
+// The elements of `a` not in `b`, in a's order.
+std::vector<int> minus(const std::vector<int> &a, const std::vector<int> &b) {
+    std::vector<int> out;
+    for (int x : a)
+        if (std::find(b.begin(), b.end(), x) == b.end()) out.push_back(x);
+    return out;
+}
+
+}  // namespace
+
+bool collectives_active(MPI_Comm c) {
+    refresh_failed(c);
+    if (c->failed.ranks.size() > c->failed.global.size()) return false;
+    for (int r : c->failed.ranks)
+        if (!recognized(c, r)) return false;
+    return true;
+}
+
+void set_recognized(MPI_Comm c, std::vector<int> global) {
+    auto &f = c->failed;
+    f.global_new = minus(global, f.global);
+    f.local_new = minus(global, f.local);
+    f.global = std::move(global);
+    f.local = f.global;
+    c->coll_ranks.clear();
+    if (f.global.empty()) return;
+    for (int r = 0; r < c->size; ++r)
+        if (!recognized(c, r)) c->coll_ranks.push_back(r);
+}
+
+void inherit_recognized(MPI_Comm parent, MPI_Comm child) {
+    if (parent->failed.global.empty()) return;
+    std::vector<int> g;
+    for (int r = 0; r < child->size; ++r) {
+        const auto it = std::find(parent->procs.begin(), parent->procs.end(), child->procs[static_cast<std::size_t>(r)]);
+        if (it != parent->procs.end() && recognized(parent, static_cast<int>(it - parent->procs.begin()))) g.push_back(r);
+    }
+    set_recognized(child, std::move(g));
+    child->failed.global_new.clear();
+    child->failed.local_new.clear();
+}
+
+namespace {
 
 int check_ft_comm(const char *call, MPI_Comm comm) {
     FTMPI_TRY(check_init(call));
     FTMPI_CHECK(check_comm(call, comm));
     progress();  // take in whatever failure news is waiting
     refresh_failed(comm);
+    return MPI_SUCCESS;
+}
+
+int copy_failed(const char *call, MPI_Comm comm, int failed_type, const std::vector<int> &all,
+                const std::vector<int> &added, int failed_array[]) {
+    if (failed_type != MPI_FAILED_ALL && failed_type != MPI_FAILED_NEW)
+        return raise(comm, MPI_ERR_ARG, call, "invalid failed_type %d (expected MPI_FAILED_ALL or MPI_FAILED_NEW)",
+                     failed_type);
+    const std::vector<int> &v = failed_type == MPI_FAILED_ALL ? all : added;
+    if (!v.empty()) FTMPI_CHECK(check_nonnull(call, comm, failed_array, "failed_array"));
+    std::copy(v.begin(), v.end(), failed_array);
     return MPI_SUCCESS;
 }
 
@@ -153,24 +208,33 @@ int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed, int *num_new) {
     FTMPI_CHECK(check_nonnull("MPI_Comm_validate_local", comm, num_failed, "num_failed"));
     FTMPI_CHECK(check_nonnull("MPI_Comm_validate_local", comm, num_new, "num_new"));
     auto &f = comm->failed;
-    f.validated_before = f.validated;
-    f.validated = f.ranks.size();
-    *num_failed = static_cast<int>(f.validated);
-    *num_new = static_cast<int>(f.validated - f.validated_before);
+    f.local_new = minus(f.ranks, f.local);
+    f.local.insert(f.local.end(), f.local_new.begin(), f.local_new.end());
+    *num_failed = static_cast<int>(f.local.size());
+    *num_new = static_cast<int>(f.local_new.size());
     return MPI_SUCCESS;
 }
 
-// Comm ranks of L as of the last MPI_Comm_validate_local (MPI_FAILED_ALL), or
-// of those that validate found new (MPI_FAILED_NEW), in detection order.
+// L as of the last validate (MPI_FAILED_ALL), or what that validate found new
+// (MPI_FAILED_NEW): comm ranks in detection order (after a global validate,
+// ascending).
 int MPI_Comm_get_failed_local(MPI_Comm comm, int failed_type, int failed_array[]) {
     FTMPI_TRY(check_ft_comm("MPI_Comm_get_failed_local", comm));
-    if (failed_type != MPI_FAILED_ALL && failed_type != MPI_FAILED_NEW)
-        return raise(comm, MPI_ERR_ARG, "MPI_Comm_get_failed_local",
-                     "invalid failed_type %d (expected MPI_FAILED_ALL or MPI_FAILED_NEW)", failed_type);
-    const auto &f = comm->failed;
-    const std::size_t from = failed_type == MPI_FAILED_ALL ? 0 : f.validated_before;
-    if (f.validated > from) FTMPI_CHECK(check_nonnull("MPI_Comm_get_failed_local", comm, failed_array, "failed_array"));
-    for (std::size_t i = from; i < f.validated; ++i) failed_array[i - from] = f.ranks[i];
+    return copy_failed("MPI_Comm_get_failed_local", comm, failed_type, comm->failed.local, comm->failed.local_new,
+                       failed_array);
+}
+
+// G as of the last MPI_Comm_validate / validate_global, or what it added.
+int MPI_Comm_get_failed_global(MPI_Comm comm, int failed_type, int failed_array[]) {
+    FTMPI_TRY(check_ft_comm("MPI_Comm_get_failed_global", comm));
+    return copy_failed("MPI_Comm_get_failed_global", comm, failed_type, comm->failed.global, comm->failed.global_new,
+                       failed_array);
+}
+
+int MPI_Comm_collectives_enabled(MPI_Comm comm, int *active) {
+    FTMPI_TRY(check_ft_comm("MPI_Comm_collectives_enabled", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_collectives_enabled", comm, active, "active"));
+    *active = collectives_active(comm) ? 1 : 0;
     return MPI_SUCCESS;
 }
 

@@ -2,6 +2,9 @@
 // and the acknowledged subset), and the wildcard-receive rules built on it.
 #pragma once
 
+#include <algorithm>
+#include <vector>
+
 #include "mpi/objects.hpp"
 #include "mpi/state.hpp"
 
@@ -20,6 +23,23 @@ inline bool any_source_disabled(MPI_Comm c) {
     if (ft::failures().epoch() == 0) return false;  // nothing ever failed: one load
     refresh_failed(c);
     return c->failed.ranks.size() > c->failed.acked;
+}
+
+// 2011 API (spec 000 §17.7): c is collectively active when every failure
+// known here is among those the last MPI_Comm_validate recognized (G).
+bool collectives_active(MPI_Comm c);
+
+// Sets G (comm ranks, ascending) after a validate agreed on it: L becomes G
+// (spec 004), and collectives run over the other ranks (c->coll_ranks).
+void set_recognized(MPI_Comm c, std::vector<int> global);
+
+// A communicator made from `parent` represents the parent's recognized
+// failures among its procs as recognized (spec 000 §17.8.2).
+void inherit_recognized(MPI_Comm parent, MPI_Comm child);
+
+// Whether comm rank r of c is a recognized failure (its collectives skip it).
+inline bool recognized(MPI_Comm c, int r) {
+    return !c->failed.global.empty() && std::binary_search(c->failed.global.begin(), c->failed.global.end(), r);
 }
 
 // Acknowledges the first `n` failures of c (all of them with n = SIZE_MAX);

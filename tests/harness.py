@@ -5,6 +5,7 @@ usage: harness.py --timeout SECS [--expect-exit N] [--expect-stdout REGEX]...
                   [--expect-stderr REGEX]... [--reject-stdout REGEX]...
                   [--reject-stderr REGEX]... [--env K=V]... [--stdin TEXT]
                   [--signal-after-stdout REGEX:SIGNAME]
+                  [--expect-lines FILE --lines-matching REGEX]
                   -- command args...
 
 Contract:
@@ -21,7 +22,11 @@ Contract:
     once its stdout matches REGEX (used to test signal forwarding).
   * Exit 0 only if the exit code equals --expect-exit (default 0), every
     --expect-* regex (Python re, MULTILINE) is found, and no --reject-* regex
-    is found.  Otherwise exit 1 with one "FAIL: ..." line per problem.
+    is found, and, with --expect-lines, the stdout lines matching
+    --lines-matching are exactly FILE's lines: the same multiset, and, per
+    value of the regex's first group (a rank), in FILE's order (ranks
+    print concurrently, each in order).
+    Otherwise exit 1 with one "FAIL: ..." line per problem.
 Only the Python standard library is used.
 """
 import argparse
@@ -99,6 +104,8 @@ def main():
     ap.add_argument("--reject-stdout", action="append", default=[])
     ap.add_argument("--reject-stderr", action="append", default=[])
     ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--expect-lines", default=None)
+    ap.add_argument("--lines-matching", default=None)
     ap.add_argument("--stdin", default=None)
     ap.add_argument("--signal-after-stdout", default=None)
     ap.add_argument("command", nargs=argparse.REMAINDER)
@@ -213,9 +220,28 @@ def main():
         for pat in pats:
             if bool(re.search(pat, text, re.M)) != want:
                 problems.append(f"{name} {'lacks' if want else 'has'} /{pat}/")
+    if a.expect_lines:
+        problems += check_lines(out, a.expect_lines, a.lines_matching)
     for p in problems:
         print("FAIL:", p, flush=True)
     return 1 if problems else 0
+
+
+def check_lines(out, path, pattern):
+    rx = re.compile(pattern)
+    with open(path) as f:
+        want = [l.rstrip("\n") for l in f if rx.search(l)]
+    got = [l for l in out.splitlines() if rx.search(l)]
+    problems = []
+    if sorted(got) != sorted(want):
+        problems.append(f"lines matching /{pattern}/ are {got}, expected {want}")
+    key = lambda l: rx.search(l).group(1) if rx.groups else ""
+    for k in sorted({key(l) for l in want}):
+        g = [l for l in got if key(l) == k]
+        w = [l for l in want if key(l) == k]
+        if g != w:
+            problems.append(f"lines of {k!r} are {g}, expected {w} in that order")
+    return problems
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@
 #include "mpi/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
+#include "mpi/ulfm.hpp"
+#include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {
 
@@ -19,6 +21,7 @@ int barrier(MPI_Comm comm) {
     char token = 0;
     int round = 0;
     for (int dist = 1; dist < n; dist *= 2, ++round) {
+        runtime::test_kill_point("coll.round");
         MPI_Request rr = new_request(ftmpi_request_s::Kind::recv, comm, &token, 0, MPI_BYTE, (me - dist + n) % n,
                                      base + round, ctx);
         start_recv(rr);
@@ -44,6 +47,10 @@ extern "C" int MPI_Barrier(MPI_Comm comm) {
     using namespace ftmpi::mpi;
     if (is_inter(comm)) return inter_call_barrier(comm);
     FTMPI_TRY(check_coll_start("MPI_Barrier", comm));
+    // After any failure: the schedule, which skips recognized failures and
+    // fails on a collectively inactive communicator (spec 000 §17.7).
+    if (ftmpi::ft::failures().epoch() != 0)
+        return run_blocking("MPI_Barrier", comm, [&](Sched &s) { build_ibarrier(s, comm); });
     const int err = barrier(comm);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
     return raise(comm, err, "MPI_Barrier", "a member of %s failed", comm_label(comm));
@@ -51,8 +58,8 @@ extern "C" int MPI_Barrier(MPI_Comm comm) {
 
 // Nonblocking barrier: the same dissemination pattern as a schedule.
 namespace ftmpi::mpi {
-void build_ibarrier(Sched &s, MPI_Comm comm) {
-    const int n = comm->size, me = comm->rank;
+void build_ibarrier(Sched &s, MPI_Comm) {
+    const int n = s.size(), me = s.rank();
     for (int dist = 1; dist < n; dist *= 2) {
         s.add_recv(nullptr, 0, MPI_BYTE, (me - dist + n) % n);
         s.add_send(nullptr, 0, MPI_BYTE, (me + dist) % n);

@@ -14,9 +14,12 @@
 
 namespace ftmpi::mpi {
 
-void build_gatherv(Sched &s, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+void build_gatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
                    const int *rcounts, const int *displs, MPI_Datatype rtype, int root) {
-    const int n = comm->size, me = comm->rank;
+    const int n = s.size(), me = s.rank();
+    root = s.root(root);
+    rcounts = s.per_rank(rcounts);
+    displs = s.per_rank(displs);
     if (me == root) {
         for (int k = 1; k < n; ++k) {
             const int i = (root + k) % n;
@@ -31,9 +34,12 @@ void build_gatherv(Sched &s, MPI_Comm comm, const void *sendbuf, int scount, MPI
     s.next_round();
 }
 
-void build_scatterv(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const int *displs,
+void build_scatterv(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts, const int *displs,
                     MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype, int root) {
-    const int n = comm->size, me = comm->rank;
+    const int n = s.size(), me = s.rank();
+    root = s.root(root);
+    scounts = s.per_rank(scounts);
+    displs = s.per_rank(displs);
     if (me == root) {
         for (int k = 1; k < n; ++k) {
             const int i = (root + k) % n;
@@ -48,9 +54,11 @@ void build_scatterv(Sched &s, MPI_Comm comm, const void *sendbuf, const int *sco
     s.next_round();
 }
 
-void build_allgatherv(Sched &s, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+void build_allgatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
                       const int *rcounts, const int *displs, MPI_Datatype rtype) {
-    const int n = comm->size, me = comm->rank;
+    const int n = s.size(), me = s.rank();
+    rcounts = s.per_rank(rcounts);
+    displs = s.per_rank(displs);
     if (sendbuf != MPI_IN_PLACE) {
         s.add_copy(sendbuf, scount, stype, at(recvbuf, static_cast<std::size_t>(displs[me]), rtype), rcounts[me],
                    rtype);
@@ -67,10 +75,16 @@ void build_allgatherv(Sched &s, MPI_Comm comm, const void *sendbuf, int scount, 
     s.next_round();
 }
 
-void build_alltoallw(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
+void build_alltoallw(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
                      const MPI_Datatype *stypes, void *recvbuf, const int *rcounts, const MPI_Aint *rdispls,
                      const MPI_Datatype *rtypes) {
-    const int n = comm->size, me = comm->rank;
+    const int n = s.size(), me = s.rank();
+    scounts = s.per_rank(scounts);
+    sdispls = s.per_rank(sdispls);
+    stypes = s.per_rank(stypes);
+    rcounts = s.per_rank(rcounts);
+    rdispls = s.per_rank(rdispls);
+    rtypes = s.per_rank(rtypes);
     const char *sbase = static_cast<const char *>(sendbuf);
     if (sendbuf == MPI_IN_PLACE) {
         // The data to send is what recvbuf holds now: copy its whole span first.

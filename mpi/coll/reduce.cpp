@@ -42,9 +42,9 @@ void raw_copy(Sched &s, void *dst, const void *src, int count, MPI_Datatype t) {
 
 // Ring reduce-scatter over blocks (counts/displs in elements) of `acc`: at the
 // end block `me` of acc holds the full reduction. Commutative ops only.
-void ring_reduce_scatter(Sched &s, MPI_Comm comm, void *acc, const std::vector<int> &cnt,
+void ring_reduce_scatter(Sched &s, void *acc, const std::vector<int> &cnt,
                          const std::vector<int> &displ, MPI_Datatype t) {
-    const int n = comm->size, me = comm->rank;
+    const int n = s.size(), me = s.rank();
     const int right = (me + 1) % n, left = (me - 1 + n) % n;
     const int maxc = *std::max_element(cnt.begin(), cnt.end());
     void *tmp = s.scratch(maxc, t);
@@ -58,8 +58,8 @@ void ring_reduce_scatter(Sched &s, MPI_Comm comm, void *acc, const std::vector<i
     }
 }
 
-void ring_allgather(Sched &s, MPI_Comm comm, void *buf, const int *cnt, const int *displ, MPI_Datatype t) {
-    const int n = comm->size, me = comm->rank;
+void ring_allgather(Sched &s, void *buf, const int *cnt, const int *displ, MPI_Datatype t) {
+    const int n = s.size(), me = s.rank();
     const int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int st = 0; st < n - 1; ++st) {
         const int sb = ((me - st) % n + n) % n;
@@ -79,9 +79,10 @@ void blocks(int count, int n, std::vector<int> &cnt, std::vector<int> &displ) {
 
 }  // namespace
 
-void build_bcast(Sched &s, MPI_Comm comm, void *buf, int count, MPI_Datatype t, int root) {
-    const int n = comm->size;
-    const int vr = (comm->rank - root + n) % n;
+void build_bcast(Sched &s, MPI_Comm, void *buf, int count, MPI_Datatype t, int root) {
+    const int n = s.size();
+    root = s.root(root);
+    const int vr = (s.rank() - root + n) % n;
     int mask = 1;
     while (mask < n) {
         if (vr & mask) {
@@ -96,8 +97,9 @@ void build_bcast(Sched &s, MPI_Comm comm, void *buf, int count, MPI_Datatype t, 
     s.next_round();
 }
 
-void build_reduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, int root) {
-    const int n = comm->size, me = comm->rank;
+void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, int root) {
+    const int n = s.size(), me = s.rank();
+    root = s.root(root);
     const bool commute = s.op.commute;
     const int tree_root = commute ? root : 0;  // non-commutative: rank order from 0
     const int vr = (me - tree_root + n) % n;
@@ -134,8 +136,8 @@ void build_reduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, i
     s.next_round();
 }
 
-void build_allreduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t) {
-    const int n = comm->size, me = comm->rank;
+void build_allreduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t) {
+    const int n = s.size(), me = s.rank();
     void *acc = recvbuf;
     if (sendbuf != MPI_IN_PLACE) raw_copy(s, acc, sendbuf, count, t);
     if (n == 1 || count == 0) {
@@ -145,8 +147,8 @@ void build_allreduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf
     if (s.op.commute && count >= n && static_cast<std::size_t>(count) * t->size >= k_allreduce_ring_bytes) {
         std::vector<int> cnt, displ;
         blocks(count, n, cnt, displ);
-        ring_reduce_scatter(s, comm, acc, cnt, displ, t);
-        ring_allgather(s, comm, acc, cnt.data(), displ.data(), t);
+        ring_reduce_scatter(s, acc, cnt, displ, t);
+        ring_allgather(s, acc, cnt.data(), displ.data(), t);
         s.next_round();
         return;
     }
@@ -187,11 +189,14 @@ void build_allreduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf
     s.next_round();
 }
 
+// Blocks of the input belong to comm ranks; after recognized failures the
+// blocks of failed ranks are carried along but not reduced.
 void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
                           MPI_Datatype t) {
-    const int n = comm->size, me = comm->rank;
-    std::vector<int> cnt(counts, counts + n), displ(static_cast<std::size_t>(n), 0);
-    for (int i = 1; i < n; ++i) displ[static_cast<std::size_t>(i)] = displ[static_cast<std::size_t>(i - 1)] + cnt[static_cast<std::size_t>(i - 1)];
+    const int n = s.size(), me = s.rank();
+    const auto all = static_cast<std::size_t>(comm->size);
+    std::vector<int> cnt(counts, counts + all), displ(all, 0);
+    for (std::size_t i = 1; i < all; ++i) displ[i] = displ[i - 1] + cnt[i - 1];
     const int total = displ.back() + cnt.back();
     const void *input = (sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
     if (total == 0) {
@@ -200,21 +205,23 @@ void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *re
     }
     void *acc = s.scratch(total, t);
     raw_copy(s, acc, input, total, t);
+    const int mine = cnt[static_cast<std::size_t>(s.real(me))];
     if (s.op.commute) {
-        if (n > 1) ring_reduce_scatter(s, comm, acc, cnt, displ, t);
-        raw_copy(s, recvbuf, at(acc, static_cast<std::size_t>(displ[static_cast<std::size_t>(me)]), t),
-                 cnt[static_cast<std::size_t>(me)], t);
+        const int *vc = s.per_rank(cnt.data()), *vd = s.per_rank(displ.data());
+        if (n > 1)
+            ring_reduce_scatter(s, acc, std::vector<int>(vc, vc + n), std::vector<int>(vd, vd + n), t);
+        raw_copy(s, recvbuf, at(acc, static_cast<std::size_t>(vd[me]), t), mine, t);
         s.next_round();
         return;
     }
     void *full = me == 0 ? s.scratch(total, t) : nullptr;
-    build_reduce(s, comm, acc, full, total, t, 0);
-    build_scatterv(s, comm, full, cnt.data(), displ.data(), t, recvbuf, cnt[static_cast<std::size_t>(me)], t, 0);
+    build_reduce(s, comm, acc, full, total, t, s.real(0));
+    build_scatterv(s, comm, full, cnt.data(), displ.data(), t, recvbuf, mine, t, s.real(0));
 }
 
-void build_scan(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
+void build_scan(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
                 bool exclusive) {
-    const int n = comm->size, me = comm->rank;
+    const int n = s.size(), me = s.rank();
     const void *input = (sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
     void *partial = s.scratch(count, t);
     raw_copy(s, partial, input, count, t);

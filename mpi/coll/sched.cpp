@@ -9,13 +9,32 @@
 #include "mpi/p2p/matching.hpp"
 #include "runtime/test_hooks.hpp"
 #include "mpi/p2p/requests.hpp"
+#include "mpi/ulfm.hpp"
 
 namespace ftmpi::mpi {
 
 Sched::Sched(MPI_Comm comm)
-    : op{}, comm_(comm), ctx_(comm->context + 1),
+    : op{}, comm_(comm), n_(comm->size), me_(comm->rank), ctx_(comm->context + 1),
       tag_base_(next_team_tag(comm)) {
     rounds_.emplace_back();
+    if (ft::failures().epoch() == 0) return;  // nothing ever failed: one load
+    // A failure not yet recognized by a validate makes the communicator
+    // collectively inactive (spec 000 §17.7): the schedule still runs, so that
+    // no peer waits on this process, but carries the error (k_coll_poison).
+    if (!collectives_active(comm)) err_ = MPI_ERR_PROC_FAILED;
+    if (!comm->coll_ranks.empty()) {
+        map_ = comm->coll_ranks;
+        n_ = static_cast<int>(map_.size());
+        me_ = static_cast<int>(std::find(map_.begin(), map_.end(), comm->rank) - map_.begin());
+    }
+}
+
+int Sched::root(int comm_rank) {
+    if (map_.empty()) return comm_rank;
+    const auto it = std::find(map_.begin(), map_.end(), comm_rank);
+    if (it != map_.end()) return static_cast<int>(it - map_.begin());
+    if (err_ == MPI_SUCCESS) err_ = MPI_ERR_PROC_FAILED;
+    return 0;
 }
 
 void copy_typed(void *dst, const void *src, int count, MPI_Datatype t) {
@@ -45,8 +64,8 @@ void Sched::add_copy(const void *src, int scount, MPI_Datatype st, void *dst, in
         add_local([=] { std::memmove(dst, src, n); });
         return;
     }
-    add_recv(dst, dcount, dt, comm_->rank);
-    add_send(src, scount, st, comm_->rank);
+    add_recv(dst, dcount, dt, me_);
+    add_send(src, scount, st, me_);
 }
 
 void *Sched::scratch_bytes(std::size_t n) {
@@ -99,7 +118,7 @@ void Sched::advance() {
         for (const Xfer &x : rd.xfers) {
             ++pending_;
             MPI_Request r = new_request(x.send ? ftmpi_request_s::Kind::send : ftmpi_request_s::Kind::recv, comm_,
-                                        x.buf, x.count, x.type, x.peer, x.send ? send_tag : tag_base_, ctx_);
+                                        x.buf, x.count, x.type, real(x.peer), x.send ? send_tag : tag_base_, ctx_);
             r->on_complete = &Sched::on_xfer_done;
             r->owner = this;
             r->user_freed = true;  // released by complete_request after on_complete

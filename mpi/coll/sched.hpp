@@ -68,6 +68,26 @@ class Sched {
     void *scratch_bytes(std::size_t n);
     ftmpi_op_s op;  // copy of the reduction op (user may free the handle early)
 
+    // The ranks builders work with. After MPI_Comm_validate recognized
+    // failures (spec 000 §17.7), a collective runs over the other members:
+    // rank() and size() are then virtual (the first alive process is 0), and
+    // transfers name virtual peers. Identity otherwise.
+    int size() const { return n_; }
+    int rank() const { return me_; }
+    int real(int v) const { return map_.empty() ? v : map_[static_cast<std::size_t>(v)]; }
+    // A root argument (comm rank) as a virtual rank. A recognized failed root
+    // fails the collective at every member (all know it) and yields 0.
+    int root(int comm_rank);
+    // A per-rank argument array (counts, displacements, types; indexed by
+    // comm rank) indexed by virtual rank. Storage owned by the schedule.
+    template <typename T>
+    const T *per_rank(const T *a) {
+        if (map_.empty() || a == nullptr) return a;
+        auto *out = static_cast<T *>(scratch_bytes(sizeof(T) * map_.size()));
+        for (std::size_t v = 0; v < map_.size(); ++v) out[v] = a[map_[v]];
+        return out;
+    }
+
     // Runs the schedule to completion (blocking collectives). Returns MPI_SUCCESS
     // or the first error class.
     int run();
@@ -81,6 +101,8 @@ class Sched {
     void finish();
 
     MPI_Comm comm_;
+    int n_, me_;
+    std::vector<int> map_;  // virtual rank -> comm rank (empty: identity)
     std::uint32_t ctx_;
     int tag_base_;
     std::vector<Round> rounds_;

@@ -581,6 +581,12 @@ int MPI_Comm_remote_group_failed(MPI_Comm comm, MPI_Group *failed);
 int MPI_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed);
 int MPI_Comm_validate_local(MPI_Comm comm, int *num_failed, int *num_new);
 int MPI_Comm_get_failed_local(MPI_Comm comm, int failed_type, int failed_array[]);
+/* Collectives over recognized failures (spec 000 §17.7-17.8, spec 004's set G). */
+int MPI_Comm_validate(MPI_Comm comm, MPI_Group *failed);
+int MPI_Icomm_validate(MPI_Comm comm, MPI_Group *failed, MPI_Request *request);
+int MPI_Comm_validate_global(MPI_Comm comm, int *num_failed, int *num_new);
+int MPI_Comm_get_failed_global(MPI_Comm comm, int failed_type, int failed_array[]);
+int MPI_Comm_collectives_enabled(MPI_Comm comm, int *active);
 /* Recovery, spec 001's names for MPIX_Comm_revoke / _shrink / _agree / _iagree. */
 int MPI_Comm_invalidate(MPI_Comm comm);
 int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mpi/objects.hpp"
+#include "mpi/recovery.hpp"
 #include "transport/transport.hpp"
 
 namespace ftmpi::mpi {
@@ -38,6 +39,16 @@ inline bool matches(int want_source, int want_tag, int source, int tag) {
 // so the error reaches every rank downstream of it (mpi/coll). Matching
 // ignores the bit there; the receiver reads it from the status.
 inline constexpr std::int32_t k_coll_poison = 1 << 30;
+// Tags with this bit on a collective context carry the leaders' exchange of
+// MPI_Intercomm_create over peer_comm, not a collective of that communicator.
+inline constexpr std::int32_t k_cross_tag = 1 << 29;
+
+// Whether request r is collective traffic of its communicator (an internal
+// collective context, not the leaders' exchange): the 2011 API's collective
+// activity applies to it.
+inline bool coll_gated(const ftmpi_request_s *r) {
+    return (r->context & 1) != 0 && !is_ft_context(r->context) && (r->tag & k_cross_tag) == 0;
+}
 
 class MatchQueue {
 public:
@@ -51,6 +62,11 @@ public:
     bool remove_posted(MPI_Request r);
     void add_unexpected(std::unique_ptr<Unexpected> u) { unexpected_.push_back(std::move(u)); }
     std::deque<MPI_Request> &posted() { return posted_; }
+    // Drops the unexpected messages whose tag satisfies `stale`.
+    template <typename Pred>
+    void drop_unexpected(Pred stale) {
+        std::erase_if(unexpected_, [&](const auto &u) { return stale(u->tag); });
+    }
 
 private:
     std::deque<MPI_Request> posted_;

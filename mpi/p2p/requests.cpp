@@ -37,9 +37,12 @@ void drop_pack_buf(MPI_Request r) {
 
 void on_op_done(transport::Op *op, transport::Err err, std::size_t bytes) {
     auto *r = reinterpret_cast<MPI_Request>(op);  // Op is the request's first member
-    // A send canceled by a revoke (transport cancel_sends) reports the revoke.
-    const bool revoked = err == transport::Err::canceled && r->comm != nullptr && r->comm->revoked;
-    complete_request(r, revoked ? MPI_ERR_REVOKED : class_of(err), bytes);
+    // Sends are canceled (transport cancel_sends) by a revoke, or when their
+    // collective's communicator became collectively inactive.
+    if (err == transport::Err::canceled && r->comm != nullptr)
+        complete_request(r, r->comm->revoked ? MPI_ERR_REVOKED : MPI_ERR_PROC_FAILED, bytes);
+    else
+        complete_request(r, class_of(err), bytes);
 }
 
 }  // namespace
@@ -140,6 +143,17 @@ static void complete_proc_null(MPI_Request r) {
     complete_request(r, MPI_SUCCESS, 0);
 }
 
+// The class a request must fail with before it starts, or MPI_SUCCESS:
+// REVOKED on a revoked communicator (except its fault-tolerance traffic);
+// PROC_FAILED for collective traffic on a communicator made collectively
+// inactive by a failure no validate recognized (spec 000 §17.7), so that no
+// collective waits on a peer that already gave up on it.
+static int refused(MPI_Request r) {
+    if (r->comm->revoked && !is_ft_context(r->context)) return MPI_ERR_REVOKED;
+    if (ft::failures().epoch() != 0 && coll_gated(r) && !collectives_active(r->comm)) return MPI_ERR_PROC_FAILED;
+    return MPI_SUCCESS;
+}
+
 void start_send(MPI_Request r) {
     r->complete = false;
     r->status = MPI_Status{};
@@ -147,8 +161,8 @@ void start_send(MPI_Request r) {
         complete_proc_null(r);
         return;
     }
-    if (r->comm->revoked && !is_ft_context(r->context)) {
-        complete_request(r, MPI_ERR_REVOKED, 0);
+    if (const int e = refused(r); e != MPI_SUCCESS) {
+        complete_request(r, e, 0);
         return;
     }
     const int dest = r->comm->procs[static_cast<std::size_t>(r->peer)];
@@ -204,10 +218,10 @@ void start_recv(MPI_Request r) {
         complete_proc_null(r);
         return;
     }
-    if (r->comm->revoked && !is_ft_context(r->context)) {
+    if (const int e = refused(r); e != MPI_SUCCESS) {
         r->status.MPI_SOURCE = r->peer;
         r->status.MPI_TAG = r->tag;
-        complete_request(r, MPI_ERR_REVOKED, 0);
+        complete_request(r, e, 0);
         return;
     }
     MatchQueue &q = g.engine->queue(r->context);
