@@ -93,7 +93,7 @@ std::vector<int> team_members(MPI_Comm team) {
 
 // A collectively inactive team (a failure not recognized) fails the exchange.
 int team_start_error(MPI_Comm team) {
-    return ft::failures().epoch() != 0 && !collectives_active(team) ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
+    return ft::failures().epoch() != 0 && collectively_inactive(team) ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
 }
 }  // namespace
 
@@ -190,7 +190,14 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint6
 }
 
 int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm);
-void free_intercomm_local(MPI_Comm comm);
+
+void discard_comm(MPI_Comm c) {
+    unregister_comm(c);
+    release_slot(c->context);
+    errhandler_release(c->errhandler);
+    c->magic = Magic::dead;
+    delete c;
+}
 
 namespace {
 
@@ -198,14 +205,6 @@ int fail(MPI_Comm comm, int err, const char *call) {
     return raise(comm, err, call, "communicator creation over %s failed", comm_label(comm));
 }
 
-// Undoes make_comm for a communicator no one has seen yet.
-void discard(MPI_Comm c) {
-    unregister_comm(c);
-    release_slot(c->context);
-    errhandler_release(c->errhandler);
-    c->magic = Magic::dead;
-    delete c;
-}
 
 // Spec 000 §17.8.2: creation succeeds at every survivor or fails at every
 // survivor. `err` is this member's outcome; the parent's members agree on
@@ -216,7 +215,7 @@ int uniform(MPI_Comm parent, const char *call, int err, MPI_Comm *made) {
     int ok = err == MPI_SUCCESS ? 1 : 0;
     agree_internal(parent, &ok);
     if (ok) return MPI_SUCCESS;
-    if (*made != MPI_COMM_NULL) discard(*made);
+    if (*made != MPI_COMM_NULL) discard_comm(*made);
     *made = MPI_COMM_NULL;
     if (err != MPI_SUCCESS) return fail(parent, err, call);
     return raise(parent, MPI_ERR_PROC_FAILED, call,
@@ -304,6 +303,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
         c = make_comm(comm, slot, std::move(procs), uid);
     }
     FTMPI_TRY(uniform(comm, "MPI_Comm_split", err, &c));
+    if (c != MPI_COMM_NULL) inherit_recognized(comm, c);
     *newcomm = c;
     return MPI_SUCCESS;
 }
@@ -375,7 +375,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
     if (c->predefined)
         return raise(c, MPI_ERR_COMM, "MPI_Comm_free", "%s is predefined and cannot be freed", comm_label(c));
     const int err = delete_attributes(c);
-    if (c->inter) free_intercomm_local(c);
+    if (c->inter) free_intercomm_parts(c);
     unregister_comm(c);
     release_slot(c->context);
     errhandler_release(c->errhandler);

@@ -47,4 +47,16 @@ int team_swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, 
 // inheriting parent's error handler.
 MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint64_t uid);
 
+// A new inter-communicator holding `slot`, over the hidden intra-communicator
+// `local` (its own group) and the remote group; `uid` is agreed by both
+// groups. Registers its fault-tolerance view (ftmpi_comm_s::ft).
+MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs, MPI_Errhandler errhandler,
+                        std::uint64_t uid);
+// Frees what an inter-communicator owns besides itself: the hidden local
+// communicator and the fault-tolerance view.
+void free_intercomm_parts(MPI_Comm comm);
+// Undo a communicator (intra / inter) no one has used yet.
+void discard_comm(MPI_Comm c);
+void discard_intercomm(MPI_Comm c);
+
 }  // namespace ftmpi::mpi

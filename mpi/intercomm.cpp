@@ -14,6 +14,7 @@
 #include "mpi/group.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
+#include "mpi/recovery.hpp"
 
 namespace ftmpi::mpi {
 
@@ -37,23 +38,25 @@ namespace {
 // What one side tells the other.
 struct SideInfo {
     SlotMask mask;
+    std::uint64_t nonce;  // the side's common nonce (team_common_slots)
     int high;
     int nprocs;
 };
 
 // The cross-group exchange. `team` is this side's group, `leader` its leader's
 // rank in team; the leaders talk to each other over `link` (peer rank `peer`,
-// tags from `tag`). Out: the other side's group and `high`, and the slots free
-// on both sides.
+// tags from `tag`). Out: the other side's group and `high`, the slots free
+// on both sides, and an identifier both sides share (for ftmpi_comm_s::uid).
 int cross_exchange(MPI_Comm team, int leader, MPI_Comm link, int peer, int tag, int high,
-                   std::vector<int> &remote_procs, int &remote_high, SlotMask &common) {
-    int err = team_common_slots(team, &common);
+                   std::vector<int> &remote_procs, int &remote_high, SlotMask &common, std::uint64_t &uid) {
+    std::uint64_t nonce = 0;
+    int err = team_common_slots(team, &common, &nonce);
     auto keep = [&err](int e) {
         if (err == MPI_SUCCESS) err = e;
     };
     SideInfo info{};
     if (team->rank == leader) {
-        SideInfo mine{common, high, team->size}, theirs{};
+        SideInfo mine{common, nonce, high, team->size}, theirs{};
         keep(team_swap(link, peer, tag, &mine, sizeof mine, &theirs, sizeof theirs));
         remote_procs.resize(static_cast<std::size_t>(theirs.nprocs > 0 ? theirs.nprocs : 0));
         keep(team_swap(link, peer, tag + 1, team->procs.data(), static_cast<int>(sizeof(int)) * team->size,
@@ -66,23 +69,8 @@ int cross_exchange(MPI_Comm team, int leader, MPI_Comm link, int peer, int tag, 
     keep(team_bcast(team, leader, remote_procs.data(), static_cast<int>(sizeof(int)) * info.nprocs));
     remote_high = info.high;
     common = info.mask;
+    uid = mix_uid(std::min(nonce, info.nonce), std::max(nonce, info.nonce));
     return err;
-}
-
-MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs, MPI_Errhandler errhandler) {
-    auto c = new ftmpi_comm_s;
-    c->inter = true;
-    c->context = static_cast<std::uint32_t>(slot) * 2;
-    c->size = static_cast<int>(remote_procs.size());
-    c->procs = std::move(remote_procs);
-    c->rank = local->rank;
-    c->local_procs = local->procs;
-    c->local = local;
-    c->queue = &g.engine->queue(c->context);
-    c->coll_queue = &g.engine->queue(c->context + 1);
-    c->errhandler = errhandler;
-    errhandler_retain(errhandler);
-    return c;
 }
 
 int check_inter(const char *call, MPI_Comm comm) {
@@ -99,32 +87,117 @@ int leader_tag(int tag) { return k_cross_tag | ((tag & 0x7fff) << 5); }
 
 }  // namespace
 
+MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs, MPI_Errhandler errhandler,
+                        std::uint64_t uid) {
+    auto c = new ftmpi_comm_s;
+    c->inter = true;
+    c->uid = uid;
+    c->context = static_cast<std::uint32_t>(slot) * 2;
+    c->size = static_cast<int>(remote_procs.size());
+    c->procs = std::move(remote_procs);
+    c->rank = local->rank;
+    c->local_procs = local->procs;
+    c->local = local;
+    c->queue = &g.engine->queue(c->context);
+    c->coll_queue = &g.engine->queue(c->context + 1);
+    c->errhandler = errhandler;
+    errhandler_retain(errhandler);
+    // The fault-tolerance view: both groups, in an order both compute alike.
+    auto v = new ftmpi_comm_s;
+    const bool local_first = c->procs.empty() || c->local_procs.front() < c->procs.front();
+    v->procs = local_first ? c->local_procs : c->procs;
+    const std::vector<int> &second = local_first ? c->procs : c->local_procs;
+    v->procs.insert(v->procs.end(), second.begin(), second.end());
+    v->size = static_cast<int>(v->procs.size());
+    v->rank = local_first ? c->rank : c->size + c->rank;
+    v->uid = uid;
+    v->context = c->context;
+    v->queue = c->queue;
+    v->coll_queue = c->coll_queue;
+    v->errhandler = errhandler;
+    v->ft_owner = c;
+    c->ft = v;
+    register_comm(v);
+    return c;
+}
+
+void discard_intercomm(MPI_Comm c) {
+    free_intercomm_parts(c);
+    release_slot(c->context);
+    errhandler_release(c->errhandler);
+    c->magic = Magic::dead;
+    delete c;
+}
+
+namespace {
+
+// The new inter-communicator over `local_comm`'s group and the remote group,
+// after a successful exchange: claims the cross slot, makes the hidden local
+// communicator (local_slot) and the inter-communicator.
+int finish_intercomm(MPI_Comm local_comm, int local_slot, std::uint64_t local_uid, const SlotMask &common,
+                     std::vector<int> remote, std::uint64_t uid, MPI_Errhandler errhandler, MPI_Comm *made) {
+    const int slot = claim_lowest(common);
+    if (slot < 0) {
+        release_slot(static_cast<std::uint32_t>(local_slot) * 2);
+        return MPI_ERR_INTERN;
+    }
+    MPI_Comm local = make_comm(local_comm, local_slot, local_comm->procs, local_uid);
+    *made = make_intercomm(local, slot, std::move(remote), errhandler, uid);
+    return MPI_SUCCESS;
+}
+
+// Spec 000 §17.8.2 across both groups: an agreement over the parent's
+// fault-tolerance view decides whether every survivor of both groups made
+// the new communicator; if not, it is discarded everywhere.
+int uniform_inter(MPI_Comm parent, int err, MPI_Comm *made) {
+    int ok = err == MPI_SUCCESS ? 1 : 0;
+    agree_internal(parent->ft, &ok);
+    if (ok) return MPI_SUCCESS;
+    if (*made != MPI_COMM_NULL) {
+        if ((*made)->inter) discard_intercomm(*made);
+        else discard_comm(*made);
+    }
+    *made = MPI_COMM_NULL;
+    return err != MPI_SUCCESS ? err : MPI_ERR_PROC_FAILED;
+}
+
+}  // namespace
+
 // Duplicates an inter-communicator (called by MPI_Comm_dup).
 int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm) {
     int local_slot = -1;
-    std::uint64_t local_uid = 0;
+    std::uint64_t local_uid = 0, uid = 0;
     int err = agree_slot(comm->local, &local_slot, &local_uid);
     std::vector<int> remote;
     int remote_high = 0;
     SlotMask common;
-    const int e2 = cross_exchange(comm->local, 0, comm, 0, next_team_tag(comm), 0, remote, remote_high, common);
+    const int e2 =
+        cross_exchange(comm->local, 0, comm, 0, next_team_tag(comm), 0, remote, remote_high, common, uid);
     if (err == MPI_SUCCESS) err = e2;
-    const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
-    if (err != MPI_SUCCESS || slot < 0) return err != MPI_SUCCESS ? err : MPI_ERR_INTERN;
-    MPI_Comm local = make_comm(comm->local, local_slot, comm->local_procs, local_uid);
-    *newcomm = make_intercomm(local, slot, comm->procs, comm->errhandler);
+    else if (local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
+    MPI_Comm made = MPI_COMM_NULL;
+    if (err == MPI_SUCCESS)
+        err = finish_intercomm(comm->local, local_slot, local_uid, common, comm->procs, uid, comm->errhandler, &made);
+    if (int e = uniform_inter(comm, err, &made); e != MPI_SUCCESS) return e;
+    *newcomm = made;
     return MPI_SUCCESS;
 }
 
-// Frees an inter-communicator's hidden local communicator (MPI_Comm_free).
-void free_intercomm_local(MPI_Comm comm) {
-    MPI_Comm l = comm->local;
-    if (l == nullptr) return;
-    release_slot(l->context);
-    errhandler_release(l->errhandler);
-    l->magic = Magic::dead;
-    delete l;
-    comm->local = nullptr;
+void free_intercomm_parts(MPI_Comm comm) {
+    if (MPI_Comm v = comm->ft) {
+        unregister_comm(v);
+        v->magic = Magic::dead;
+        delete v;
+        comm->ft = nullptr;
+    }
+    if (MPI_Comm l = comm->local) {
+        unregister_comm(l);
+        release_slot(l->context);
+        errhandler_release(l->errhandler);
+        l->magic = Magic::dead;
+        delete l;
+        comm->local = nullptr;
+    }
 }
 
 }  // namespace ftmpi::mpi
@@ -154,20 +227,38 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     }
     // The hidden local communicator first (local group only), then the cross slot.
     int local_slot = -1;
-    std::uint64_t local_uid = 0;
+    std::uint64_t local_uid = 0, uid = 0;
     int err = agree_slot(local_comm, &local_slot, &local_uid);
     std::vector<int> remote;
     int remote_high = 0;
     SlotMask common;
     const int e2 = cross_exchange(local_comm, local_leader, leader ? peer_comm : local_comm, remote_leader,
-                                  leader_tag(tag), 0, remote, remote_high, common);
+                                  leader_tag(tag), 0, remote, remote_high, common, uid);
     if (err == MPI_SUCCESS) err = e2;
-    const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
-    if (err != MPI_SUCCESS || slot < 0)
-        return raise(local_comm, err != MPI_SUCCESS ? err : MPI_ERR_INTERN, call, "the leaders' exchange failed");
-    MPI_Comm local = make_comm(local_comm, local_slot, local_comm->procs, local_uid);
-    *newintercomm = make_intercomm(local, slot, std::move(remote), local_comm->errhandler);
-    return MPI_SUCCESS;
+    else if (local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
+    MPI_Comm made = MPI_COMM_NULL;
+    if (err == MPI_SUCCESS)
+        err = finish_intercomm(local_comm, local_slot, local_uid, common, std::move(remote), uid,
+                               local_comm->errhandler, &made);
+    // Uniform creation (spec 003): the group agrees whether all its survivors
+    // made it; the leaders swap their groups' answers over peer_comm; the group
+    // agrees on its leader's verdict (the others contribute their answer).
+    int ok = err == MPI_SUCCESS ? 1 : 0;
+    agree_internal(local_comm, &ok);
+    if (leader && ok) {
+        int theirs = 0;
+        const int e = team_swap(peer_comm, remote_leader, leader_tag(tag) + 2, &ok, sizeof ok, &theirs, sizeof theirs);
+        ok = e == MPI_SUCCESS && theirs;
+    }
+    agree_internal(local_comm, &ok);
+    if (ok) {
+        *newintercomm = made;
+        return MPI_SUCCESS;
+    }
+    if (made != MPI_COMM_NULL) discard_intercomm(made);
+    return raise(local_comm, err != MPI_SUCCESS ? err : MPI_ERR_PROC_FAILED, call,
+                 err != MPI_SUCCESS ? "the exchange between the groups failed"
+                                    : "the exchange failed in the other group (a process failed)");
 }
 
 // The group with high = false comes first; on a tie, the group whose leader
@@ -179,22 +270,24 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     std::vector<int> remote;
     int remote_high = 0;
     SlotMask common;
+    std::uint64_t uid = 0;
     const int mine = high ? 1 : 0;
     int err = cross_exchange(intercomm->local, 0, intercomm, 0, next_team_tag(intercomm), mine, remote, remote_high,
-                             common);
+                             common, uid);
     const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
-    if (err != MPI_SUCCESS || slot < 0)
-        return raise(intercomm, err != MPI_SUCCESS ? err : MPI_ERR_INTERN, call, "the exchange between the groups failed");
-    bool local_first = mine < remote_high ||
-                       (mine == remote_high && intercomm->local_procs.front() < intercomm->procs.front());
-    std::vector<int> procs = local_first ? intercomm->local_procs : intercomm->procs;
-    const std::vector<int> &second = local_first ? intercomm->procs : intercomm->local_procs;
-    procs.insert(procs.end(), second.begin(), second.end());
-    // Both groups know these; revoke and agree do not run on
-    // inter-communicators yet, so their own uid is not agreed (0).
-    const std::uint64_t uid = mix_uid(mix_uid(intercomm->uid, static_cast<std::uint64_t>(intercomm->coll_seq)),
-                                      static_cast<std::uint64_t>(slot) ^ static_cast<std::uint64_t>(procs.front()));
-    *newintracomm = make_comm(intercomm, slot, std::move(procs), uid);
+    if (err == MPI_SUCCESS && slot < 0) err = MPI_ERR_INTERN;
+    MPI_Comm made = MPI_COMM_NULL;
+    if (err == MPI_SUCCESS) {
+        bool local_first = mine < remote_high ||
+                           (mine == remote_high && intercomm->local_procs.front() < intercomm->procs.front());
+        std::vector<int> procs = local_first ? intercomm->local_procs : intercomm->procs;
+        const std::vector<int> &second = local_first ? intercomm->procs : intercomm->local_procs;
+        procs.insert(procs.end(), second.begin(), second.end());
+        made = make_comm(intercomm, slot, std::move(procs), uid);
+    }
+    if (int e = uniform_inter(intercomm, err, &made); e != MPI_SUCCESS)
+        return raise(intercomm, e, call, "the exchange between the groups failed");
+    *newintracomm = made;
     return MPI_SUCCESS;
 }
 

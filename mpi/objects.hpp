@@ -89,6 +89,12 @@ struct ftmpi_comm_s {
     bool inter = false;
     std::vector<int> local_procs;
     ftmpi_comm_s *local = nullptr;
+    // Inter-communicators: `ft` is a hidden view over both groups (the group
+    // whose first process has the lower job rank first) on the same context
+    // slot; revoke, agree and shrink run on it (mpi/recovery.cpp), and it
+    // points back at its inter-communicator through `ft_owner`.
+    ftmpi_comm_s *ft = nullptr;
+    ftmpi_comm_s *ft_owner = nullptr;
     // Failures among procs (the group point-to-point addresses), as comm ranks
     // in the order they became known here; mpi/ulfm.cpp keeps it up to date.
     struct Failed {
@@ -101,6 +107,9 @@ struct ftmpi_comm_s {
         // G: the failures every member recognized at the last MPI_Comm_validate
         // (comm ranks, ascending), and what that validate added to it.
         std::vector<int> global, global_new;
+        // A validate ran on this communicator (or the one it was made from):
+        // the 2011 API is in use, and with it collective (in)activity.
+        bool validated = false;
     } failed;
     // Collectives skip the recognized failures (spec 000 §17.7): with `global`
     // not empty they run over these comm ranks (virtual rank -> comm rank).

@@ -78,6 +78,7 @@ void ft_send(MPI_Comm c, int peer, int tag, const std::vector<char> &payload) {
 void revoke_local(MPI_Comm c) {
     if (c->revoked) return;
     c->revoked = true;
+    if (c->ft_owner != nullptr) c->ft_owner->revoked = true;  // an inter-communicator's view
     FTMPI_INFO("%s is revoked", comm_label(c));
     for (std::uint32_t ctx : {c->context, c->context + 1}) {
         auto &posted = g.engine->queue(ctx).posted();
@@ -304,6 +305,7 @@ Instance &run_agreement(MPI_Comm c, std::vector<std::uint64_t> words) {
 int agreed_class(MPI_Comm c, const Instance &inst) {
     refresh_failed(c);
     for (int p : inst.failed) {
+        if (std::find(c->procs.begin(), c->procs.end(), p) == c->procs.end()) continue;  // an inter-communicator's own group
         bool acked = false;
         for (std::size_t i = 0; i < c->failed.acked && !acked; ++i)
             acked = c->procs[static_cast<std::size_t>(c->failed.ranks[i])] == p;
@@ -319,6 +321,33 @@ int check_intra(const char *call, MPI_Comm comm) {
         return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, call,
                      "%s on inter-communicators is not implemented by ftmpi yet", call);
     return MPI_SUCCESS;
+}
+
+int check_any(const char *call, MPI_Comm comm) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    return MPI_SUCCESS;
+}
+
+// Where revoke, agree and shrink run: the communicator, or an
+// inter-communicator's view over both groups.
+MPI_Comm ft_view(MPI_Comm c) { return c->inter ? c->ft : c; }
+
+// Inter-communicators (spec 001 §1.3.1): each group receives the AND over the
+// other group's flags. Word 0 carries the first group's flags in the view's
+// order, word 1 the second's; a process sets its own group's word.
+int inter_side(MPI_Comm c) { return c->ft->procs.front() == c->local_procs.front() ? 0 : 1; }
+
+std::vector<std::uint64_t> agree_words(MPI_Comm c, int flag) {
+    if (!c->inter) return flag_words(flag);
+    std::vector<std::uint64_t> w(2, 0xffffffffu);
+    w[static_cast<std::size_t>(inter_side(c))] = static_cast<std::uint32_t>(flag);
+    return w;
+}
+
+int agreed_flag(MPI_Comm c, const Instance &inst) {
+    if (!c->inter) return flag_of(inst);
+    return static_cast<int>(static_cast<std::uint32_t>(inst.value[static_cast<std::size_t>(1 - inter_side(c))]));
 }
 
 }  // namespace
@@ -397,7 +426,7 @@ void recovery_on_failures() {
     // Collectives of a communicator made collectively inactive give up their
     // sends waiting for a receiver (which gave up too: see start_recv).
     for (auto &[slot, c] : g_comms)
-        if (!collectives_active(c)) g.transport->cancel_sends(c->context + 1, c->context + 1);
+        if (collectively_inactive(c)) g.transport->cancel_sends(c->context + 1, c->context + 1);
     for (auto &[c, list] : g_agreements) {
         int rerouted = 0;
         for (auto it = list.rbegin(); it != list.rend() && rerouted < 2; ++it) {
@@ -415,8 +444,8 @@ namespace ftmpi::mpi {
 namespace {
 
 int revoke_call(const char *call, MPI_Comm comm) {
-    FTMPI_TRY(check_intra(call, comm));
-    revoke_local(comm);
+    FTMPI_TRY(check_any(call, comm));
+    revoke_local(ft_view(comm));
     return MPI_SUCCESS;
 }
 
@@ -430,10 +459,10 @@ int is_revoked_call(const char *call, MPI_Comm comm, int *flag) {
 }
 
 int agree_call(const char *call, MPI_Comm comm, int *flag) {
-    FTMPI_TRY(check_intra(call, comm));
+    FTMPI_TRY(check_any(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
-    const Instance &inst = run_agreement(comm, flag_words(*flag));
-    *flag = flag_of(inst);
+    const Instance &inst = run_agreement(ft_view(comm), agree_words(comm, *flag));
+    *flag = agreed_flag(comm, inst);
     const int err = agreed_class(comm, inst);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
     return raise(comm, err, call, "the agreed failures on %s include unacknowledged ones",
@@ -441,30 +470,51 @@ int agree_call(const char *call, MPI_Comm comm, int *flag) {
 }
 
 int iagree_call(const char *call, MPI_Comm comm, int *flag, MPI_Request *request) {
-    FTMPI_TRY(check_intra(call, comm));
+    FTMPI_TRY(check_any(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
-    start_agreement(comm, flag_words(*flag), r, [flag](const Instance &inst) { *flag = flag_of(inst); });
+    start_agreement(ft_view(comm), agree_words(comm, *flag), r,
+                    [comm, flag](const Instance &inst) { *flag = agreed_flag(comm, inst); });
     *request = r;
     return MPI_SUCCESS;
 }
 
+// Survivors of an ordered group under the agreed failures (sorted job ranks).
+std::vector<int> survivors(const std::vector<int> &procs, const std::vector<int> &failed) {
+    std::vector<int> out;
+    for (int p : procs)
+        if (!std::binary_search(failed.begin(), failed.end(), p)) out.push_back(p);
+    return out;
+}
+
+// One agreement on the AND of the free-slot masks and on the failures; an
+// inter-communicator takes two slots (itself and its hidden local group).
 int shrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm) {
-    FTMPI_TRY(check_intra(call, comm));
+    FTMPI_TRY(check_any(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
     const SlotMask &free = free_slots();
-    const Instance &inst = run_agreement(comm, std::vector<std::uint64_t>(free.begin(), free.end()));
+    const Instance &inst = run_agreement(ft_view(comm), std::vector<std::uint64_t>(free.begin(), free.end()));
     SlotMask common{};
     for (std::size_t i = 0; i < common.size() && i < inst.value.size(); ++i) common[i] = inst.value[i];
     const int slot = claim_lowest(common);
-    if (slot < 0)
+    int local_slot = 0;
+    if (slot >= 0 && comm->inter) {
+        common[static_cast<std::size_t>(slot / 64)] &= ~(std::uint64_t{1} << (slot % 64));
+        local_slot = claim_lowest(common);
+        if (local_slot < 0) release_slot(static_cast<std::uint32_t>(slot) * 2);
+    }
+    if (slot < 0 || local_slot < 0)
         return raise(comm, MPI_ERR_INTERN, call, "no context id is free at every survivor of %s",
                      comm_label(comm));
-    std::vector<int> survivors;
-    for (int p : comm->procs)
-        if (!std::binary_search(inst.failed.begin(), inst.failed.end(), p)) survivors.push_back(p);
-    *newcomm = make_comm(comm, slot, std::move(survivors), inst.value.back());  // the coordinator's nonce
+    const std::uint64_t uid = inst.value.back();  // the coordinator's nonce
+    if (!comm->inter) {
+        *newcomm = make_comm(comm, slot, survivors(comm->procs, inst.failed), uid);
+        return MPI_SUCCESS;
+    }
+    std::vector<int> mine = survivors(comm->local_procs, inst.failed);
+    MPI_Comm local = make_comm(comm, local_slot, mine, mix_uid(uid, static_cast<std::uint64_t>(mine.front())));
+    *newcomm = make_intercomm(local, slot, survivors(comm->procs, inst.failed), comm->errhandler, uid);
     return MPI_SUCCESS;
 }
 
@@ -554,7 +604,7 @@ int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) { return shrink_call("MPI_
 // Runs the shrink to completion before returning, then hands back a completed
 // request (allowed; it does not overlap, like MPI_Comm_idup here).
 int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-    FTMPI_TRY(check_intra("MPIX_Comm_ishrink", comm));
+    FTMPI_TRY(check_any("MPIX_Comm_ishrink", comm));
     FTMPI_CHECK(check_nonnull("MPIX_Comm_ishrink", comm, request, "request"));
     const int err = shrink_call("MPIX_Comm_ishrink", comm, newcomm);
     if (err != MPI_SUCCESS) return err;

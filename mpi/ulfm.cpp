@@ -45,7 +45,7 @@ void apply_failures_to_posted() {
         for (auto it = posted.begin(); it != posted.end();) {
             MPI_Request r = *it;
             bool fail = false;
-            if (coll_gated(r)) fail = !collectives_active(r->comm);  // spec 000 §17.7
+            if (coll_gated(r) && collectively_inactive(r->comm)) fail = true;  // spec 000 §17.7
             else if (r->peer != MPI_ANY_SOURCE) fail = f.is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)]);
             else if (any_source_disabled(r->comm)) fail = r->blocking, r->failure_pending = !r->blocking;
             if (!fail) {
@@ -86,6 +86,7 @@ void set_recognized(MPI_Comm c, std::vector<int> global) {
     f.local_new = minus(global, f.local);
     f.global = std::move(global);
     f.local = f.global;
+    f.validated = true;
     c->coll_ranks.clear();
     if (f.global.empty()) return;
     for (int r = 0; r < c->size; ++r)
@@ -93,6 +94,7 @@ void set_recognized(MPI_Comm c, std::vector<int> global) {
 }
 
 void inherit_recognized(MPI_Comm parent, MPI_Comm child) {
+    child->failed.validated = parent->failed.validated;
     if (parent->failed.global.empty()) return;
     std::vector<int> g;
     for (int r = 0; r < child->size; ++r) {

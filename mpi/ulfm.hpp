@@ -29,6 +29,12 @@ inline bool any_source_disabled(MPI_Comm c) {
 // known here is among those the last MPI_Comm_validate recognized (G).
 bool collectives_active(MPI_Comm c);
 
+// The 2011 rule, once a validate ran on c: a failure not recognized makes c
+// collectively inactive, and its collectives fail at once, pending ones too.
+// (Without validate, ULFM's rules: a collective fails where a failure keeps
+// it from completing.)
+inline bool collectively_inactive(MPI_Comm c) { return c->failed.validated && !collectives_active(c); }
+
 // Sets G (comm ranks, ascending) after a validate agreed on it: L becomes G
 // (spec 004), and collectives run over the other ranks (c->coll_ranks).
 void set_recognized(MPI_Comm c, std::vector<int> global);

@@ -18,10 +18,10 @@ Sched::Sched(MPI_Comm comm)
       tag_base_(next_team_tag(comm)) {
     rounds_.emplace_back();
     if (ft::failures().epoch() == 0) return;  // nothing ever failed: one load
-    // A failure not yet recognized by a validate makes the communicator
-    // collectively inactive (spec 000 §17.7): the schedule still runs, so that
-    // no peer waits on this process, but carries the error (k_coll_poison).
-    if (!collectives_active(comm)) err_ = MPI_ERR_PROC_FAILED;
+    // After a validate, a failure it did not recognize makes the communicator
+    // collectively inactive (spec 000 §17.7): the call fails, its transfers
+    // refused at once (start_send / start_recv).
+    if (collectively_inactive(comm)) err_ = MPI_ERR_PROC_FAILED;
     if (!comm->coll_ranks.empty()) {
         map_ = comm->coll_ranks;
         n_ = static_cast<int>(map_.size());

@@ -150,7 +150,7 @@ static void complete_proc_null(MPI_Request r) {
 // collective waits on a peer that already gave up on it.
 static int refused(MPI_Request r) {
     if (r->comm->revoked && !is_ft_context(r->context)) return MPI_ERR_REVOKED;
-    if (ft::failures().epoch() != 0 && coll_gated(r) && !collectives_active(r->comm)) return MPI_ERR_PROC_FAILED;
+    if (ft::failures().epoch() != 0 && coll_gated(r) && collectively_inactive(r->comm)) return MPI_ERR_PROC_FAILED;
     return MPI_SUCCESS;
 }
 
