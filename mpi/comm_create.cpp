@@ -192,6 +192,7 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint6
 int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm);
 
 void discard_comm(MPI_Comm c) {
+    if (c->inter) free_intercomm_parts(c);
     unregister_comm(c);
     release_slot(c->context);
     errhandler_release(c->errhandler);
@@ -256,8 +257,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
         inherit_recognized(comm, c);
     }
     if (int err = copy_attributes(comm, c); err != MPI_SUCCESS) {
-        release_slot(c->context);
-        delete c;
+        discard_comm(c);
         return raise(comm, err, "MPI_Comm_dup", "an attribute copy callback failed");
     }
     *newcomm = c;
@@ -375,12 +375,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
     if (c->predefined)
         return raise(c, MPI_ERR_COMM, "MPI_Comm_free", "%s is predefined and cannot be freed", comm_label(c));
     const int err = delete_attributes(c);
-    if (c->inter) free_intercomm_parts(c);
-    unregister_comm(c);
-    release_slot(c->context);
-    errhandler_release(c->errhandler);
-    c->magic = Magic::dead;
-    delete c;
+    discard_comm(c);
     *comm = MPI_COMM_NULL;
     if (err != MPI_SUCCESS) return raise(MPI_COMM_NULL, err, "MPI_Comm_free", "an attribute delete callback failed");
     return MPI_SUCCESS;

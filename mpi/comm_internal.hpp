@@ -55,8 +55,8 @@ MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs,
 // Frees what an inter-communicator owns besides itself: the hidden local
 // communicator and the fault-tolerance view.
 void free_intercomm_parts(MPI_Comm comm);
-// Undo a communicator (intra / inter) no one has used yet.
+// Destroys a communicator (intra or inter) and what it owns; its attributes
+// are the caller's business.
 void discard_comm(MPI_Comm c);
-void discard_intercomm(MPI_Comm c);
 
 }  // namespace ftmpi::mpi

@@ -121,14 +121,6 @@ MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs,
     return c;
 }
 
-void discard_intercomm(MPI_Comm c) {
-    free_intercomm_parts(c);
-    release_slot(c->context);
-    errhandler_release(c->errhandler);
-    c->magic = Magic::dead;
-    delete c;
-}
-
 namespace {
 
 // The new inter-communicator over `local_comm`'s group and the remote group,
@@ -153,10 +145,7 @@ int uniform_inter(MPI_Comm parent, int err, MPI_Comm *made) {
     int ok = err == MPI_SUCCESS ? 1 : 0;
     agree_internal(parent->ft, &ok);
     if (ok) return MPI_SUCCESS;
-    if (*made != MPI_COMM_NULL) {
-        if ((*made)->inter) discard_intercomm(*made);
-        else discard_comm(*made);
-    }
+    if (*made != MPI_COMM_NULL) discard_comm(*made);
     *made = MPI_COMM_NULL;
     return err != MPI_SUCCESS ? err : MPI_ERR_PROC_FAILED;
 }
@@ -245,17 +234,17 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     // agrees on its leader's verdict (the others contribute their answer).
     int ok = err == MPI_SUCCESS ? 1 : 0;
     agree_internal(local_comm, &ok);
-    if (leader && ok) {
+    if (leader) {  // always: the other leader waits for this answer, whatever it is
         int theirs = 0;
         const int e = team_swap(peer_comm, remote_leader, leader_tag(tag) + 2, &ok, sizeof ok, &theirs, sizeof theirs);
-        ok = e == MPI_SUCCESS && theirs;
+        ok = e == MPI_SUCCESS && ok && theirs;
     }
     agree_internal(local_comm, &ok);
     if (ok) {
         *newintercomm = made;
         return MPI_SUCCESS;
     }
-    if (made != MPI_COMM_NULL) discard_intercomm(made);
+    if (made != MPI_COMM_NULL) discard_comm(made);
     return raise(local_comm, err != MPI_SUCCESS ? err : MPI_ERR_PROC_FAILED, call,
                  err != MPI_SUCCESS ? "the exchange between the groups failed"
                                     : "the exchange failed in the other group (a process failed)");

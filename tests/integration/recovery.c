@@ -28,6 +28,14 @@
  *                       then fail at every survivor alike (uniform creation,
  *                       spec 000 §17.8.2), and succeed again on the shrunk
  *                       communicator.
+ *   recovery inter      inter-communicators (world split in two halves):
+ *                       revoke by one rank interrupts a receive blocked on a
+ *                       live peer at every rank of both groups; agree gives
+ *                       each group the AND of the other group's flags, also
+ *                       after a rank died; shrink gives an inter-communicator
+ *                       of the survivors that works (point-to-point, barrier,
+ *                       merge); Intercomm_create with a dead member fails in
+ *                       both groups, and succeeds over the shrunk groups.
  *   recovery shrink     a rank dies in the middle of shrink (right after it
  *                       contributed): every survivor gets a communicator of
  *                       the same size, and shrinking again gives one without
@@ -370,6 +378,86 @@ static void agree_random_test(void) {
                AGREE_ROUNDS, nf);
 }
 
+static void inter_test(void) {
+    /* Group A: the lower half of the ranks; B: the upper half. */
+    const int half = size / 2, in_a = me < half;
+    MPI_Comm local, inter;
+    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, in_a, me, &local));
+    MPI_OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, in_a ? half : 0, 31, &inter));
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    int lrank, lsize, rsize, x = 0, flag;
+    MPI_Comm_rank(inter, &lrank);
+    MPI_Comm_size(inter, &lsize);
+    MPI_Comm_remote_size(inter, &rsize);
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+
+    /* Revoke: rank 0 of A revokes; everyone else is blocked on a live remote peer. */
+    if (me == 0) {
+        MPIX_Comm_revoke(inter);
+    } else {
+        CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, 0, 5, inter, MPI_STATUS_IGNORE), MPI_ERR_REVOKED);
+    }
+    MPI_OK(MPIX_Comm_is_revoked(inter, &flag));
+    CHECK(flag == 1, "the inter-communicator is not revoked at rank %d", me);
+    CHECK_CLASS(MPI_Send(&x, 1, MPI_INT, 0, 6, inter), MPI_ERR_REVOKED);
+
+    /* Agree (on the revoked inter-communicator): each group gets the AND of the other's. */
+    flag = in_a ? 0x3 : (lrank == 1 ? 0x4 : 0x5);
+    MPI_OK(MPIX_Comm_agree(inter, &flag));
+    CHECK(flag == (in_a ? (rsize > 1 ? 0x4 : 0x5) : 0x3), "inter agree at %d gave %#x", me, flag);
+
+    /* The last rank (in B) dies; the survivors acknowledge it and agree again. */
+    const int victim = size - 1;
+    if (me == victim) tl_die(SIGKILL);
+    if (in_a) CHECK(tl_wait_failed(inter, 1, 30) == 1, "rank %d never learned of the failure", me);
+    else CHECK(tl_wait_failed(local, 1, 30) == 1, "rank %d never learned of the failure", me);
+    MPI_OK(MPIX_Comm_failure_ack(inter));
+    flag = in_a ? 0x6 : 0x7;
+    MPI_Request req;
+    MPI_OK(MPIX_Comm_iagree(inter, &flag, &req));
+    MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK(flag == (in_a ? 0x7 : 0x6), "inter iagree after a failure at %d gave %#x", me, flag);
+
+    /* Shrink: an inter-communicator of the survivors. */
+    MPI_Comm shrunk;
+    MPI_OK(MPIX_Comm_shrink(inter, &shrunk));
+    int sl, sr;
+    MPI_Comm_size(shrunk, &sl);
+    MPI_Comm_remote_size(shrunk, &sr);
+    CHECK(sl == (in_a ? lsize : lsize - 1) && sr == (in_a ? rsize - 1 : rsize), "shrunk sizes %d/%d at %d", sl, sr, me);
+    int peer = -1;
+    if (lrank == 0) { /* the two leaders swap a message over the new inter-communicator */
+        int out = me;
+        MPI_OK(MPI_Sendrecv(&out, 1, MPI_INT, 0, 9, &peer, 1, MPI_INT, 0, 9, shrunk, MPI_STATUS_IGNORE));
+        CHECK(peer == (in_a ? half : 0), "leader %d heard from %d", me, peer);
+    }
+    MPI_OK(MPI_Barrier(shrunk));
+    MPI_Comm merged;
+    MPI_OK(MPI_Intercomm_merge(shrunk, !in_a, &merged));
+    int msize, mrank;
+    MPI_Comm_size(merged, &msize);
+    MPI_Comm_rank(merged, &mrank);
+    CHECK(msize == size - 1 && mrank == me, "merged: rank %d of %d at %d", mrank, msize, me);
+
+    /* Intercomm_create over a group with a dead member fails in both groups... */
+    MPI_Comm_set_errhandler(local, MPI_ERRORS_RETURN);
+    MPI_Comm again = MPI_COMM_NULL;
+    CHECK_CLASS(MPI_Intercomm_create(local, 0, merged, in_a ? half : 0, 32, &again), MPI_ERR_PROC_FAILED);
+    CHECK(again == MPI_COMM_NULL, "a failed Intercomm_create returned a communicator");
+    /* ... and succeeds over the shrunk group. */
+    MPI_Comm local2;
+    MPI_OK(MPIX_Comm_shrink(local, &local2));
+    MPI_OK(MPI_Intercomm_create(local2, 0, merged, in_a ? half : 0, 33, &again));
+    MPI_OK(MPI_Barrier(again));
+    MPI_Comm_free(&again);
+    MPI_Comm_free(&local2);
+    MPI_Comm_free(&merged);
+    MPI_Comm_free(&shrunk);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+    if (me == 0) printf("recovery inter: revoke, agree, shrink and uniform creation on inter-communicators\n");
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     rng_state = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
@@ -389,11 +477,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "shrink")) shrink_test();
     else if (!strcmp(mode, "create")) create_test();
     else if (!strcmp(mode, "stress")) stress_test();
+    else if (!strcmp(mode, "inter")) {
+        CHECK(size >= 4, "recovery inter needs 4 ranks or more");
+        inter_test();
+    }
     else if (!strcmp(mode, "agree_random")) {
         CHECK(size == 8, "agree_random plans its kills for 8 ranks");
         agree_random_test();
     }
-    else CHECK(0, "usage: recovery revoke|loop [N]|agree|agree_random S|shrink|stress S");
+    else CHECK(0, "usage: recovery revoke|loop [N]|agree|agree_random S|shrink|stress S|inter");
     MPI_OK(MPI_Finalize());
     return 0;
 }
