@@ -20,6 +20,7 @@ enum class Proto : std::uint8_t {
     eager = 0,  // payload is the user's data
     rts = 1,    // request to send: RtsPayload
     cts = 2,    // clear to send: CtsPayload
+    fin = 3,    // rendezvous data received (shm links): CtsPayload naming the sender id
     bulk = 8,   // rendezvous payload, matched by transfer id
 };
 

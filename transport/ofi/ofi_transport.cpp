@@ -7,6 +7,11 @@
 //               posts a bulk receive for a fresh transfer id and answers
 //               CTS{sender id, transfer id, length}; the sender then sends the
 //               data as BULK(transfer id). Ssend always uses rendezvous.
+//               Over shm the receiver then answers FIN{sender id}, and the
+//               send completes on whichever comes first, FIN or its own
+//               completion: libfabric's shm reports a sender's completions in
+//               order, and one owed by a peer that died never comes, which
+//               would hold up every later send completion of the process.
 // Eager and control messages are untagged messages with the match bits in an
 // 8-byte header; they land in pre-posted receive buffers. Bulk data is tagged
 // with the receiver's transfer id and goes straight into the user's buffer.
@@ -56,6 +61,7 @@ struct PeerState {
     Endpoint *ep = nullptr;
     fi_addr_t addr = FI_ADDR_NOTAVAIL;
     bool failed = false;
+    bool fin = false;  // rendezvous sends complete on the receiver's FIN (shm)
     // Posts to this peer waiting behind an -FI_EAGAIN, in order. One peer that
     // stops draining its queue never holds up traffic to the others.
     std::deque<Deferred> backlog;
@@ -107,6 +113,7 @@ private:
     std::vector<PeerState> peers_;
     std::vector<std::unique_ptr<RxBuffer>> rx_;
     std::unordered_map<std::uint64_t, Op *> waiting_cts_;  // sender id -> rendezvous send
+    std::unordered_map<std::uint64_t, Op *> waiting_fin_;  // sender id -> bulk send to a FIN peer
     Op inflight_;  // sentinel of the list of sends and bulk receives libfabric holds
     std::uint64_t next_id_ = 1;
     std::deque<Deferred> rx_backlog_;  // receive buffers to post again
@@ -142,7 +149,10 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
     }
     if (tcp_iface) select_tcp_iface(one_node);
     for (std::size_t r = 0; r < n; ++r)
-        if (!names[r].empty()) peers_[r].ep = &endpoint_for(names[r], n);
+        if (!names[r].empty()) {
+            peers_[r].ep = &endpoint_for(names[r], n);
+            peers_[r].fin = names[r] == "shm";
+        }
 
     for (auto &ep : endpoints_) {
         auto addr = ep->address();
@@ -290,6 +300,7 @@ Posted OfiTransport::accept(const Arrival &a, void *buf, std::size_t capacity, O
         op->length = bytes;
         op->id = next_id_++;
         op->match = pack_bulk(op->id);
+        op->data = a.sender_id;  // named by the FIN
         cts.transfer_id = op->id;
         post_recv(op);  // posted (or queued) before the CTS that lets the data come
         result = Posted::pending;
@@ -433,6 +444,7 @@ int OfiTransport::poll() {
 }
 
 void OfiTransport::finish(Op *op, Err err, std::size_t bytes) {
+    if (op->kind == Op::Kind::bulk_send && !waiting_fin_.empty()) waiting_fin_.erase(op->id);
     op->kind = Op::Kind::none;
     if (op->done != nullptr) op->done(op, err, bytes);
 }
@@ -454,6 +466,10 @@ void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
         finish(op, Err::ok, op->length);
         return;
     case Op::Kind::bulk_recv:
+        if (peers_[op->peer].fin) {
+            const CtsPayload fin{op->data, op->id, e.len};
+            send_control(op->peer, pack_match(Proto::fin, 0, 0), pack_source(self_, 0), &fin, sizeof fin);
+        }
         finish(op, Err::ok, e.len);
         return;
     case Op::Kind::rndv_send:  // completes on CTS, never through the CQ
@@ -507,7 +523,15 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
         op->kind = Op::Kind::bulk_send;
         op->length = cts.length;
         op->match = pack_bulk(cts.transfer_id);
+        if (peers_[src].fin) waiting_fin_[op->id] = op;
         post_send(op);
+        break;
+    }
+    case Proto::fin: {  // the receiver has the data: the send is over
+        CtsPayload fin;
+        std::memcpy(&fin, payload, sizeof fin);
+        auto it = waiting_fin_.find(fin.sender_id);
+        if (it != waiting_fin_.end()) finish(it->second, Err::ok, it->second->length);  // a late completion only unlinks it
         break;
     }
     case Proto::bulk:
