@@ -14,19 +14,21 @@ namespace ftmpi::mpi {
 int barrier(MPI_Comm comm) {
     const int n = comm->size;
     const int me = comm->rank;
-    // Rounds of one barrier are told apart by the low 5 bits, barriers by the rest.
+    // One tag for every round, as in a schedule (build_ibarrier), so that a
+    // rank on this path and one on the schedule's (after a failure) match:
+    // each round has its own peers (dist < n), and a pair's messages match in
+    // order.
     const int base = next_team_tag(comm);
     const std::uint32_t ctx = comm->context + 1;
     int first_err = MPI_SUCCESS;
     char token = 0;
-    int round = 0;
-    for (int dist = 1; dist < n; dist *= 2, ++round) {
+    for (int dist = 1; dist < n; dist *= 2) {
         runtime::test_kill_point("coll.round");
         MPI_Request rr = new_request(ftmpi_request_s::Kind::recv, comm, &token, 0, MPI_BYTE, (me - dist + n) % n,
-                                     base + round, ctx);
+                                     base, ctx);
         start_recv(rr);
         // After a failure, the remaining rounds carry it on (see k_coll_poison).
-        const int send_tag = first_err == MPI_SUCCESS ? base + round : (base + round) | k_coll_poison;
+        const int send_tag = first_err == MPI_SUCCESS ? base : base | k_coll_poison;
         MPI_Request sr =
             new_request(ftmpi_request_s::Kind::send, comm, &token, 0, MPI_BYTE, (me + dist) % n, send_tag, ctx);
         start_send(sr);

@@ -38,6 +38,11 @@ static unsigned long long death_round(unsigned long long seed, int r) {
     return r != 0 && (x & 3) < 2 ? 1 + (x >> 8) % 300 : 0;
 }
 
+/* A non-commutative op, so that the ordered reduction trees run too. */
+static void first_wins(void *in, void *inout, int *len, MPI_Datatype *t) {
+    (void)in, (void)inout, (void)len, (void)t; /* inout = in op inout = inout: the higher rank's value */
+}
+
 int main(int argc, char **argv) {
     unsigned long long seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
     const char *r = getenv("PMIX_RANK");
@@ -54,6 +59,8 @@ int main(int argc, char **argv) {
     int counts[64], displs[64];
     for (int i = 0; i < size; ++i) counts[i] = 2, displs[i] = 2 * i;
     MPI_Request q;
+    MPI_Op ordered;
+    MPI_OK(MPI_Op_create(first_wins, 0, &ordered));
     for (int iter = 0; iter < 12; ++iter) {
         const int root = iter % size, big = iter % 3 == 2 ? BIG : 2;
         ok_or_failed(MPI_Barrier(MPI_COMM_WORLD), "barrier");
@@ -66,6 +73,10 @@ int main(int argc, char **argv) {
         ok_or_failed(MPI_Allgatherv(a, 2, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD), "allgatherv");
         ok_or_failed(MPI_Alltoall(a, 2, MPI_INT, b, 2, MPI_INT, MPI_COMM_WORLD), "alltoall");
         ok_or_failed(MPI_Reduce_scatter_block(a, b, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "reduce_scatter_block");
+        ok_or_failed(MPI_Reduce_scatter_block(a, b, 2, MPI_INT, ordered, MPI_COMM_WORLD), "reduce_scatter_block (ordered)");
+        ok_or_failed(MPI_Allreduce(a, b, big, MPI_INT, ordered, MPI_COMM_WORLD), "allreduce (ordered)");
+        ok_or_failed(MPI_Gatherv(a, 2, MPI_INT, b, counts, displs, MPI_INT, root, MPI_COMM_WORLD), "gatherv");
+        ok_or_failed(MPI_Alltoallv(a, counts, displs, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD), "alltoallv");
         ok_or_failed(MPI_Scan(a, b, big, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "scan");
         ok_or_failed(MPI_Exscan(a, b, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "exscan");
         MPI_OK(MPI_Iallreduce(a, b, big, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q));
@@ -95,6 +106,7 @@ int main(int argc, char **argv) {
     tl_check_agreement(MPI_COMM_WORLD, planned, np);
     const int nf = np;
     if (me == 0) printf("coll_midfail: %d of %d ranks died inside collectives; no hang, survivors agree\n", nf, size);
+    MPI_Op_free(&ordered);
     free(a);
     free(b);
     MPI_OK(MPI_Finalize());
