@@ -61,7 +61,9 @@ int claim_lowest(const SlotMask &m) {
 // TODO(issue 3): switch to the logarithmic collectives of mpi/coll.
 
 int next_team_tag(MPI_Comm team) {
-    return static_cast<int>((team->coll_seq++ << 5) & static_cast<std::uint32_t>(transport::max_tag & ~k_coll_poison));
+    // Never bit 29 (k_cross_tag) or 30 (k_coll_poison): the sequence wraps in 24 bits.
+    constexpr auto mask = static_cast<std::uint32_t>(transport::max_tag & ~k_coll_poison & ~k_cross_tag);
+    return static_cast<int>((team->coll_seq++ << 5) & mask);
 }
 
 int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes) {

@@ -37,7 +37,8 @@ std::uint64_t mix_uid(std::uint64_t a, std::uint64_t b);
 int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes);
 int team_recv(MPI_Comm team, int peer, int tag, void *buf, int bytes);
 // A fresh tag for one collective operation on team's collective context; its
-// low 5 bits are 0 (room for rounds) and it never has k_coll_poison set.
+// low 5 bits are 0 (room for rounds) and it never has k_coll_poison or
+// k_cross_tag set.
 int next_team_tag(MPI_Comm team);
 // Sends `out` to and receives `in` from `peer` of `link` at once (no
 // rendezvous deadlock between two processes that both send first).

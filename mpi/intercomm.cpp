@@ -20,6 +20,7 @@ namespace ftmpi::mpi {
 
 
 int team_swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, void *in, int in_bytes) {
+    if (peer >= link->size) return MPI_ERR_PROC_FAILED;  // a shrink left no remote group
     MPI_Request rr =
         new_request(ftmpi_request_s::Kind::recv, link, in, in_bytes, MPI_BYTE, peer, tag, link->context + 1);
     start_recv(rr);
@@ -81,7 +82,7 @@ int check_inter(const char *call, MPI_Comm comm) {
 }
 
 // Tags for the leaders' exchange on peer_comm, above any its collectives use.
-// Bit 29: apart from next_team_tag values (for the first 2^24 collectives) and
+// Bit 29: apart from next_team_tag values (which never set it) and
 // from k_coll_poison (bit 30), which matching ignores on collective contexts.
 int leader_tag(int tag) { return k_cross_tag | ((tag & 0x7fff) << 5); }
 
@@ -163,7 +164,7 @@ int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm) {
     const int e2 =
         cross_exchange(comm->local, 0, comm, 0, next_team_tag(comm), 0, remote, remote_high, common, uid);
     if (err == MPI_SUCCESS) err = e2;
-    else if (local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
+    if (err != MPI_SUCCESS && local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
     MPI_Comm made = MPI_COMM_NULL;
     if (err == MPI_SUCCESS)
         err = finish_intercomm(comm->local, local_slot, local_uid, common, comm->procs, uid, comm->errhandler, &made);
@@ -224,7 +225,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     const int e2 = cross_exchange(local_comm, local_leader, leader ? peer_comm : local_comm, remote_leader,
                                   leader_tag(tag), 0, remote, remote_high, common, uid);
     if (err == MPI_SUCCESS) err = e2;
-    else if (local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
+    if (err != MPI_SUCCESS && local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
     MPI_Comm made = MPI_COMM_NULL;
     if (err == MPI_SUCCESS)
         err = finish_intercomm(local_comm, local_slot, local_uid, common, std::move(remote), uid,
@@ -239,8 +240,14 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
         const int e = team_swap(peer_comm, remote_leader, leader_tag(tag) + 2, &ok, sizeof ok, &theirs, sizeof theirs);
         ok = e == MPI_SUCCESS && ok && theirs;
     }
-    agree_internal(local_comm, &ok);
-    if (ok) {
+    std::vector<int> gone;
+    agree_internal(local_comm, &ok, &gone);
+    // A leader among the agreed failures most likely died before its swap
+    // completed (the other group then failed): fail too. If it died just
+    // after, the other group may have succeeded: spec 003's residual case.
+    const bool leader_gone = std::binary_search(gone.begin(), gone.end(),
+                                                local_comm->procs[static_cast<std::size_t>(local_leader)]);
+    if (ok && !leader_gone) {
         *newintercomm = made;
         return MPI_SUCCESS;
     }

@@ -78,7 +78,12 @@ void ft_send(MPI_Comm c, int peer, int tag, const std::vector<char> &payload) {
 void revoke_local(MPI_Comm c) {
     if (c->revoked) return;
     c->revoked = true;
-    if (c->ft_owner != nullptr) c->ft_owner->revoked = true;  // an inter-communicator's view
+    if (MPI_Comm owner = c->ft_owner) {  // an inter-communicator's view
+        owner->revoked = true;
+        // Its collectives run their group-internal steps on the hidden local
+        // communicator: those must stop too.
+        if (owner->local != nullptr) revoke_local(owner->local);
+    }
     FTMPI_INFO("%s is revoked", comm_label(c));
     for (std::uint32_t ctx : {c->context, c->context + 1}) {
         auto &posted = g.engine->queue(ctx).posted();
@@ -420,7 +425,11 @@ void on_ft_message(const transport::Arrival &a) {
 
 // Live members are at most one agreement apart, so only the two newest this
 // process entered can still be undecided somewhere.
-void agree_internal(MPI_Comm c, int *flag) { *flag = flag_of(run_agreement(c, flag_words(*flag))); }
+void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed) {
+    const Instance &inst = run_agreement(c, flag_words(*flag));
+    *flag = flag_of(inst);
+    if (agreed_failed != nullptr) *agreed_failed = inst.failed;
+}
 
 void recovery_on_failures() {
     // Collectives of a communicator made collectively inactive give up their

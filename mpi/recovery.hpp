@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "mpi/objects.hpp"
 #include "transport/transport.hpp"
@@ -30,6 +31,7 @@ void recovery_on_failures();
 
 // The agreement of MPIX_Comm_agree among c's members (also on a revoked c),
 // for internal uses: *flag becomes the AND over the live members. Never fails.
-void agree_internal(MPI_Comm c, int *flag);
+// With `agreed_failed`, also the agreed failures (job ranks, ascending).
+void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed = nullptr);
 
 }  // namespace ftmpi::mpi

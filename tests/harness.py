@@ -110,6 +110,8 @@ def main():
     ap.add_argument("--signal-after-stdout", default=None)
     ap.add_argument("command", nargs=argparse.REMAINDER)
     a = ap.parse_args()
+    if a.expect_lines and not a.lines_matching:
+        ap.error("--expect-lines needs --lines-matching")
     cmd = a.command[1:] if a.command[:1] == ["--"] else a.command
     if not cmd:
         ap.error("no command given after --")

@@ -18,9 +18,10 @@ void build_gatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_Data
                    const int *rcounts, const int *displs, MPI_Datatype rtype, int root) {
     const int n = s.size(), me = s.rank();
     root = s.root(root);
-    rcounts = s.per_rank(rcounts);
-    displs = s.per_rank(displs);
+    if (root < 0) return s.next_round();
     if (me == root) {
+        rcounts = s.per_rank(rcounts);  // significant at the root only
+        displs = s.per_rank(displs);
         for (int k = 1; k < n; ++k) {
             const int i = (root + k) % n;
             s.add_recv(at(recvbuf, static_cast<std::size_t>(displs[i]), rtype), rcounts[i], rtype, i);
@@ -38,9 +39,10 @@ void build_scatterv(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts,
                     MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype, int root) {
     const int n = s.size(), me = s.rank();
     root = s.root(root);
-    scounts = s.per_rank(scounts);
-    displs = s.per_rank(displs);
+    if (root < 0) return s.next_round();
     if (me == root) {
+        scounts = s.per_rank(scounts);  // significant at the root only
+        displs = s.per_rank(displs);
         for (int k = 1; k < n; ++k) {
             const int i = (root + k) % n;
             s.add_send(at(sendbuf, static_cast<std::size_t>(displs[i]), stype), scounts[i], stype, i);

@@ -19,6 +19,7 @@ namespace {
 
 // One typed message across the inter-communicator (collective context).
 int xfer(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int peer, int tag) {
+    if (peer >= comm->size) return MPI_ERR_PROC_FAILED;  // a shrink left no remote group
     MPI_Request r = new_request(kind, comm, buf, count, type, peer, tag, comm->context + 1);
     if (kind == ftmpi_request_s::Kind::send) start_send(r);
     else start_recv(r);

@@ -82,6 +82,7 @@ void blocks(int count, int n, std::vector<int> &cnt, std::vector<int> &displ) {
 void build_bcast(Sched &s, MPI_Comm, void *buf, int count, MPI_Datatype t, int root) {
     const int n = s.size();
     root = s.root(root);
+    if (root < 0) return s.next_round();
     const int vr = (s.rank() - root + n) % n;
     int mask = 1;
     while (mask < n) {
@@ -100,6 +101,7 @@ void build_bcast(Sched &s, MPI_Comm, void *buf, int count, MPI_Datatype t, int r
 void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, int root) {
     const int n = s.size(), me = s.rank();
     root = s.root(root);
+    if (root < 0) return s.next_round();
     const bool commute = s.op.commute;
     const int tree_root = commute ? root : 0;  // non-commutative: rank order from 0
     const int vr = (me - tree_root + n) % n;

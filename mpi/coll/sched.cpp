@@ -34,7 +34,7 @@ int Sched::root(int comm_rank) {
     const auto it = std::find(map_.begin(), map_.end(), comm_rank);
     if (it != map_.end()) return static_cast<int>(it - map_.begin());
     if (err_ == MPI_SUCCESS) err_ = MPI_ERR_PROC_FAILED;
-    return 0;
+    return -1;
 }
 
 void copy_typed(void *dst, const void *src, int count, MPI_Datatype t) {

@@ -76,7 +76,8 @@ class Sched {
     int rank() const { return me_; }
     int real(int v) const { return map_.empty() ? v : map_[static_cast<std::size_t>(v)]; }
     // A root argument (comm rank) as a virtual rank. A recognized failed root
-    // fails the collective at every member (all know it) and yields 0.
+    // fails the collective at every member (all know it) and yields -1: the
+    // builder then adds no transfers.
     int root(int comm_rank);
     // A per-rank argument array (counts, displacements, types; indexed by
     // comm rank) indexed by virtual rank. Storage owned by the schedule.

@@ -238,6 +238,11 @@ static void colls(void) {
     MPI_OK(MPI_Bcast(&b, 1, MPI_INT, size - 1, comm));
     CHECK(b == 4242, "bcast gave %d", b);
     CHECK_CLASS(MPI_Bcast(&b, 1, MPI_INT, dead[0], comm), MPI_ERR_RANK_FAIL_STOP);
+    /* Every survivor is a non-root there: the root-only arguments are unused. */
+    CHECK_CLASS(MPI_Reduce(&b, NULL, 1, MPI_INT, MPI_SUM, dead[1], comm), MPI_ERR_RANK_FAIL_STOP);
+    CHECK_CLASS(MPI_Gather(&b, 1, MPI_INT, NULL, 1, MPI_INT, dead[0], comm), MPI_ERR_RANK_FAIL_STOP);
+    CHECK_CLASS(MPI_Scatter(NULL, 1, MPI_INT, &b, 1, MPI_INT, dead[1], comm), MPI_ERR_RANK_FAIL_STOP);
+    CHECK_CLASS(MPI_Gatherv(&b, 1, MPI_INT, NULL, NULL, NULL, MPI_INT, dead[0], comm), MPI_ERR_RANK_FAIL_STOP);
 
     int x = val(me), y = -1;
     MPI_OK(MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, 0, comm));

@@ -23,6 +23,7 @@
 #include <deque>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
@@ -67,10 +68,27 @@ struct PeerState {
     std::deque<Deferred> backlog;
 };
 
+class OfiTransport;
+
+// A bulk send to a FIN peer goes to libfabric as this proxy, not as the
+// owner's Op: the send may be over (FIN) long before libfabric gives the
+// proxy back, if ever, and the owner's Op must be free for reuse meanwhile
+// (a persistent send restarts, a request returns to its pool).
+struct FinProxy {
+    Op op;  // first member: what libfabric holds
+    Op *target = nullptr;  // the owner's operation, until it is finished
+    OfiTransport *owner = nullptr;
+};
+
 class OfiTransport final : public Transport {
 public:
     OfiTransport(runtime::ProcessManager &pm, Sink &sink);
-    ~OfiTransport() override = default;
+    // Endpoints first (libfabric lets go of everything), then the proxies
+    // whose completion never came.
+    ~OfiTransport() override {
+        endpoints_.clear();
+        for (FinProxy *px : proxies_) delete px;
+    }
 
     Posted send(PeerId peer, std::uint32_t context, std::int32_t tag, std::int32_t source_rank, const void *buf,
                 std::size_t length, SendMode mode, Op *op) override;
@@ -113,7 +131,10 @@ private:
     std::vector<PeerState> peers_;
     std::vector<std::unique_ptr<RxBuffer>> rx_;
     std::unordered_map<std::uint64_t, Op *> waiting_cts_;  // sender id -> rendezvous send
-    std::unordered_map<std::uint64_t, Op *> waiting_fin_;  // sender id -> bulk send to a FIN peer
+    std::unordered_map<std::uint64_t, FinProxy *> waiting_fin_;  // sender id -> bulk send to a FIN peer
+    std::unordered_set<FinProxy *> proxies_;                      // every live proxy
+    static void proxy_done(Op *op, Err err, std::size_t bytes);
+    void release_if_proxy(Op *op);
     Op inflight_;  // sentinel of the list of sends and bulk receives libfabric holds
     std::uint64_t next_id_ = 1;
     std::deque<Deferred> rx_backlog_;  // receive buffers to post again
@@ -446,7 +467,26 @@ int OfiTransport::poll() {
 void OfiTransport::finish(Op *op, Err err, std::size_t bytes) {
     if (op->kind == Op::Kind::bulk_send && !waiting_fin_.empty()) waiting_fin_.erase(op->id);
     op->kind = Op::Kind::none;
+    const bool proxy = op->done == &OfiTransport::proxy_done;  // `done` may free any other op
     if (op->done != nullptr) op->done(op, err, bytes);
+    if (proxy) release_if_proxy(op);
+}
+
+// A proxy's end: its owner's operation ends with it, unless FIN ended it first.
+void OfiTransport::proxy_done(Op *op, Err err, std::size_t bytes) {
+    auto *px = reinterpret_cast<FinProxy *>(op);
+    if (Op *t = px->target) {
+        px->target = nullptr;
+        px->owner->finish(t, err, bytes);
+    }
+}
+
+// A finished proxy is deleted once libfabric no longer holds it.
+void OfiTransport::release_if_proxy(Op *op) {
+    if (op->done != &OfiTransport::proxy_done || op->in_fabric || op->kind != Op::Kind::none) return;
+    auto *px = reinterpret_cast<FinProxy *>(op);
+    proxies_.erase(px);
+    delete px;
 }
 
 void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
@@ -473,7 +513,9 @@ void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
         finish(op, Err::ok, e.len);
         return;
     case Op::Kind::rndv_send:  // completes on CTS, never through the CQ
-    case Op::Kind::none:       // already finished (failed peer): nothing left to do
+        return;
+    case Op::Kind::none:  // already finished (failed peer, FIN): nothing left to do
+        release_if_proxy(op);
         return;
     }
 }
@@ -523,15 +565,37 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
         op->kind = Op::Kind::bulk_send;
         op->length = cts.length;
         op->match = pack_bulk(cts.transfer_id);
-        if (peers_[src].fin) waiting_fin_[op->id] = op;
-        post_send(op);
+        if (!peers_[src].fin) {
+            post_send(op);
+            break;
+        }
+        auto *px = new FinProxy;
+        px->op.kind = Op::Kind::bulk_send;
+        px->op.peer = op->peer;
+        px->op.send_buf = op->send_buf;
+        px->op.length = op->length;
+        px->op.match = op->match;
+        px->op.data = op->data;
+        px->op.id = op->id;
+        px->op.done = &OfiTransport::proxy_done;
+        px->target = op;
+        px->owner = this;
+        proxies_.insert(px);
+        waiting_fin_[op->id] = px;
+        post_send(&px->op);
         break;
     }
     case Proto::fin: {  // the receiver has the data: the send is over
         CtsPayload fin;
         std::memcpy(&fin, payload, sizeof fin);
         auto it = waiting_fin_.find(fin.sender_id);
-        if (it != waiting_fin_.end()) finish(it->second, Err::ok, it->second->length);  // a late completion only unlinks it
+        if (it == waiting_fin_.end()) break;
+        FinProxy *px = it->second;  // stays with libfabric until it gives it back
+        waiting_fin_.erase(it);
+        if (Op *t = px->target) {
+            px->target = nullptr;
+            finish(t, Err::ok, t->length);
+        }
         break;
     }
     case Proto::bulk:
@@ -559,7 +623,10 @@ void OfiTransport::handle_error(Endpoint &ep) {
         return;
     }
     back_from_fabric(op);
-    if (op->kind == Op::Kind::none) return;  // finished earlier (canceled after a failure)
+    if (op->kind == Op::Kind::none) {  // finished earlier (canceled after a failure, FIN)
+        release_if_proxy(op);
+        return;
+    }
     if (err == Err::peer_failed) lost(op->peer);
     else if (err != Err::canceled)
         FTMPI_WARN("%s: operation with rank %u failed: %s", ep.provider().c_str(), op->peer, text.c_str());
