@@ -65,6 +65,12 @@ class Runner {
   explicit Runner(const Options& o) : o_(o) {}
   ~Runner() {
     if (sigfd_ >= 0) ::close(sigfd_);
+    // What killed ranks left in /dev/shm goes only now: while the job runs, a
+    // survivor may still have to map a dead rank's region (libfabric 1.17's
+    // shm dereferences a null region, and crashes, when a message from a peer
+    // arrives whose region is gone).
+    for (const auto& st : ranks_)
+      if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
   }
   int run();
 
@@ -246,7 +252,6 @@ void Runner::on_rank_exit(int r) {
   RankState& st = ranks_[static_cast<size_t>(r)];
   st.failed = rank_failed(st);
   --live_;
-  ftmpi::runtime::remove_shm_regions_of(st.pid);  // what a killed rank left in /dev/shm
   if (r == 0 && stdin_) stdin_->stop();
   // Fences need nothing from us here (PMIx 4.2.2, measured): when a connected
   // client's socket closes PMIx drops it from pending and later wildcard fences
