@@ -125,10 +125,11 @@ struct Instance {
     bool adopt = false;  // a member reported an earlier coordinator's decision
     std::vector<std::uint64_t> adopt_value;
     std::vector<int> adopt_failed;
-    // Nonblocking calls (iagree, Icomm_validate): `waiter` completes, after
-    // `on_decided` took the outcome, once the agreement is decided.
+    // Nonblocking calls (iagree, ishrink, Icomm_validate): `waiter` completes
+    // once the agreement is decided, with the class `on_decided` returns after
+    // taking the outcome.
     MPI_Request waiter = nullptr;
-    std::function<void(const Instance &)> on_decided;
+    std::function<int(const Instance &)> on_decided;
 };
 
 // An agree flag travels as the low 32 bits of the first word.
@@ -204,8 +205,8 @@ void decide(Instance &inst, std::vector<std::uint64_t> value, std::vector<int> f
     if (inst.waiter != nullptr) {
         MPI_Request r = inst.waiter;
         inst.waiter = nullptr;
-        if (inst.on_decided) inst.on_decided(inst);
-        complete_request(r, MPI_SUCCESS, 0);
+        const int err = inst.on_decided ? inst.on_decided(inst) : MPI_SUCCESS;
+        complete_request(r, err, 0);
     }
 }
 
@@ -283,7 +284,7 @@ std::vector<int> known_failed(MPI_Comm c) {
 // Enters the next agreement on c with `words`. With `waiter` (nonblocking
 // calls), on_decided runs and then the request completes once it is decided.
 Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request waiter = nullptr,
-                          std::function<void(const Instance &)> on_decided = {}) {
+                          std::function<int(const Instance &)> on_decided = {}) {
     progress();
     Instance &inst = *instance(c, c->agree_seq++);  // the newest: never null
     inst.mine = std::move(words);
@@ -484,7 +485,10 @@ int iagree_call(const char *call, MPI_Comm comm, int *flag, MPI_Request *request
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
     start_agreement(ft_view(comm), agree_words(comm, *flag), r,
-                    [comm, flag](const Instance &inst) { *flag = agreed_flag(comm, inst); });
+                    [comm, flag](const Instance &inst) {
+                        *flag = agreed_flag(comm, inst);
+                        return MPI_SUCCESS;
+                    });
     *request = r;
     return MPI_SUCCESS;
 }
@@ -497,33 +501,55 @@ std::vector<int> survivors(const std::vector<int> &procs, const std::vector<int>
     return out;
 }
 
-// One agreement on the AND of the free-slot masks and on the failures; an
+// Shrink is one agreement on the AND of the free-slot masks and on the
+// failures; this makes the new communicator from its outcome. An
 // inter-communicator takes two slots (itself and its hidden local group).
-int shrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm) {
-    FTMPI_TRY(check_any(call, comm));
-    FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
-    const SlotMask &free = free_slots();
-    const Instance &inst = run_agreement(ft_view(comm), std::vector<std::uint64_t>(free.begin(), free.end()));
+// MPI_ERR_INTERN when no slot is free everywhere, or (ishrink) when the
+// agreed slot was taken here by a creation that overlapped it.
+int shrink_from(MPI_Comm comm, const Instance &inst, MPI_Comm *newcomm) {
     SlotMask common{};
     for (std::size_t i = 0; i < common.size() && i < inst.value.size(); ++i) common[i] = inst.value[i];
-    const int slot = claim_lowest(common);
-    int local_slot = 0;
-    if (slot >= 0 && comm->inter) {
-        common[static_cast<std::size_t>(slot / 64)] &= ~(std::uint64_t{1} << (slot % 64));
-        local_slot = claim_lowest(common);
-        if (local_slot < 0) release_slot(static_cast<std::uint32_t>(slot) * 2);
-    }
-    if (slot < 0 || local_slot < 0)
-        return raise(comm, MPI_ERR_INTERN, call, "no context id is free at every survivor of %s",
-                     comm_label(comm));
+    auto still_free = [](int s) {
+        return s >= 0 && (free_slots()[static_cast<std::size_t>(s / 64)] >> (s % 64) & 1u) != 0;
+    };
+    auto first = [&common]() {
+        for (int w = 0; w < k_slot_words; ++w)
+            if (common[static_cast<std::size_t>(w)] != 0)
+                return w * 64 + __builtin_ctzll(common[static_cast<std::size_t>(w)]);
+        return -1;
+    };
+    const int slot = first();
+    if (slot >= 0) common[static_cast<std::size_t>(slot / 64)] &= ~(std::uint64_t{1} << (slot % 64));
+    const int local_slot = comm->inter ? first() : slot;
+    if (!still_free(slot) || !still_free(local_slot)) return MPI_ERR_INTERN;
+    SlotMask take{};
+    take[static_cast<std::size_t>(slot / 64)] |= std::uint64_t{1} << (slot % 64);
+    claim_lowest(take);
     const std::uint64_t uid = inst.value.back();  // the coordinator's nonce
     if (!comm->inter) {
         *newcomm = make_comm(comm, slot, survivors(comm->procs, inst.failed), uid);
         return MPI_SUCCESS;
     }
+    SlotMask take_local{};
+    take_local[static_cast<std::size_t>(local_slot / 64)] |= std::uint64_t{1} << (local_slot % 64);
+    claim_lowest(take_local);
     std::vector<int> mine = survivors(comm->local_procs, inst.failed);
     MPI_Comm local = make_comm(comm, local_slot, mine, mix_uid(uid, static_cast<std::uint64_t>(mine.front())));
     *newcomm = make_intercomm(local, slot, survivors(comm->procs, inst.failed), comm->errhandler, uid);
+    return MPI_SUCCESS;
+}
+
+std::vector<std::uint64_t> free_words() {
+    const SlotMask &free = free_slots();
+    return std::vector<std::uint64_t>(free.begin(), free.end());
+}
+
+int shrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm) {
+    FTMPI_TRY(check_any(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
+    if (shrink_from(comm, run_agreement(ft_view(comm), free_words()), newcomm) != MPI_SUCCESS)
+        return raise(comm, MPI_ERR_INTERN, call, "no context id is free at every survivor of %s",
+                     comm_label(comm));
     return MPI_SUCCESS;
 }
 
@@ -592,6 +618,7 @@ int MPI_Icomm_validate(MPI_Comm comm, MPI_Group *failed, MPI_Request *request) {
     start_agreement(comm, flag_words(1), r, [comm, failed](const Instance &inst) {
         recognize(comm, inst);
         *failed = recognized_group(comm);
+        return MPI_SUCCESS;
     });
     *request = r;
     return MPI_SUCCESS;
@@ -610,14 +637,19 @@ int MPI_Comm_validate_global(MPI_Comm comm, int *num_failed, int *num_new) {
 
 int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) { return shrink_call("MPIX_Comm_shrink", comm, newcomm); }
 int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) { return shrink_call("MPI_Comm_shrink", comm, newcomm); }
-// Runs the shrink to completion before returning, then hands back a completed
-// request (allowed; it does not overlap, like MPI_Comm_idup here).
+// Nonblocking: *newcomm is set when the request completes. A communicator
+// creation that overlaps it on this process may take the slot the shrink
+// agrees on; the request then fails with MPI_ERR_INTERN.
 int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-    FTMPI_TRY(check_any("MPIX_Comm_ishrink", comm));
-    FTMPI_CHECK(check_nonnull("MPIX_Comm_ishrink", comm, request, "request"));
-    const int err = shrink_call("MPIX_Comm_ishrink", comm, newcomm);
-    if (err != MPI_SUCCESS) return err;
-    *request = completed_request(comm);
+    const char *call = "MPIX_Comm_ishrink";
+    FTMPI_TRY(check_any(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    *newcomm = MPI_COMM_NULL;
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
+    start_agreement(ft_view(comm), free_words(), r,
+                    [comm, newcomm](const Instance &inst) { return shrink_from(comm, inst, newcomm); });
+    *request = r;
     return MPI_SUCCESS;
 }
 }  // extern "C"

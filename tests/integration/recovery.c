@@ -110,6 +110,17 @@ static void revoke_test(void) {
     CHECK(n == size, "shrunk communicator has %d ranks, expected %d", n, size);
     MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, shrunk));
     CHECK(sum == size, "allreduce on the shrunk communicator gave %d", sum);
+    /* ishrink does not block: rank 1 joins only after a message rank 0 sends
+       once its ishrink has started. */
+    MPI_Comm again;
+    MPI_Request sreq;
+    if (me == 1) MPI_OK(MPI_Recv(&x, 1, MPI_INT, 0, 3, shrunk, MPI_STATUS_IGNORE));
+    MPI_OK(MPIX_Comm_ishrink(shrunk, &again, &sreq));
+    if (me == 0 && size > 1) MPI_OK(MPI_Send(&one, 1, MPI_INT, 1, 3, shrunk));
+    MPI_OK(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Comm_size(again, &n));
+    CHECK(n == size, "ishrink gave %d ranks, expected %d", n, size);
+    MPI_OK(MPI_Comm_free(&again));
     MPI_OK(MPI_Comm_free(&shrunk));
     if (me == 0) printf("recovery revoke: %d ranks interrupted, agreed and shrank\n", size);
 }
