@@ -2,6 +2,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -109,6 +110,10 @@ int MPI_Finalized(int *flag) {
 int MPI_Finalize(void) {
     FTMPI_TRY(check_init("MPI_Finalize"));
     barrier(MPI_COMM_WORLD);
+    // Let this process's last messages (say, an agreement's decision sent just
+    // before) complete, for a bounded time.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (g.transport->busy() && std::chrono::steady_clock::now() < until) progress_wait();
     g.finalized = true;
     ftmpi::ft::failures().stop_detector();
     g.pm->finalize();

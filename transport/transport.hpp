@@ -108,6 +108,10 @@ public:
     // Finishes with Err::canceled every rendezvous send of contexts [first,
     // last] still waiting for its receiver (a revoked communicator).
     virtual void cancel_sends(std::uint32_t first, std::uint32_t last) = 0;
+    // Whether operations toward live peers are still unfinished (MPI_Finalize
+    // drains them: a process's last messages, such as an agreement's
+    // decision, complete only as it drives progress).
+    virtual bool busy() const = 0;
     // Called (inside poll) with a peer that a completion error showed unreachable.
     virtual void set_unreachable_hook(std::function<void(PeerId)> hook) = 0;
     // Provider in use for `peer`, for diagnostics.

@@ -97,6 +97,14 @@ public:
     void mark_failed(PeerId peer) override;
     bool is_failed(PeerId peer) const override { return peers_[peer].failed; }
     void cancel_sends(std::uint32_t first, std::uint32_t last) override;
+    bool busy() const override {
+        if (!stalled_.empty()) return true;
+        for (const Op *op = inflight_.next; op != &inflight_; op = op->next)
+            if (op->kind != Op::Kind::none && !peers_[op->peer].failed) return true;
+        for (const auto &[id, op] : waiting_cts_)
+            if (!peers_[op->peer].failed) return true;
+        return false;
+    }
     void set_unreachable_hook(std::function<void(PeerId)> hook) override { unreachable_ = std::move(hook); }
     std::string provider_of(PeerId peer) const override {
         if (peer == self_) return "self";
