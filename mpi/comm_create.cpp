@@ -46,14 +46,24 @@ void release_slot(std::uint32_t context) {
     g_free[slot / 64] |= std::uint64_t{1} << (slot % 64);
 }
 
-int claim_lowest(const SlotMask &m) {
-    for (int w = 0; w < k_slot_words; ++w) {
-        if (m[static_cast<std::size_t>(w)] == 0) continue;
-        const int bit = __builtin_ctzll(m[static_cast<std::size_t>(w)]);
-        g_free[static_cast<std::size_t>(w)] &= ~(std::uint64_t{1} << bit);
-        return w * 64 + bit;
-    }
+int lowest_slot(const SlotMask &m) {
+    for (int w = 0; w < k_slot_words; ++w)
+        if (m[static_cast<std::size_t>(w)] != 0) return w * 64 + __builtin_ctzll(m[static_cast<std::size_t>(w)]);
     return -1;
+}
+
+bool claim_slot(int slot) {
+    if (slot < 0) return false;
+    std::uint64_t &word = g_free[static_cast<std::size_t>(slot / 64)];
+    const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
+    if ((word & bit) == 0) return false;
+    word &= ~bit;
+    return true;
+}
+
+int claim_lowest(const SlotMask &m) {
+    const int slot = lowest_slot(m);
+    return claim_slot(slot) ? slot : -1;
 }
 
 // ---- exchanges among the members of `team` on its collective context ----

@@ -15,7 +15,11 @@ inline constexpr int k_slot_words = 64;  // 4096 slots
 using SlotMask = std::array<std::uint64_t, k_slot_words>;
 
 const SlotMask &free_slots();
-// Lowest slot free in `m`, claimed here; -1 when none.
+// Lowest slot set in `m` (-1 when none).
+int lowest_slot(const SlotMask &m);
+// Claims `slot` here; false when it is not free here.
+bool claim_slot(int slot);
+// Lowest slot free in `m` (free everywhere its members are), claimed here; -1 when none.
 int claim_lowest(const SlotMask &m);
 void release_slot(std::uint32_t context);
 

@@ -479,17 +479,24 @@ int agree_call(const char *call, MPI_Comm comm, int *flag) {
                  comm_label(comm));
 }
 
+// The nonblocking calls (iagree, ishrink, Icomm_validate): a request on
+// `comm` that completes, with the class `on_decided` returns, once the
+// agreement on `view` is decided.
+MPI_Request agreement_request(MPI_Comm comm, MPI_Comm view, std::vector<std::uint64_t> words,
+                              std::function<int(const Instance &)> on_decided) {
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
+    start_agreement(view, std::move(words), r, std::move(on_decided));  // may complete r at once
+    return r;
+}
+
 int iagree_call(const char *call, MPI_Comm comm, int *flag, MPI_Request *request) {
     FTMPI_TRY(check_any(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
-    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
-    start_agreement(ft_view(comm), agree_words(comm, *flag), r,
-                    [comm, flag](const Instance &inst) {
-                        *flag = agreed_flag(comm, inst);
-                        return MPI_SUCCESS;
-                    });
-    *request = r;
+    *request = agreement_request(comm, ft_view(comm), agree_words(comm, *flag), [comm, flag](const Instance &inst) {
+        *flag = agreed_flag(comm, inst);
+        return MPI_SUCCESS;
+    });
     return MPI_SUCCESS;
 }
 
@@ -509,30 +516,19 @@ std::vector<int> survivors(const std::vector<int> &procs, const std::vector<int>
 int shrink_from(MPI_Comm comm, const Instance &inst, MPI_Comm *newcomm) {
     SlotMask common{};
     for (std::size_t i = 0; i < common.size() && i < inst.value.size(); ++i) common[i] = inst.value[i];
-    auto still_free = [](int s) {
-        return s >= 0 && (free_slots()[static_cast<std::size_t>(s / 64)] >> (s % 64) & 1u) != 0;
-    };
-    auto first = [&common]() {
-        for (int w = 0; w < k_slot_words; ++w)
-            if (common[static_cast<std::size_t>(w)] != 0)
-                return w * 64 + __builtin_ctzll(common[static_cast<std::size_t>(w)]);
-        return -1;
-    };
-    const int slot = first();
-    if (slot >= 0) common[static_cast<std::size_t>(slot / 64)] &= ~(std::uint64_t{1} << (slot % 64));
-    const int local_slot = comm->inter ? first() : slot;
-    if (!still_free(slot) || !still_free(local_slot)) return MPI_ERR_INTERN;
-    SlotMask take{};
-    take[static_cast<std::size_t>(slot / 64)] |= std::uint64_t{1} << (slot % 64);
-    claim_lowest(take);
+    const int slot = lowest_slot(common);
+    if (!claim_slot(slot)) return MPI_ERR_INTERN;
     const std::uint64_t uid = inst.value.back();  // the coordinator's nonce
     if (!comm->inter) {
         *newcomm = make_comm(comm, slot, survivors(comm->procs, inst.failed), uid);
         return MPI_SUCCESS;
     }
-    SlotMask take_local{};
-    take_local[static_cast<std::size_t>(local_slot / 64)] |= std::uint64_t{1} << (local_slot % 64);
-    claim_lowest(take_local);
+    common[static_cast<std::size_t>(slot / 64)] &= ~(std::uint64_t{1} << (slot % 64));
+    const int local_slot = lowest_slot(common);
+    if (!claim_slot(local_slot)) {
+        release_slot(static_cast<std::uint32_t>(slot) * 2);
+        return MPI_ERR_INTERN;
+    }
     std::vector<int> mine = survivors(comm->local_procs, inst.failed);
     MPI_Comm local = make_comm(comm, local_slot, mine, mix_uid(uid, static_cast<std::uint64_t>(mine.front())));
     *newcomm = make_intercomm(local, slot, survivors(comm->procs, inst.failed), comm->errhandler, uid);
@@ -614,13 +610,11 @@ int MPI_Icomm_validate(MPI_Comm comm, MPI_Group *failed, MPI_Request *request) {
     FTMPI_TRY(check_intra(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, failed, "failed"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
-    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
-    start_agreement(comm, flag_words(1), r, [comm, failed](const Instance &inst) {
+    *request = agreement_request(comm, comm, flag_words(1), [comm, failed](const Instance &inst) {
         recognize(comm, inst);
         *failed = recognized_group(comm);
         return MPI_SUCCESS;
     });
-    *request = r;
     return MPI_SUCCESS;
 }
 
@@ -646,10 +640,8 @@ int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     *newcomm = MPI_COMM_NULL;
-    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
-    start_agreement(ft_view(comm), free_words(), r,
-                    [comm, newcomm](const Instance &inst) { return shrink_from(comm, inst, newcomm); });
-    *request = r;
+    *request = agreement_request(comm, ft_view(comm), free_words(),
+                                 [comm, newcomm](const Instance &inst) { return shrink_from(comm, inst, newcomm); });
     return MPI_SUCCESS;
 }
 }  // extern "C"
