@@ -29,24 +29,24 @@ constexpr std::uint32_t k_world_context = 0;
 constexpr std::uint32_t k_self_context = 2;
 
 void setup_predefined_comms(int rank, int size) {
-    auto setup = [](ftmpi_comm_s &c, std::uint32_t ctx, int r, std::vector<int> procs, const char *name) {
+    auto setup = [](ftmpi_comm_s &c, std::uint32_t ctx, std::uint64_t uid, int r, std::vector<int> procs,
+                    const char *name) {
         c.magic = Magic::comm;
         c.context = ctx;
+        c.uid = uid;
         c.rank = r;
         c.size = static_cast<int>(procs.size());
         c.procs = std::move(procs);
-        c.queue = &g.engine->queue(ctx);
-        c.coll_queue = &g.engine->queue(ctx + 1);
+        c.queue = g.engine->open(ctx, uid);
+        c.coll_queue = g.engine->open(ctx + 1, uid);
         c.errhandler = MPI_ERRORS_ARE_FATAL;
         c.predefined = true;
         std::strncpy(c.name, name, sizeof c.name - 1);
     };
     std::vector<int> all(static_cast<std::size_t>(size));
     for (int i = 0; i < size; ++i) all[static_cast<std::size_t>(i)] = i;
-    setup(ftmpi_comm_world.obj, k_world_context, rank, std::move(all), "MPI_COMM_WORLD");
-    setup(ftmpi_comm_self.obj, k_self_context, 0, {rank}, "MPI_COMM_SELF");
-    ftmpi_comm_world.obj.uid = 1;
-    ftmpi_comm_self.obj.uid = 2;
+    setup(ftmpi_comm_world.obj, k_world_context, 1, rank, std::move(all), "MPI_COMM_WORLD");
+    setup(ftmpi_comm_self.obj, k_self_context, 2, 0, {rank}, "MPI_COMM_SELF");
     register_comm(&ftmpi_comm_world.obj);
     register_comm(&ftmpi_comm_self.obj);
     ftmpi_message_no_proc.obj.magic = Magic::message;

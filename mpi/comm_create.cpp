@@ -193,8 +193,8 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint6
     const int me = g.pm->job().rank;
     c->rank = static_cast<int>(std::find(procs.begin(), procs.end(), me) - procs.begin());
     c->procs = std::move(procs);
-    c->queue = &g.engine->queue(c->context);
-    c->coll_queue = &g.engine->queue(c->context + 1);
+    c->queue = g.engine->open(c->context, uid);
+    c->coll_queue = g.engine->open(c->context + 1, uid);
     c->errhandler = parent->errhandler;
     errhandler_retain(c->errhandler);
     register_comm(c);
@@ -206,9 +206,22 @@ int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm);
 void discard_comm(MPI_Comm c) {
     if (c->inter) free_intercomm_parts(c);
     unregister_comm(c);
-    release_slot(c->context);
-    errhandler_release(c->errhandler);
+    if (c->ft_owner == nullptr) {  // an inter-communicator's view shares its owner's context and queues
+        release_slot(c->context);
+        g.engine->close(c->queue);
+        g.engine->close(c->coll_queue);
+    }
     c->magic = Magic::dead;
+    if (c->refs > 0) c->freed = true;  // the last request's release deletes it
+    else delete_comm_object(c);
+}
+
+void delete_comm_object(MPI_Comm c) {
+    if (c->ft_owner == nullptr) {
+        g.engine->destroy(c->queue);
+        g.engine->destroy(c->coll_queue);
+    }
+    errhandler_release(c->errhandler);
     delete c;
 }
 
@@ -368,6 +381,9 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
         return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create_group", "the calling process is not in group");
     ftmpi_comm_s team;
     team.context = comm->context;
+    team.uid = comm->uid;  // its messages go to comm's queues
+    team.queue = comm->queue;
+    team.coll_queue = comm->coll_queue;
     team.procs = group->procs;
     team.size = static_cast<int>(group->procs.size());
     team.rank = static_cast<int>(at - group->procs.begin());

@@ -61,7 +61,10 @@ MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs,
 // communicator and the fault-tolerance view.
 void free_intercomm_parts(MPI_Comm comm);
 // Destroys a communicator (intra or inter) and what it owns; its attributes
-// are the caller's business.
+// are the caller's business. Its context is free again at once; the object
+// itself stays until no request refers to it (ftmpi_comm_s::refs).
 void discard_comm(MPI_Comm c);
+// Deletes a discarded communicator's object (its queues and error handler).
+void delete_comm_object(MPI_Comm c);
 
 }  // namespace ftmpi::mpi

@@ -99,8 +99,8 @@ MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs,
     c->rank = local->rank;
     c->local_procs = local->procs;
     c->local = local;
-    c->queue = &g.engine->queue(c->context);
-    c->coll_queue = &g.engine->queue(c->context + 1);
+    c->queue = g.engine->open(c->context, uid);
+    c->coll_queue = g.engine->open(c->context + 1, uid);
     c->errhandler = errhandler;
     errhandler_retain(errhandler);
     // The fault-tolerance view: both groups, in an order both compute alike.
@@ -116,6 +116,7 @@ MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs,
     v->queue = c->queue;
     v->coll_queue = c->coll_queue;
     v->errhandler = errhandler;
+    errhandler_retain(errhandler);
     v->ft_owner = c;
     c->ft = v;
     register_comm(v);
@@ -175,18 +176,12 @@ int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm) {
 
 void free_intercomm_parts(MPI_Comm comm) {
     if (MPI_Comm v = comm->ft) {
-        unregister_comm(v);
-        v->magic = Magic::dead;
-        delete v;
         comm->ft = nullptr;
+        discard_comm(v);
     }
     if (MPI_Comm l = comm->local) {
-        unregister_comm(l);
-        release_slot(l->context);
-        errhandler_release(l->errhandler);
-        l->magic = Magic::dead;
-        delete l;
         comm->local = nullptr;
+        discard_comm(l);
     }
 }
 

@@ -115,6 +115,11 @@ struct ftmpi_comm_s {
     // not empty they run over these comm ranks (virtual rank -> comm rank).
     std::vector<int> coll_ranks;
     bool revoked = false;        // MPIX_Comm_revoke (mpi/recovery.cpp)
+    // Requests that refer to this communicator. MPI_Comm_free lets pending
+    // operations complete normally: the object goes when the last one is
+    // released (freed is then set, and magic is dead for the user).
+    int refs = 0;
+    bool freed = false;
     // The same at every member and (with high probability) different from any
     // earlier communicator on this context slot: fault-tolerance messages
     // carry it, so a late revoke of a freed communicator never hits the next.

@@ -85,8 +85,8 @@ void revoke_local(MPI_Comm c) {
         if (owner->local != nullptr) revoke_local(owner->local);
     }
     FTMPI_INFO("%s is revoked", comm_label(c));
-    for (std::uint32_t ctx : {c->context, c->context + 1}) {
-        auto &posted = g.engine->queue(ctx).posted();
+    for (MatchQueue *q : {c->queue, c->coll_queue}) {
+        auto &posted = q->posted();
         while (!posted.empty()) {
             MPI_Request r = posted.front();
             posted.pop_front();
@@ -96,7 +96,7 @@ void revoke_local(MPI_Comm c) {
             complete_request(r, MPI_ERR_REVOKED, 0);
         }
     }
-    g.transport->cancel_sends(c->context, c->context + 1);
+    g.transport->cancel_sends(c->uid, c->context, c->context + 1, transport::Err::revoked);
     std::set<int> sent;
     for (int k = 1; k < c->size; k *= 2) {
         for (int peer : {(c->rank + k) % c->size, (c->rank - k % c->size + c->size) % c->size}) {
@@ -436,7 +436,7 @@ void recovery_on_failures() {
     // Collectives of a communicator made collectively inactive give up their
     // sends waiting for a receiver (which gave up too: see start_recv).
     for (auto &[slot, c] : g_comms)
-        if (collectively_inactive(c)) g.transport->cancel_sends(c->context + 1, c->context + 1);
+        if (collectively_inactive(c)) g.transport->cancel_sends(c->uid, c->context + 1, c->context + 1, transport::Err::canceled);
     for (auto &[c, list] : g_agreements) {
         int rerouted = 0;
         for (auto it = list.rbegin(); it != list.rend() && rerouted < 2; ++it) {

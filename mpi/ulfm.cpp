@@ -33,14 +33,13 @@ void acknowledge(MPI_Comm c, std::size_t n) {
     refresh_failed(c);
     c->failed.acked = std::max(c->failed.acked, std::min(n, c->failed.ranks.size()));
     if (c->failed.acked < c->failed.ranks.size()) return;
-    for (MPI_Request r : g.engine->queue(c->context).posted())
+    for (MPI_Request r : c->queue->posted())
         if (r->comm == c) r->failure_pending = false;
 }
 
 void apply_failures_to_posted() {
     auto &f = ft::failures();
     for (auto &qp : g.engine->queues()) {
-        if (!qp) continue;
         auto &posted = qp->posted();
         for (auto it = posted.begin(); it != posted.end();) {
             MPI_Request r = *it;

@@ -6,9 +6,14 @@
 //
 // Bulk messages carry their match bits as the libfabric tag (the receive is always
 // posted before the sender may send). Eager and control messages are untagged and
-// carry the same 64 bits as an 8-byte header: libfabric 1.17's shm provider loses
-// tagged messages that arrive before a matching receive is posted (see
+// carry a 16-byte Header: the same 64 match bits, then the 64-bit uid of the
+// communicator they belong to. libfabric 1.17's shm provider loses tagged
+// messages that arrive before a matching receive is posted (see
 // docs/transport.md). The top bit of `proto` marks bulk messages.
+//
+// The uid makes a message of one communicator unable to match on another that
+// reuses its context id (a revoked or freed one's late traffic): the receiver
+// routes by context and accepts only the uid of the communicator it has there.
 // Every mask below is derived from its field width; nothing is written out by hand.
 #pragma once
 
@@ -21,6 +26,7 @@ enum class Proto : std::uint8_t {
     rts = 1,    // request to send: RtsPayload
     cts = 2,    // clear to send: CtsPayload
     fin = 3,    // rendezvous data received (shm links): CtsPayload naming the sender id
+    abort = 4,  // the sender will never send the data a CTS asked for: CtsPayload naming the transfer id
     bulk = 8,   // rendezvous payload, matched by transfer id
 };
 
@@ -46,6 +52,13 @@ static_assert((tag_mask & ctx_mask) == 0 && (ctx_mask & proto_mask) == 0);
 static_assert((static_cast<std::uint64_t>(Proto::bulk) << proto_shift) & bulk_bit);
 static_assert(!((static_cast<std::uint64_t>(Proto::cts) << proto_shift) & bulk_bit));
 }  // namespace bits
+
+// The first bytes of every untagged (eager and control) message.
+struct Header {
+    std::uint64_t match;  // pack_match(...)
+    std::uint64_t uid;    // the communicator's uid (0 on CTS, FIN and ABORT)
+};
+static_assert(sizeof(Header) == 16);
 
 // Largest user tag that fits (MPI_TAG_UB).
 inline constexpr std::int32_t max_tag = static_cast<std::int32_t>(bits::field_mask(bits::tag_width));

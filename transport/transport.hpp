@@ -20,6 +20,8 @@
 #include <memory>
 #include <string>
 
+#include "transport/match_bits.hpp"
+
 namespace ftmpi::runtime {
 class ProcessManager;
 }
@@ -33,6 +35,7 @@ enum class Err : int {
     peer_failed,  // the peer failed or cannot be reached
     truncated,    // more data arrived than the buffer holds
     canceled,
+    revoked,      // canceled because the communicator was revoked (here or at the peer)
     other,        // anything else; logged with its libfabric text
 };
 
@@ -51,7 +54,7 @@ struct Op {
     void *recv_buf = nullptr;
     std::size_t length = 0;
     std::uint64_t id = 0;  // rendezvous transfer id
-    std::uint64_t match = 0;
+    Header header{};       // untagged sends: what goes first on the wire; bulk: header.match is the tag
     std::uint64_t data = 0;
     Op *prev = nullptr;  // the transport's list of operations held by libfabric
     Op *next = nullptr;
@@ -60,6 +63,7 @@ struct Op {
 // A message that arrived and is not yet matched to a receive.
 struct Arrival {
     std::uint32_t context;
+    std::uint64_t uid;          // the sender's communicator uid (Header::uid)
     std::int32_t tag;
     std::int32_t source_rank;   // rank of the sender in the communicator
     PeerId source;              // the sender's process
@@ -92,11 +96,14 @@ class Transport {
 public:
     virtual ~Transport() = default;
 
-    // Sends `length` bytes to `peer` for (context, tag), from `source_rank`.
-    virtual Posted send(PeerId peer, std::uint32_t context, std::int32_t tag, std::int32_t source_rank,
-                        const void *buf, std::size_t length, SendMode mode, Op *op) = 0;
+    // Sends `length` bytes to `peer` for (context, tag) of the communicator
+    // `uid`, from `source_rank`.
+    virtual Posted send(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag,
+                        std::int32_t source_rank, const void *buf, std::size_t length, SendMode mode, Op *op) = 0;
     // Pulls the data of a rendezvous Arrival into `buf` (at most `capacity` bytes).
-    // Op::done reports Err::truncated when the message was longer than capacity.
+    // Op::done reports Err::truncated when the message was longer than capacity,
+    // and the sender's reason (cancel_sends) when it gave the send up before
+    // sending the data: the receive never waits for data that will not come.
     virtual Posted accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) = 0;
     // Drives every endpoint. Returns the number of events handled.
     virtual int poll() = 0;
@@ -105,9 +112,12 @@ public:
     // Err::peer_failed, and every later one fails at once.
     virtual void mark_failed(PeerId peer) = 0;
     virtual bool is_failed(PeerId peer) const = 0;
-    // Finishes with Err::canceled every rendezvous send of contexts [first,
-    // last] still waiting for its receiver (a revoked communicator).
-    virtual void cancel_sends(std::uint32_t first, std::uint32_t last) = 0;
+    // Finishes with `why` (Err::revoked or Err::canceled) every rendezvous
+    // send of communicator `uid` on contexts [first, last] still waiting for
+    // its receiver. A receiver that answers later is told the data will not
+    // come, and why: its receive finishes with the same Err. Sends already
+    // moving their data finish normally.
+    virtual void cancel_sends(std::uint64_t uid, std::uint32_t first, std::uint32_t last, Err why) = 0;
     // Whether operations toward live peers are still unfinished (MPI_Finalize
     // drains them: a process's last messages, such as an agreement's
     // decision, complete only as it drives progress).

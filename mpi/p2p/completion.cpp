@@ -293,7 +293,7 @@ int MPI_Cancel(MPI_Request *request) {
     MPI_Request r = *request;
     if (r == MPI_REQUEST_NULL)
         return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Cancel", "argument request is MPI_REQUEST_NULL");
-    if (r->kind == ftmpi_request_s::Kind::recv && r->posted && g.engine->queue(r->context).remove_posted(r)) {
+    if (r->kind == ftmpi_request_s::Kind::recv && r->posted && queue_of(r).remove_posted(r)) {
         r->status.ftmpi_cancelled = 1;
         r->status.MPI_SOURCE = MPI_ANY_SOURCE;
         r->status.MPI_TAG = MPI_ANY_TAG;

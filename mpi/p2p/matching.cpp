@@ -45,16 +45,7 @@ bool MatchQueue::remove_posted(MPI_Request r) {
     return false;
 }
 
-void Engine::on_arrival(const transport::Arrival &a) {
-    if (is_ft_context(a.context)) {  // revoke and agreement traffic (mpi/recovery.cpp)
-        on_ft_message(a);
-        return;
-    }
-    MatchQueue &q = queue(a.context);
-    if (MPI_Request r = q.take_posted(a.source_rank, a.tag)) {
-        deliver(r, a);
-        return;
-    }
+std::unique_ptr<Unexpected> Unexpected::of(const transport::Arrival &a) {
     auto u = std::make_unique<Unexpected>();
     u->source_rank = a.source_rank;
     u->tag = a.tag;
@@ -66,7 +57,70 @@ void Engine::on_arrival(const transport::Arrival &a) {
         auto p = static_cast<const char *>(a.eager_data);
         u->data.assign(p, p + a.length);
     }
-    q.add_unexpected(std::move(u));
+    return u;
+}
+
+MatchQueue *Engine::open(std::uint32_t context, std::uint64_t uid) {
+    if (context >= open_.size()) {
+        open_.resize(context + 1, nullptr);
+        closed_uid_.resize(context + 1, 0);
+    }
+    auto q = std::make_unique<MatchQueue>((context & 1) ? k_coll_poison : 0, context, uid);
+    for (auto it = held_.begin(); it != held_.end();) {
+        if (it->context != context) {
+            ++it;
+            continue;
+        }
+        if (it->uid == uid) q->add_unexpected(std::move(it->msg));  // in arrival order
+        it = held_.erase(it);
+    }
+    open_[context] = q.get();
+    all_.push_back(std::move(q));
+    return open_[context];
+}
+
+void Engine::close(MatchQueue *q) {
+    if (q->closed_) return;
+    q->closed_ = true;
+    q->unexpected_.clear();
+    if (open_[q->context_] == q) {
+        open_[q->context_] = nullptr;
+        closed_uid_[q->context_] = q->uid_;
+    }
+}
+
+void Engine::destroy(MatchQueue *q) {
+    close(q);
+    std::erase_if(all_, [q](const auto &p) { return p.get() == q; });
+}
+
+void Engine::on_arrival(const transport::Arrival &a) {
+    if (is_ft_context(a.context)) {  // revoke and agreement traffic (mpi/recovery.cpp)
+        on_ft_message(a);
+        return;
+    }
+    MatchQueue *q = a.context < open_.size() ? open_[a.context] : nullptr;
+    if (q == nullptr || q->uid_ != a.uid) {
+        on_other(a);
+        return;
+    }
+    if (MPI_Request r = q->take_posted(a.source_rank, a.tag)) {
+        deliver(r, a);
+        return;
+    }
+    q->add_unexpected(Unexpected::of(a));
+}
+
+// A message for no open queue of its uid: for a freed communicator's pending
+// receive, stale, or early (for a communicator not created here yet).
+void Engine::on_other(const transport::Arrival &a) {
+    for (const auto &q : all_) {
+        if (!q->closed_ || q->context_ != a.context || q->uid_ != a.uid) continue;
+        if (MPI_Request r = q->take_posted(a.source_rank, a.tag)) deliver(r, a);
+        return;  // otherwise nobody can receive it any more
+    }
+    if (a.context < open_.size() && (open_[a.context] != nullptr || closed_uid_[a.context] == a.uid)) return;
+    held_.push_back({a.context, a.uid, Unexpected::of(a)});
 }
 
 }  // namespace ftmpi::mpi

@@ -1,9 +1,15 @@
-// Message matching: per context, the posted receives and the unexpected
-// messages, each in MPI order (non-overtaking).
+// Message matching: per communicator and context, the posted receives and the
+// unexpected messages, each in MPI order (non-overtaking).
 //
 // The Engine is the transport's Sink: an arriving message either completes
 // the first matching posted receive or is queued as unexpected (eager data
 // copied, rendezvous data left at the sender until a receive accepts it).
+//
+// A message reaches only the queue of the communicator it was sent on: every
+// message carries its communicator's uid (transport::Header), and a queue
+// takes only its own uid. So a message of a revoked or freed communicator can
+// never match on the next communicator that takes its context id, however late
+// it arrives.
 #pragma once
 
 #include <deque>
@@ -26,8 +32,9 @@ struct Unexpected {
     std::vector<char> data;  // eager payload
 
     transport::Arrival arrival() const {
-        return {0, tag, source_rank, source, length, data.data(), rendezvous, sender_id};
+        return {0, 0, tag, source_rank, source, length, data.data(), rendezvous, sender_id};
     }
+    static std::unique_ptr<Unexpected> of(const transport::Arrival &a);
 };
 
 inline bool matches(int want_source, int want_tag, int source, int tag) {
@@ -52,7 +59,12 @@ inline bool coll_gated(const ftmpi_request_s *r) {
 
 class MatchQueue {
 public:
-    explicit MatchQueue(std::int32_t ignored_tag_bits = 0) : ignore_(ignored_tag_bits) {}
+    explicit MatchQueue(std::int32_t ignored_tag_bits = 0, std::uint32_t context = 0, std::uint64_t uid = 0)
+        : ignore_(ignored_tag_bits), context_(context), uid_(uid) {}
+    std::uint32_t context() const { return context_; }
+    std::uint64_t uid() const { return uid_; }
+    // Closed: its communicator was freed; only its pending receives still match.
+    bool closed() const { return closed_; }
     // First posted receive that matches (source, tag), removed from the queue.
     MPI_Request take_posted(int source, int tag);
     // First unexpected message that matches, removed (take) or left (peek).
@@ -69,26 +81,55 @@ public:
     }
 
 private:
+    friend class Engine;
     std::deque<MPI_Request> posted_;
     std::deque<std::unique_ptr<Unexpected>> unexpected_;
     std::int32_t ignore_;  // tag bits matching ignores (k_coll_poison on collective contexts)
+    std::uint32_t context_;
+    std::uint64_t uid_;  // the communicator's (ftmpi_comm_s::uid)
+    bool closed_ = false;
 };
 
 class Engine final : public transport::Sink {
 public:
-    // The queue of a context; created on first use (a message may arrive for a
-    // communicator this process has not created yet).
-    MatchQueue &queue(std::uint32_t context) {
-        if (context >= queues_.size()) queues_.resize(context + 1);
-        if (!queues_[context]) queues_[context] = std::make_unique<MatchQueue>((context & 1) ? k_coll_poison : 0);
-        return *queues_[context];
-    }
+    // The queue of `context` for the communicator `uid`, at its creation. The
+    // messages that arrived for it before are its first unexpected ones;
+    // whatever else arrived on that context is stale (another communicator's)
+    // and dropped. A process has one communicator per context at a time, and
+    // a member of a later communicator on this context can only have made it
+    // after this process freed the earlier one: so while a queue is open, a
+    // message on its context with another uid is always stale.
+    MatchQueue *open(std::uint32_t context, std::uint64_t uid);
+    // MPI_Comm_free: the context is free for the next communicator. The queue
+    // drops its unexpected messages; its posted receives (requests the user
+    // still holds) keep matching messages of its uid.
+    void close(MatchQueue *q);
+    // The communicator object is gone (no request refers to it).
+    void destroy(MatchQueue *q);
     void on_arrival(const transport::Arrival &a) override;
-    std::vector<std::unique_ptr<MatchQueue>> &queues() { return queues_; }
+    // Every queue, open or closed.
+    const std::vector<std::unique_ptr<MatchQueue>> &queues() const { return all_; }
+    // Messages kept for a communicator not created here yet.
+    std::size_t held() const { return held_.size(); }
 
 private:
-    std::vector<std::unique_ptr<MatchQueue>> queues_;
+    void on_other(const transport::Arrival &a);
+    struct Held {
+        std::uint32_t context;
+        std::uint64_t uid;
+        std::unique_ptr<Unexpected> msg;
+    };
+    std::vector<MatchQueue *> open_;          // by context
+    std::vector<std::uint64_t> closed_uid_;   // by context: the uid of the last queue closed there
+    std::vector<std::unique_ptr<MatchQueue>> all_;
+    std::deque<Held> held_;
 };
+
+// The queue a request of its communicator matches in (point-to-point or
+// collective context).
+inline MatchQueue &queue_of(MPI_Request r) {
+    return *(r->context == r->comm->context ? r->comm->queue : r->comm->coll_queue);
+}
 
 // Hands a matched message to receive request `r` (copy or rendezvous pull).
 void deliver(MPI_Request r, const transport::Arrival &a);

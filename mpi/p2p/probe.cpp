@@ -34,7 +34,7 @@ void proc_null_status(MPI_Status *status) {
 // named source that failed with nothing left from it.
 int look(const char *call, int source, int tag, MPI_Comm comm, const Unexpected **found) {
     progress();
-    *found = g.engine->queue(comm->context).peek_unexpected(source, tag);
+    *found = comm->queue->peek_unexpected(source, tag);
     if (*found != nullptr || ft::failures().epoch() == 0) return MPI_SUCCESS;
     if (source != MPI_ANY_SOURCE && ft::failures().is_failed(comm->procs[static_cast<std::size_t>(source)]))
         return raise(comm, MPI_ERR_PROC_FAILED, call, "rank %d of %s failed", source, comm_label(comm));
@@ -48,7 +48,7 @@ int look(const char *call, int source, int tag, MPI_Comm comm, const Unexpected 
 MPI_Message take_message(int source, int tag, MPI_Comm comm) {
     auto m = new ftmpi_message_s;
     m->comm = comm;
-    m->msg = g.engine->queue(comm->context).take_unexpected(source, tag).release();
+    m->msg = comm->queue->take_unexpected(source, tag).release();
     return m;
 }
 

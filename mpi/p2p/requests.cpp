@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "mpi/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/dt/derived.hpp"
@@ -22,7 +23,8 @@ int class_of(transport::Err e) {
     case transport::Err::ok: return MPI_SUCCESS;
     case transport::Err::peer_failed: return MPI_ERR_PROC_FAILED;
     case transport::Err::truncated: return MPI_ERR_TRUNCATE;
-    case transport::Err::canceled: return MPI_ERR_OTHER;
+    case transport::Err::canceled: return MPI_ERR_PROC_FAILED;  // collectively inactive (cancel_sends)
+    case transport::Err::revoked: return MPI_ERR_REVOKED;
     case transport::Err::other: return MPI_ERR_OTHER;
     }
     return MPI_ERR_INTERN;
@@ -37,12 +39,14 @@ void drop_pack_buf(MPI_Request r) {
 
 void on_op_done(transport::Op *op, transport::Err err, std::size_t bytes) {
     auto *r = reinterpret_cast<MPI_Request>(op);  // Op is the request's first member
-    // Sends are canceled (transport cancel_sends) by a revoke, or when their
-    // collective's communicator became collectively inactive.
-    if (err == transport::Err::canceled && r->comm != nullptr)
-        complete_request(r, r->comm->revoked ? MPI_ERR_REVOKED : MPI_ERR_PROC_FAILED, bytes);
-    else
-        complete_request(r, class_of(err), bytes);
+    // An operation still pending when this process learned that its
+    // communicator was revoked ends with MPI_ERR_REVOKED, whatever its
+    // protocol stage (waiting for the rendezvous handshake, or moving its
+    // data: the transfer is finished or withdrawn first, never left behind).
+    // A peer that gave a transfer up tells why (transport cancel_sends): its
+    // communicator was revoked, or became collectively inactive.
+    const bool revoked = r->comm->revoked && !is_ft_context(r->context);
+    complete_request(r, revoked ? MPI_ERR_REVOKED : class_of(err), bytes);
 }
 
 }  // namespace
@@ -60,6 +64,7 @@ MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *b
     r->op.done = &on_op_done;
     r->kind = kind;
     r->comm = comm;
+    if (comm != nullptr) ++comm->refs;
     r->buf = const_cast<void *>(buf);
     r->count = count;
     r->datatype = type;
@@ -72,6 +77,10 @@ MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *b
 }
 
 void release_request(MPI_Request r) {
+    if (MPI_Comm c = r->comm) {
+        r->comm = nullptr;
+        if (--c->refs == 0 && c->freed) delete_comm_object(c);
+    }
     if (r->datatype != nullptr && !r->datatype->predefined) {
         dt_release(r->datatype);
         r->datatype = nullptr;
@@ -172,8 +181,8 @@ void start_send(MPI_Request r) {
         pack(r->buf, static_cast<std::size_t>(r->count), r->datatype, r->pack_buf);
         data = r->pack_buf;
     }
-    switch (g.transport->send(static_cast<transport::PeerId>(dest), r->context, r->tag, r->comm->rank, data,
-                              r->capacity, r->mode, &r->op)) {
+    switch (g.transport->send(static_cast<transport::PeerId>(dest), r->context, r->comm->uid, r->tag, r->comm->rank,
+                              data, r->capacity, r->mode, &r->op)) {
     case transport::Posted::complete: complete_request(r, MPI_SUCCESS, r->capacity); break;
     case transport::Posted::peer_failed: complete_request(r, MPI_ERR_PROC_FAILED, 0); break;
     case transport::Posted::pending: break;
@@ -224,7 +233,7 @@ void start_recv(MPI_Request r) {
         complete_request(r, e, 0);
         return;
     }
-    MatchQueue &q = g.engine->queue(r->context);
+    MatchQueue &q = queue_of(r);
     if (auto u = q.take_unexpected(r->peer, r->tag)) {
         deliver(r, u->arrival());
         return;

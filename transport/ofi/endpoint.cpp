@@ -111,9 +111,9 @@ fi_addr_t Endpoint::insert(const std::vector<char> &address) {
     return n == 1 ? addr : FI_ADDR_NOTAVAIL;
 }
 
-ssize_t Endpoint::inject_msg(std::uint64_t header, const void *buf, std::size_t len, fi_addr_t dest,
+ssize_t Endpoint::inject_msg(const Header &header, const void *buf, std::size_t len, fi_addr_t dest,
                              std::uint64_t data) {
-    alignas(8) char staged[256];
+    alignas(8) char staged[k_inject_stage];
     if (sizeof header + len > sizeof staged || sizeof header + len > inject_size_) return -FI_EMSGSIZE;
     std::memcpy(staged, &header, sizeof header);
     if (len > 0) std::memcpy(staged + sizeof header, buf, len);

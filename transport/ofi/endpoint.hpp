@@ -17,7 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "transport/match_bits.hpp"
+
 namespace ftmpi::transport::ofi {
+
+// Largest header + payload inject_msg stages.
+inline constexpr std::size_t k_inject_stage = 256;
 
 class Endpoint {
 public:
@@ -37,14 +42,15 @@ public:
     // Inserts a peer's address; returns FI_ADDR_NOTAVAIL on failure.
     fi_addr_t insert(const std::vector<char> &address);
 
-    // Eager and control traffic: untagged messages whose first 8 bytes are the
-    // match bits (`header`), received into the transport's posted buffers.
+    // Eager and control traffic: untagged messages whose first 16 bytes are
+    // the Header (match bits, communicator uid), received into the
+    // transport's posted buffers.
     // libfabric 1.17 shm (util_srx) loses tagged messages that arrive before a
     // matching receive is posted; its untagged unexpected queue is sound, so
     // nothing that can arrive unexpected travels tagged.
-    ssize_t send_msg(const std::uint64_t *header, const void *buf, std::size_t len, fi_addr_t dest,
-                     std::uint64_t data, void *context) {
-        iovec iov[2] = {{const_cast<std::uint64_t *>(header), sizeof *header}, {const_cast<void *>(buf), len}};
+    ssize_t send_msg(const Header *header, const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t data,
+                     void *context) {
+        iovec iov[2] = {{const_cast<Header *>(header), sizeof *header}, {const_cast<void *>(buf), len}};
         fi_msg msg{};
         msg.msg_iov = iov;
         msg.iov_count = len > 0 ? 2 : 1;
@@ -54,7 +60,7 @@ public:
         return fi_sendmsg(ep_, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
     }
     // Needs sizeof header + len <= inject_size(); no completion is generated.
-    ssize_t inject_msg(std::uint64_t header, const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t data);
+    ssize_t inject_msg(const Header &header, const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t data);
     ssize_t recv_msg(void *buf, std::size_t len, void *context) {
         return fi_recv(ep_, buf, len, nullptr, FI_ADDR_UNSPEC, context);
     }

@@ -12,9 +12,14 @@
 //               completion: libfabric's shm reports a sender's completions in
 //               order, and one owed by a peer that died never comes, which
 //               would hold up every later send completion of the process.
-// Eager and control messages are untagged messages with the match bits in an
-// 8-byte header; they land in pre-posted receive buffers. Bulk data is tagged
-// with the receiver's transfer id and goes straight into the user's buffer.
+//   abort:      a CTS for a send that was given up (a revoke canceled it while
+//               it waited for the CTS) is answered ABORT{transfer id}, and the
+//               receiver withdraws its bulk receive: once a CTS is out, the
+//               bulk receive ends with the data or with the ABORT, never waits.
+// Eager and control messages are untagged messages with a 16-byte Header (match
+// bits, communicator uid); they land in pre-posted receive buffers. Bulk data
+// is tagged with the receiver's transfer id and goes straight into the user's
+// buffer.
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
@@ -38,8 +43,6 @@ namespace ftmpi::transport::ofi {
 namespace {
 
 constexpr std::size_t k_cq_batch = 16;
-// Largest header + payload staged for fi_injectdata (Endpoint::inject_msg).
-constexpr std::size_t k_inject_max = 256;
 
 struct RxBuffer {
     Op op;
@@ -52,7 +55,7 @@ struct Deferred {
     enum class What : std::uint8_t { op_send, op_recv, control } what;
     PeerId peer;
     Op *op;                  // op_send, op_recv
-    std::uint64_t match = 0;  // control
+    Header header{};          // control
     std::uint64_t data = 0;   // control
     std::size_t length = 0;   // control
     alignas(8) char payload[sizeof(CtsPayload)] = {};
@@ -90,13 +93,13 @@ public:
         for (FinProxy *px : proxies_) delete px;
     }
 
-    Posted send(PeerId peer, std::uint32_t context, std::int32_t tag, std::int32_t source_rank, const void *buf,
-                std::size_t length, SendMode mode, Op *op) override;
+    Posted send(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
+                const void *buf, std::size_t length, SendMode mode, Op *op) override;
     Posted accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) override;
     int poll() override;
     void mark_failed(PeerId peer) override;
     bool is_failed(PeerId peer) const override { return peers_[peer].failed; }
-    void cancel_sends(std::uint32_t first, std::uint32_t last) override;
+    void cancel_sends(std::uint64_t uid, std::uint32_t first, std::uint32_t last, Err why) override;
     bool busy() const override {
         if (!stalled_.empty()) return true;
         for (const Op *op = inflight_.next; op != &inflight_; op = op->next)
@@ -118,7 +121,9 @@ private:
     void post_send(Op *op);
     void post_recv(Op *op);
     ssize_t post_send_now(Op *op);
-    void send_control(PeerId peer, std::uint64_t match, std::uint64_t data, const void *payload, std::size_t length);
+    void send_control(PeerId peer, const Header &header, std::uint64_t data, const void *payload,
+                      std::size_t length);
+    void abort_bulk_recv(PeerId peer, std::uint64_t transfer_id, Err why);
     bool try_deferred(Deferred &d);
     void drain_backlog();
     void defer(const Deferred &d);
@@ -129,8 +134,8 @@ private:
     void lost(PeerId peer);
     void hand_to_fabric(Op *op);
     void back_from_fabric(Op *op);
-    Posted send_to_self(std::uint32_t context, std::int32_t tag, std::int32_t source_rank, const void *buf,
-                        std::size_t length, SendMode mode, Op *op);
+    Posted send_to_self(std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
+                        const void *buf, std::size_t length, SendMode mode, Op *op);
 
     Sink &sink_;
     PeerId self_;
@@ -141,6 +146,12 @@ private:
     std::unordered_map<std::uint64_t, Op *> waiting_cts_;  // sender id -> rendezvous send
     std::unordered_map<std::uint64_t, FinProxy *> waiting_fin_;  // sender id -> bulk send to a FIN peer
     std::unordered_set<FinProxy *> proxies_;                      // every live proxy
+    // Why recent sends were given up (cancel_sends), by sender id, for the
+    // ABORT that answers a CTS that comes after all; the oldest are forgotten
+    // past k_given_up_kept (their ABORT then says Err::canceled).
+    static constexpr std::size_t k_given_up_kept = 4096;
+    std::unordered_map<std::uint64_t, Err> given_up_;
+    std::deque<std::uint64_t> given_up_order_;
     static void proxy_done(Op *op, Err err, std::size_t bytes);
     void release_if_proxy(Op *op);
     Op inflight_;  // sentinel of the list of sends and bulk receives libfabric holds
@@ -197,7 +208,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
                                      std::to_string(r) + " into the address vector");
     }
 
-    const std::size_t rx_size = sizeof(std::uint64_t) + std::max<std::size_t>(eager_limit_, sizeof(CtsPayload));
+    const std::size_t rx_size = sizeof(Header) + std::max<std::size_t>(eager_limit_, sizeof(CtsPayload));
     for (auto &ep : endpoints_) {
         for (std::size_t i = 0; i < std::max<std::size_t>(cfg.RX_BUFFERS, 2); ++i) {
             auto rx = std::make_unique<RxBuffer>();
@@ -248,16 +259,16 @@ void OfiTransport::post_rx(RxBuffer &rx) {
     }
 }
 
-Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::int32_t tag, std::int32_t source_rank,
-                          const void *buf, std::size_t length, SendMode mode, Op *op) {
-    if (peer == self_) return send_to_self(context, tag, source_rank, buf, length, mode, op);
+Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag,
+                          std::int32_t source_rank, const void *buf, std::size_t length, SendMode mode, Op *op) {
+    if (peer == self_) return send_to_self(context, uid, tag, source_rank, buf, length, mode, op);
     PeerState &p = peers_[peer];
     if (p.failed) return Posted::peer_failed;
     const std::uint64_t data = pack_source(self_, source_rank);
     if (mode == SendMode::standard && length <= eager_limit_) {
-        const std::uint64_t match = pack_match(Proto::eager, context, tag);
-        if (length + sizeof match <= std::min<std::size_t>(p.ep->inject_size(), k_inject_max) && p.backlog.empty()) {
-            ssize_t rc = p.ep->inject_msg(match, buf, length, p.addr, data);
+        const Header header{pack_match(Proto::eager, context, tag), uid};
+        if (length + sizeof header <= std::min(p.ep->inject_size(), k_inject_stage) && p.backlog.empty()) {
+            ssize_t rc = p.ep->inject_msg(header, buf, length, p.addr, data);
             if (rc == 0) return Posted::complete;
             if (rc != -FI_EAGAIN && map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) {
                 lost(peer);
@@ -268,7 +279,7 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::int32_t tag, 
         op->peer = peer;
         op->send_buf = buf;
         op->length = length;
-        op->match = match;
+        op->header = header;
         op->data = data;
         post_send(op);
         return Posted::pending;
@@ -278,18 +289,19 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::int32_t tag, 
     op->send_buf = buf;
     op->length = length;
     op->data = data;
-    op->match = pack_match(Proto::rts, context, tag);
+    op->header = Header{pack_match(Proto::rts, context, tag), uid};
     op->id = next_id_++;
     waiting_cts_[op->id] = op;
     RtsPayload rts{length, op->id};
     FTMPI_DEBUG("RTS to %u: %zu bytes, sender id %llu", peer, length, static_cast<unsigned long long>(op->id));
-    send_control(peer, pack_match(Proto::rts, context, tag), data, &rts, sizeof rts);
+    send_control(peer, op->header, data, &rts, sizeof rts);
     return Posted::pending;
 }
 
-Posted OfiTransport::send_to_self(std::uint32_t context, std::int32_t tag, std::int32_t source_rank,
-                                  const void *buf, std::size_t length, SendMode mode, Op *op) {
-    Arrival a{context, tag, source_rank, self_, length, buf, false, 0};
+Posted OfiTransport::send_to_self(std::uint32_t context, std::uint64_t uid, std::int32_t tag,
+                                  std::int32_t source_rank, const void *buf, std::size_t length, SendMode mode,
+                                  Op *op) {
+    Arrival a{context, uid, tag, source_rank, self_, length, buf, false, 0};
     if (mode == SendMode::standard && length <= eager_limit_) {
         sink_.on_arrival(a);
         return Posted::complete;
@@ -298,7 +310,7 @@ Posted OfiTransport::send_to_self(std::uint32_t context, std::int32_t tag, std::
     op->peer = self_;
     op->send_buf = buf;
     op->length = length;
-    op->match = pack_match(Proto::rts, context, tag);
+    op->header = Header{pack_match(Proto::rts, context, tag), uid};
     op->id = next_id_++;
     waiting_cts_[op->id] = op;
     a.eager_data = nullptr;
@@ -328,7 +340,7 @@ Posted OfiTransport::accept(const Arrival &a, void *buf, std::size_t capacity, O
         op->recv_buf = buf;
         op->length = bytes;
         op->id = next_id_++;
-        op->match = pack_bulk(op->id);
+        op->header.match = pack_bulk(op->id);
         op->data = a.sender_id;  // named by the FIN
         cts.transfer_id = op->id;
         post_recv(op);  // posted (or queued) before the CTS that lets the data come
@@ -336,7 +348,7 @@ Posted OfiTransport::accept(const Arrival &a, void *buf, std::size_t capacity, O
     }
     FTMPI_DEBUG("CTS to %u: sender id %llu, transfer id %llu, %zu bytes", a.source,
                 static_cast<unsigned long long>(a.sender_id), static_cast<unsigned long long>(cts.transfer_id), bytes);
-    send_control(a.source, pack_match(Proto::cts, 0, 0), pack_source(self_, 0), &cts, sizeof cts);
+    send_control(a.source, Header{pack_match(Proto::cts, 0, 0), 0}, pack_source(self_, 0), &cts, sizeof cts);
     return result;
 }
 
@@ -365,13 +377,13 @@ void OfiTransport::post_send(Op *op) {
 ssize_t OfiTransport::post_send_now(Op *op) {
     PeerState &p = peers_[op->peer];
     if (op->kind == Op::Kind::bulk_send)
-        return p.ep->send_bulk(op->send_buf, op->length, p.addr, op->match, op->data, op);
-    return p.ep->send_msg(&op->match, op->send_buf, op->length, p.addr, op->data, op);
+        return p.ep->send_bulk(op->send_buf, op->length, p.addr, op->header.match, op->data, op);
+    return p.ep->send_msg(&op->header, op->send_buf, op->length, p.addr, op->data, op);
 }
 
 void OfiTransport::post_recv(Op *op) {
     if (peers_[op->peer].backlog.empty()) {
-        ssize_t rc = peers_[op->peer].ep->recv_bulk(op->recv_buf, op->length, op->match, op);
+        ssize_t rc = peers_[op->peer].ep->recv_bulk(op->recv_buf, op->length, op->header.match, op);
         if (rc == 0) {
             hand_to_fabric(op);
             return;
@@ -384,11 +396,11 @@ void OfiTransport::post_recv(Op *op) {
     defer(Deferred{Deferred::What::op_recv, op->peer, op});
 }
 
-void OfiTransport::send_control(PeerId peer, std::uint64_t match, std::uint64_t data, const void *payload,
+void OfiTransport::send_control(PeerId peer, const Header &header, std::uint64_t data, const void *payload,
                                 std::size_t length) {
     PeerState &p = peers_[peer];
     if (p.backlog.empty()) {
-        ssize_t rc = p.ep->inject_msg(match, payload, length, p.addr, data);
+        ssize_t rc = p.ep->inject_msg(header, payload, length, p.addr, data);
         if (rc == 0) return;
         if (rc != -FI_EAGAIN) {
             FTMPI_WARN("control message to rank %u failed: %s", peer, fi_strerror(static_cast<int>(-rc)));
@@ -396,7 +408,7 @@ void OfiTransport::send_control(PeerId peer, std::uint64_t match, std::uint64_t 
             return;
         }
     }
-    Deferred d{Deferred::What::control, peer, nullptr, match, data, length};
+    Deferred d{Deferred::What::control, peer, nullptr, header, data, length};
     std::memcpy(d.payload, payload, length);
     defer(d);
 }
@@ -413,12 +425,12 @@ bool OfiTransport::try_deferred(Deferred &d) {
             auto *rx = reinterpret_cast<RxBuffer *>(d.op);  // Op is RxBuffer's first member
             rc = rx->ep->recv_msg(rx->data.data(), rx->data.size(), d.op);
         } else {
-            rc = peers_[d.peer].ep->recv_bulk(d.op->recv_buf, d.op->length, d.op->match, d.op);
+            rc = peers_[d.peer].ep->recv_bulk(d.op->recv_buf, d.op->length, d.op->header.match, d.op);
         }
         break;
     case Deferred::What::control: {
         PeerState &p = peers_[d.peer];
-        rc = p.ep->inject_msg(d.match, d.payload, d.length, p.addr, d.data);
+        rc = p.ep->inject_msg(d.header, d.payload, d.length, p.addr, d.data);
         break;
     }
     }
@@ -516,7 +528,7 @@ void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
     case Op::Kind::bulk_recv:
         if (peers_[op->peer].fin) {
             const CtsPayload fin{op->data, op->id, e.len};
-            send_control(op->peer, pack_match(Proto::fin, 0, 0), pack_source(self_, 0), &fin, sizeof fin);
+            send_control(op->peer, Header{pack_match(Proto::fin, 0, 0), 0}, pack_source(self_, 0), &fin, sizeof fin);
         }
         finish(op, Err::ok, e.len);
         return;
@@ -529,11 +541,11 @@ void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
 }
 
 void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
-    std::uint64_t header;
+    Header header;
     std::memcpy(&header, rx.data.data(), sizeof header);
     const char *payload = rx.data.data() + sizeof header;
     const std::size_t len = e.len - sizeof header;
-    const Match m = unpack_match(header);
+    const Match m = unpack_match(header.match);
     const PeerId src = source_process(e.data);
     // Once a peer's failure is processed nothing more from it is delivered, so
     // a receive failed for want of its message is never followed by one that
@@ -544,13 +556,13 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
     }
     switch (m.proto) {
     case Proto::eager:
-        sink_.on_arrival(Arrival{m.context, m.tag, source_rank(e.data), src, len, payload, false, 0});
+        sink_.on_arrival(Arrival{m.context, header.uid, m.tag, source_rank(e.data), src, len, payload, false, 0});
         break;
     case Proto::rts: {
         RtsPayload rts;
         std::memcpy(&rts, payload, sizeof rts);
-        sink_.on_arrival(
-            Arrival{m.context, m.tag, source_rank(e.data), src, rts.length, nullptr, true, rts.sender_id});
+        sink_.on_arrival(Arrival{m.context, header.uid, m.tag, source_rank(e.data), src, rts.length, nullptr, true,
+                                 rts.sender_id});
         break;
     }
     case Proto::cts: {
@@ -558,8 +570,19 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
         std::memcpy(&cts, payload, sizeof cts);
         auto it = waiting_cts_.find(cts.sender_id);
         if (it == waiting_cts_.end()) {
-            FTMPI_DEBUG("CTS from %u for unknown transfer %llu ignored", src,
+            // The send was given up (canceled by a revoke, or its peer marked
+            // failed): the receiver's posted bulk receive must not wait for
+            // data that will never come.
+            FTMPI_DEBUG("CTS from %u for transfer %llu, which was given up", src,
                         static_cast<unsigned long long>(cts.sender_id));
+            Err why = Err::canceled;
+            if (auto g = given_up_.find(cts.sender_id); g != given_up_.end()) {
+                why = g->second;
+                given_up_.erase(g);
+            }
+            CtsPayload ab{cts.sender_id, cts.transfer_id, static_cast<std::uint64_t>(why)};
+            if (cts.length > 0 && !peers_[src].failed)
+                send_control(src, Header{pack_match(Proto::abort, 0, 0), 0}, pack_source(self_, 0), &ab, sizeof ab);
             break;
         }
         Op *op = it->second;
@@ -572,7 +595,7 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
                     static_cast<unsigned long long>(cts.length));
         op->kind = Op::Kind::bulk_send;
         op->length = cts.length;
-        op->match = pack_bulk(cts.transfer_id);
+        op->header.match = pack_bulk(cts.transfer_id);
         if (!peers_[src].fin) {
             post_send(op);
             break;
@@ -582,7 +605,7 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
         px->op.peer = op->peer;
         px->op.send_buf = op->send_buf;
         px->op.length = op->length;
-        px->op.match = op->match;
+        px->op.header = op->header;
         px->op.data = op->data;
         px->op.id = op->id;
         px->op.done = &OfiTransport::proxy_done;
@@ -604,6 +627,13 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
             px->target = nullptr;
             finish(t, Err::ok, t->length);
         }
+        break;
+    }
+    case Proto::abort: {  // the sender gave up a transfer this process asked for
+        CtsPayload ab;
+        std::memcpy(&ab, payload, sizeof ab);
+        const Err why = ab.length == static_cast<std::uint64_t>(Err::revoked) ? Err::revoked : Err::canceled;
+        abort_bulk_recv(src, ab.transfer_id, why);
         break;
     }
     case Proto::bulk:
@@ -646,18 +676,47 @@ void OfiTransport::lost(PeerId peer) {
     if (unreachable_) unreachable_(peer);
 }
 
-void OfiTransport::cancel_sends(std::uint32_t first, std::uint32_t last) {
+// Nothing will come for the bulk receive `transfer_id` from `peer`: it is
+// withdrawn from libfabric (or from the backlog) and finishes canceled.
+void OfiTransport::abort_bulk_recv(PeerId peer, std::uint64_t transfer_id, Err why) {
+    auto is_it = [&](const Op *op) {
+        return op->kind == Op::Kind::bulk_recv && op->peer == peer && op->id == transfer_id;
+    };
+    for (Op *op = inflight_.next; op != &inflight_; op = op->next) {
+        if (!is_it(op)) continue;
+        peers_[peer].ep->cancel(op);  // its cancel completion only unlinks it
+        finish(op, why, 0);
+        return;
+    }
+    auto &q = peers_[peer].backlog;
+    for (auto it = q.begin(); it != q.end(); ++it) {
+        if (it->what != Deferred::What::op_recv || !is_it(it->op)) continue;
+        Op *op = it->op;
+        q.erase(it);
+        if (q.empty()) stalled_.erase(std::remove(stalled_.begin(), stalled_.end(), peer), stalled_.end());
+        finish(op, why, 0);
+        return;
+    }
+}
+
+void OfiTransport::cancel_sends(std::uint64_t uid, std::uint32_t first, std::uint32_t last, Err why) {
     std::vector<Op *> dead;
     for (auto it = waiting_cts_.begin(); it != waiting_cts_.end();) {
-        const std::uint32_t ctx = unpack_match(it->second->match).context;
-        if (ctx >= first && ctx <= last) {
+        const std::uint32_t ctx = unpack_match(it->second->header.match).context;
+        if (it->second->header.uid == uid && ctx >= first && ctx <= last) {
             dead.push_back(it->second);
+            given_up_[it->first] = why;
+            given_up_order_.push_back(it->first);
             it = waiting_cts_.erase(it);
         } else {
             ++it;
         }
     }
-    for (Op *op : dead) finish(op, Err::canceled, 0);
+    while (given_up_order_.size() > k_given_up_kept) {
+        given_up_.erase(given_up_order_.front());
+        given_up_order_.pop_front();
+    }
+    for (Op *op : dead) finish(op, why, 0);
 }
 
 void OfiTransport::mark_failed(PeerId peer) {
