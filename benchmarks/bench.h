@@ -7,13 +7,13 @@
 #include <stdlib.h>
 
 /* qsort comparator for doubles (medians). */
-static int bench_cmp(const void *a, const void *b) {
+static inline int bench_cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* MPI_Init, rank and size; aborts naming `prog` unless there are >= min_size ranks. */
-static void bench_init(int *argc, char ***argv, const char *prog, int min_size, int *rank, int *size) {
+static inline void bench_init(int *argc, char ***argv, const char *prog, int min_size, int *rank, int *size) {
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);

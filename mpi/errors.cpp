@@ -142,20 +142,20 @@ const char *comm_label(MPI_Comm comm) {
     return "(unnamed communicator)";
 }
 
-int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {
+namespace {
+
+// Invokes comm's error handler with `code`; the call then returns `returned`.
+int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *fmt, va_list ap) {
     char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
     std::vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
 
     MPI_Comm target = (comm != MPI_COMM_NULL && comm->magic == Magic::comm) ? comm : MPI_COMM_WORLD;
     MPI_Errhandler h = target->errhandler ? target->errhandler : MPI_ERRORS_ARE_FATAL;
-    if (h->kind == ftmpi_errhandler_s::Kind::ret) return code;
+    if (h->kind == ftmpi_errhandler_s::Kind::ret) return returned;
     if (h->kind == ftmpi_errhandler_s::Kind::user && h->fn != nullptr) {
         int c = code;
         h->fn(&target, &c);
-        return code;
+        return returned;
     }
     const int cls = class_of_code(code);
     const char *cname = cls >= 0 && find(cls) ? error_class_name(cls) : "user-defined error class";
@@ -166,6 +166,24 @@ int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {
     (void)ignored;
     if (g.pm) g.pm->abort(code, std::string(call) + ": " + msg);
     ::_exit(code != 0 ? code : 1);
+}
+
+}  // namespace
+
+int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    const int rc = vraise(comm, code, code, call, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int raise_in_status(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    const int rc = vraise(comm, code, MPI_ERR_IN_STATUS, call, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 }  // namespace ftmpi::mpi

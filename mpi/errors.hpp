@@ -14,6 +14,11 @@ const char *error_class_text(int cls);
 // argument. Under MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT it prints the message
 // and aborts the job; under MPI_ERRORS_RETURN it returns `code`.
 [[gnu::format(printf, 4, 5)]] int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...);
+// The same for a call that completed several requests (Waitall, Testall,
+// Waitsome, Testsome), as Open MPI's ULFM does: the handler gets `code`, the
+// first failed request's, and the call returns MPI_ERR_IN_STATUS (the
+// statuses say which requests failed).
+[[gnu::format(printf, 4, 5)]] int raise_in_status(MPI_Comm comm, int code, const char *call, const char *fmt, ...);
 
 // Error handler reference counts: communicators hold their handler.
 void errhandler_retain(MPI_Errhandler h);

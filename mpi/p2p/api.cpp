@@ -174,17 +174,16 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
         if (status != MPI_STATUS_IGNORE) *status = st;
         return MPI_SUCCESS;
     }
-    // Spec 000 §17.6.2: MPI_ERR_IN_STATUS, and the status names one failed
-    // peer (the receive's when both failed); the handler runs once.
+    // The failure's own class, as Open MPI's ULFM returns it (MPI_Sendrecv has
+    // one status: MPI_ERR_IN_STATUS is not its error). The status names the
+    // failed peer (the receive's when both failed); the handler runs once.
     const int err = rerr != MPI_SUCCESS ? rerr : serr;
     const int peer = rerr != MPI_SUCCESS ? st.MPI_SOURCE : dest;
     if (rerr == MPI_SUCCESS) st.MPI_SOURCE = dest;
     st.MPI_ERROR = err;
     if (status != MPI_STATUS_IGNORE) *status = st;
-    if (err != MPI_ERR_PROC_FAILED)
-        return raise(comm, err, "MPI_Sendrecv", "exchange with rank %d failed", peer);
-    return raise(comm, MPI_ERR_IN_STATUS, "MPI_Sendrecv", "rank %d of %s failed (MPI_ERR_PROC_FAILED in status)",
-                 peer, comm_label(comm));
+    return raise(comm, err, "MPI_Sendrecv", "exchange with rank %d of %s failed (%s)", peer, comm_label(comm),
+                 error_class_name(err));
 }
 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,

@@ -37,11 +37,13 @@ int retire_into(MPI_Request reqs[], int i, MPI_Status statuses[]) {
 }
 
 // After a multi-request call: MPI_ERR_IN_STATUS when any failed, every status's
-// MPI_ERROR set (MPI_SUCCESS for the good ones).
+// MPI_ERROR set (MPI_SUCCESS for the good ones); the error handler of the
+// first failed request's communicator gets that request's code (as Open
+// MPI's ULFM: handlers switch on MPIX_ERR_PROC_FAILED / MPIX_ERR_REVOKED).
 int in_status(const char *call, MPI_Comm comm, int first_err, int errors) {
     if (errors == 0) return MPI_SUCCESS;
-    return raise(comm, MPI_ERR_IN_STATUS, call, "%d request(s) failed; first error %s", errors,
-                 error_class_name(first_err));
+    return raise_in_status(comm, first_err, call, "%d request(s) failed; first error %s", errors,
+                           error_class_name(first_err));
 }
 
 // A wildcard receive left pending by a failure: reported, not completed.

@@ -14,7 +14,7 @@
  * nonblocking: MPI_ERR_PROC_FAILED_PENDING and still pending, completing
  * later); messages v sent before it died are still delivered, in order;
  * Waitall/Waitsome/Testall report MPI_ERR_IN_STATUS per request; Sendrecv
- * names the failed peer in its status; the failure queries (ULFM and the
+ * returns MPI_ERR_PROC_FAILED and names the failed peer in its status; the failure queries (ULFM and the
  * 2011 calls) agree; every survivor reports the same failed set; and
  * MPI_Finalize completes.
  */
@@ -166,13 +166,13 @@ static void survivor_checks(int early_messages, int acked) {
     st.MPI_SOURCE = -7;
     MPI_OK(MPI_Isend(&x, 1, MPI_INT, next, 50, MPI_COMM_WORLD, &req));
     CHECK_CLASS(MPI_Sendrecv(&x, 1, MPI_INT, v, 51, &y, 1, MPI_INT, prev, 50, MPI_COMM_WORLD, &st),
-                MPI_ERR_IN_STATUS);
+                MPI_ERR_PROC_FAILED);
     CHECK(st.MPI_SOURCE == v && tl_class(st.MPI_ERROR) == MPI_ERR_PROC_FAILED, "Sendrecv status %d/%d",
           st.MPI_SOURCE, st.MPI_ERROR);
     MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     MPI_OK(MPI_Irecv(&y, 1, MPI_INT, prev, 52, MPI_COMM_WORLD, &req));
     CHECK_CLASS(MPI_Sendrecv(&x, 1, MPI_INT, next, 52, &y, 1, MPI_INT, v, 53, MPI_COMM_WORLD, &st),
-                MPI_ERR_IN_STATUS);
+                MPI_ERR_PROC_FAILED);
     CHECK(st.MPI_SOURCE == v && tl_class(st.MPI_ERROR) == MPI_ERR_PROC_FAILED, "Sendrecv status %d/%d",
           st.MPI_SOURCE, st.MPI_ERROR);
     MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
