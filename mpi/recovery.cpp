@@ -43,9 +43,14 @@ namespace {
 enum Tag : int { revoke_tag = 1, contrib_tag = 2, decide_tag = 3 };
 
 std::unordered_map<std::uint32_t, MPI_Comm> g_comms;  // context slot -> communicator
+std::unordered_map<std::uint32_t, std::uint64_t> g_closed;  // context slot -> uid of the last one freed there
 
-// Messages for a communicator this process has not created yet (or a stale
-// one: a freed communicator's late messages never match and age out).
+// Messages for a communicator this process has not created yet. A slot holds
+// one communicator at a time here, and a later one on it can only exist
+// after this process freed the earlier: so a message for a slot whose
+// communicator here has another uid, or for the last one freed there, is
+// stale and dropped, and creating a communicator drops what else waited for
+// its slot. The bound is a safety net only.
 struct Early {
     std::uint32_t slot;
     std::uint64_t uid;
@@ -391,20 +396,24 @@ bool uid_of(int tag, const std::vector<char> &payload, std::uint64_t &uid) {
 
 void register_comm(MPI_Comm c) {
     g_comms[slot_of(c)] = c;
+    std::vector<Early> mine;
     for (auto it = g_early.begin(); it != g_early.end();) {  // what arrived before it existed
-        if (it->slot == slot_of(c) && it->uid == c->uid) {
-            Early e = std::move(*it);
-            it = g_early.erase(it);
-            handle(c, e.tag, e.from, e.payload);
-        } else {
+        if (it->slot != slot_of(c)) {
             ++it;
+            continue;
         }
+        if (it->uid == c->uid) mine.push_back(std::move(*it));
+        it = g_early.erase(it);  // the others: stale
     }
+    for (Early &e : mine) handle(c, e.tag, e.from, e.payload);
 }
 
 void unregister_comm(MPI_Comm c) {
     auto it = g_comms.find(slot_of(c));
-    if (it != g_comms.end() && it->second == c) g_comms.erase(it);
+    if (it != g_comms.end() && it->second == c) {
+        g_comms.erase(it);
+        g_closed[slot_of(c)] = c->uid;
+    }
     g_agreements.erase(c);
 }
 
@@ -416,12 +425,13 @@ void on_ft_message(const transport::Arrival &a) {
     std::uint64_t uid = 0;
     if (!uid_of(a.tag, payload, uid)) return;
     auto it = g_comms.find(slot);
-    if (it == g_comms.end() || it->second->uid != uid) {
-        g_early.push_back({slot, uid, a.tag, a.source_rank, std::move(payload)});
-        if (g_early.size() > k_early_max) g_early.pop_front();
-        return;
+    if (it != g_comms.end()) {
+        if (it->second->uid == uid) handle(it->second, a.tag, a.source_rank, payload);
+        return;  // otherwise stale
     }
-    handle(it->second, a.tag, a.source_rank, payload);
+    if (auto closed = g_closed.find(slot); closed != g_closed.end() && closed->second == uid) return;
+    g_early.push_back({slot, uid, a.tag, a.source_rank, std::move(payload)});
+    if (g_early.size() > k_early_max) g_early.pop_front();
 }
 
 // Live members are at most one agreement apart, so only the two newest this

@@ -78,3 +78,63 @@ TEST_CASE("a cancelled receive leaves the queue and keeps the order of the rest"
     CHECK(q.take_posted(1, 1) == &a);
     CHECK(q.take_posted(1, 1) == &c);
 }
+
+namespace {
+// An eager arrival of one byte `c` for (context, uid), from rank 1 with tag 5.
+ftmpi::transport::Arrival arrive(std::uint32_t context, std::uint64_t uid, const char &c) {
+    return ftmpi::transport::Arrival{context, uid, 5, 1, 0, 1, &c, false, 0};
+}
+}  // namespace
+
+TEST_CASE("a message matches only on the communicator it was sent on", "[mpi][matching]") {
+    Engine e;
+    const char x = 'x', y = 'y', z = 'z';
+    MatchQueue *old = e.open(10, 111);
+    e.on_arrival(arrive(10, 111, x));
+    CHECK(old->peek_unexpected(1, 5) != nullptr);
+    e.close(old);  // MPI_Comm_free: its unexpected messages go
+    CHECK(old->peek_unexpected(1, 5) == nullptr);
+    e.on_arrival(arrive(10, 111, x));  // a late message of the freed communicator: dropped at once
+    CHECK(e.held() == 0);
+    e.on_arrival(arrive(10, 222, y));  // for a communicator not created here yet: kept
+    e.on_arrival(arrive(10, 99, z));   // of an older communicator: kept until the context is taken
+    e.on_arrival(arrive(12, 333, z));  // another context: untouched by what follows
+    CHECK(e.held() == 3);
+    MatchQueue *next = e.open(10, 222);
+    CHECK(e.held() == 1);
+    auto u = next->take_unexpected(MPI_ANY_SOURCE, MPI_ANY_TAG);
+    REQUIRE(u);
+    CHECK(u->data.size() == 1);
+    CHECK(u->data[0] == 'y');
+    CHECK(next->take_unexpected(MPI_ANY_SOURCE, MPI_ANY_TAG) == nullptr);
+    e.on_arrival(arrive(10, 111, x));  // while a queue is open, another uid on its context is stale
+    CHECK(next->peek_unexpected(MPI_ANY_SOURCE, MPI_ANY_TAG) == nullptr);
+    CHECK(e.held() == 1);
+    e.destroy(old);
+    e.destroy(next);
+    CHECK(e.queues().empty());
+}
+
+TEST_CASE("a freed communicator's pending receive still takes its own messages", "[mpi][matching]") {
+    Engine e;
+    const char x = 'x', y = 'y';
+    char got = 0;
+    MatchQueue *old = e.open(20, 7);
+    auto r = recv(1, 5);
+    r.datatype = MPI_BYTE;
+    r.buf = &got;
+    r.count = 1;
+    r.capacity = 1;
+    old->post(&r);
+    r.posted = true;
+    e.close(old);
+    MatchQueue *next = e.open(20, 8);  // the context is taken again
+    e.on_arrival(arrive(20, 8, y));     // the new communicator's message stays with it
+    CHECK_FALSE(r.complete);
+    CHECK(next->peek_unexpected(1, 5) != nullptr);
+    e.on_arrival(arrive(20, 7, x));  // the old one's completes the pending receive
+    CHECK(r.complete);
+    CHECK(got == 'x');
+    e.destroy(old);
+    e.destroy(next);
+}
