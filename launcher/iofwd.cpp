@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <stdlib.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -32,6 +34,29 @@ void write_all(int fd, const char* data, size_t len) {
       return;  // EPIPE or a closed descriptor: the output has nowhere to go
     }
   }
+}
+
+bool open_raw_pty(int& master, int& slave) {
+  int m = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (m < 0) return false;
+  char name[128];
+  int s = -1;
+  if (::grantpt(m) == 0 && ::unlockpt(m) == 0 && ::ptsname_r(m, name, sizeof name) == 0)
+    s = ::open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  termios t;
+  if (s >= 0 && ::tcgetattr(s, &t) == 0) {
+    ::cfmakeraw(&t);  // no output processing, no echo, no line discipline
+    if (::tcsetattr(s, TCSANOW, &t) == 0) {
+      master = m;
+      slave = s;
+      return true;
+    }
+  }
+  const int saved = errno;
+  if (s >= 0) ::close(s);
+  ::close(m);
+  errno = saved;
+  return false;
 }
 
 LineForwarder::LineForwarder(int src, int dest, std::string prefix)
@@ -76,7 +101,7 @@ void LineForwarder::on_readable() {
     ssize_t n = ::read(src_, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
-    if (n <= 0) {  // EOF or error
+    if (n <= 0) {  // EOF, EIO from a pty master whose slaves are all closed, or an error
       if (!partial_.empty()) emit(partial_.data(), partial_.size(), true);
       partial_.clear();
       close_src();

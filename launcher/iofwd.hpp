@@ -11,9 +11,18 @@ namespace ftmpi::launcher {
 void write_all(int fd, const char* data, size_t len);
 inline void write_all(int fd, const std::string& s) { write_all(fd, s.data(), s.size()); }
 
-// Reads one rank's stdout or stderr pipe and writes whole lines to `dest`,
-// each with an optional prefix, in one write per line, so lines of different
-// ranks never interleave. A line longer than kMaxLine is cut.
+// Opens a pseudo-terminal for a rank's stdout: the rank writes to `slave`
+// (isatty() is true there, so C stdio line-buffers it and a line printed
+// without fflush is out before the rank can die), the launcher reads `master`.
+// Raw mode: bytes pass unchanged (no "\n" -> "\r\n"), nothing is echoed.
+// Both descriptors are O_CLOEXEC, and the slave becomes nobody's controlling
+// terminal. Returns false, with errno set and nothing left open, when no
+// pseudo-terminal can be had (say, no /dev/pts in a container).
+bool open_raw_pty(int& master, int& slave);
+
+// Reads one rank's stdout (pty master or pipe) or stderr pipe and writes whole
+// lines to `dest`, each with an optional prefix, in one write per line, so
+// lines of different ranks never interleave. A line longer than kMaxLine is cut.
 class LineForwarder {
  public:
   static constexpr size_t kMaxLine = 64 * 1024;
@@ -27,7 +36,9 @@ class LineForwarder {
   int fd() const { return src_; }
   bool open() const { return src_ >= 0; }
   // Reads what is available. At EOF or a read error, flushes a trailing partial
-  // line (adding '\n') and closes the pipe.
+  // line (adding '\n') and closes the source. A pty master reads as EIO once
+  // every slave descriptor is closed and what was written to them has been
+  // read (the kernel delivers pending output before EIO): that is its EOF.
   void on_readable();
   // Reads whatever is left without blocking, flushes and closes.
   void drain_and_close();

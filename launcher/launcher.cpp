@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "binding.hpp"
@@ -40,15 +41,70 @@ std::string signal_name(int sig) {
 
 void say(const std::string& line) { write_all(2, "ftmpirun: " + line + "\n"); }
 
-struct Pipe {
-  int rd = -1, wr = -1;
-  Pipe() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) throw LauncherError(std::string("pipe2: ") + std::strerror(errno));
-    rd = fds[0];
-    wr = fds[1];
+// "rank R (pid P) exited with code C" or "rank R (pid P) killed by signal N (SIGX)".
+std::string rank_end(int r, const RankState& st) {
+  std::string who = "rank " + std::to_string(r) + " (pid " + std::to_string(st.pid) + ") ";
+  if (!WIFSIGNALED(st.wait_status)) return who + "exited with code " + std::to_string(exit_code_of(st.wait_status));
+  const int sig = WTERMSIG(st.wait_status);
+  return who + "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
+}
+
+// Signals a program raises on itself by crashing (a fault, abort()), as
+// opposed to those sent to it (SIGKILL, SIGTERM, ...).
+bool is_crash_signal(int sig) {
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS})
+    if (sig == s) return true;
+  return false;
+}
+
+// An owned descriptor, closed on destruction unless released.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = o.release();
+    }
+    return *this;
   }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
 };
+
+// The two ends of a channel to or from one rank, both O_CLOEXEC.
+struct Channel {
+  Fd rd, wr;
+};
+
+Channel make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw LauncherError(std::string("pipe2: ") + std::strerror(errno));
+  return {Fd(fds[0]), Fd(fds[1])};
+}
+
+// A rank's stdout: a pseudo-terminal, so that it is line-buffered and what the
+// rank printed before a sudden death arrives; a pipe when the system has no
+// pseudo-terminal to give (then `*warned` is set after one warning).
+Channel make_stdout_channel(bool* warned) {
+  int master = -1, slave = -1;
+  if (open_raw_pty(master, slave)) return {Fd(master), Fd(slave)};
+  if (!*warned)
+    say(std::string("warning: no pseudo-terminal for the ranks' stdout (") + std::strerror(errno) +
+        "); using pipes, so output a rank printed without fflush is lost if it dies");
+  *warned = true;
+  return make_pipe();
+}
 
 // Vector of strings exposed as a NULL-terminated char* array (for execve).
 struct CStrings {
@@ -125,6 +181,11 @@ void Runner::spawn_all(const BindingPlan& plan) {
   std::vector<std::string> base;
   for (char** e = environ; e && *e; ++e) base.emplace_back(*e);
   std::vector<std::string> extra;
+  // libinfinipath (under libfabric) is asked not to install the handlers that
+  // turn a rank's crash into exit(1). A second line of defence: libftmpi
+  // removes them itself, under any launcher (runtime/fatal_signals.hpp). The
+  // user's environment and -x take precedence.
+  if (!std::getenv("IPATH_NO_BACKTRACE")) extra.emplace_back("IPATH_NO_BACKTRACE=1");
   for (const auto& [name, value] : o_.exports) {
     if (value) {
       extra.push_back(name + "=" + *value);
@@ -139,16 +200,18 @@ void Runner::spawn_all(const BindingPlan& plan) {
   CStrings argv(o_.argv);
   const std::string exec_err = "ftmpirun: cannot execute " + o_.program_path + "\n";
   const bool have_stdin = ::fcntl(0, F_GETFD) >= 0;
-  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (devnull < 0) throw LauncherError(std::string("open /dev/null: ") + std::strerror(errno));
+  Fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (devnull.get() < 0) throw LauncherError(std::string("open /dev/null: ") + std::strerror(errno));
+  bool warned_no_pty = false;
 
   for (int r = 0; r < np; ++r) {
     std::vector<std::string> env = server_->setup_client(r);
     env.insert(env.end(), extra.begin(), extra.end());
     CStrings envp(merge_env(base, env));
-    Pipe out, err;
-    std::optional<Pipe> in;
-    if (r == 0 && have_stdin) in.emplace();
+    // Stdin: the launcher's, through a pipe, for rank 0 only; /dev/null otherwise.
+    Channel out = make_stdout_channel(&warned_no_pty), err = make_pipe();
+    std::optional<Channel> in;
+    if (r == 0 && have_stdin) in = make_pipe();
 
     SpawnSpec spec;
     spec.path = o_.program_path.c_str();
@@ -156,33 +219,21 @@ void Runner::spawn_all(const BindingPlan& plan) {
     spec.envp = envp.p.data();
     const RankBinding& b = plan.ranks[static_cast<size_t>(r)];
     spec.cpus = b.bound ? &b.cpus : nullptr;
-    spec.stdin_fd = in ? in->rd : devnull;
-    spec.stdout_fd = out.wr;
-    spec.stderr_fd = err.wr;
+    spec.stdin_fd = in ? in->rd.get() : devnull.get();
+    spec.stdout_fd = out.wr.get();
+    spec.stderr_fd = err.wr.get();
     spec.exec_error_msg = exec_err.c_str();
-    pid_t pid = -1;
-    try {
-      pid = spawn_child(spec);
-    } catch (...) {
-      for (int fd : {out.rd, out.wr, err.rd, err.wr}) ::close(fd);
-      if (in) { ::close(in->rd); ::close(in->wr); }
-      ::close(devnull);
-      throw;
-    }
+    const pid_t pid = spawn_child(spec);
     ranks_[static_cast<size_t>(r)].pid = pid;
     pid_rank_[pid] = r;
     ++live_;
-    ::close(out.wr);
-    ::close(err.wr);
+    // The rank's ends close here (at the end of this iteration): from now on
+    // only the rank holds them, and its exit is the forwarders' EOF.
     std::string prefix = o_.tag_output ? "[" + std::to_string(r) + "] " : "";
-    fwd_.emplace_back(out.rd, 1, prefix);
-    fwd_.emplace_back(err.rd, 2, prefix);
-    if (in) {
-      ::close(in->rd);
-      stdin_ = std::make_unique<StdinForwarder>(0, in->wr);
-    }
+    fwd_.emplace_back(out.rd.release(), 1, prefix);
+    fwd_.emplace_back(err.rd.release(), 2, prefix);
+    if (in) stdin_ = std::make_unique<StdinForwarder>(0, in->wr.release());
   }
-  ::close(devnull);
 }
 
 void Runner::kill_rank(int r, int sig, bool teardown) {
@@ -260,22 +311,19 @@ void Runner::on_rank_exit(int r) {
   // PMIx_server_deregister_client does not change that (and for connected
   // ranks makes later fences hang), so it is not called. Fences over an
   // explicit list of survivors, or with PMIX_TIMEOUT, complete.
-  if (!st.connected && !WIFSIGNALED(st.wait_status) && !teardown_) {
+  // Only a rank that ended on its own counts (it exited, or crashed): one
+  // killed from outside before connecting is a failure that PMIx programs can
+  // work around with fences that leave it out.
+  if (!st.connected && !teardown_ &&
+      (!WIFSIGNALED(st.wait_status) || is_crash_signal(WTERMSIG(st.wait_status)))) {
     unstarted_ = r;
     check_unstarted();
+    if (teardown_) return;  // check_unstarted reported this death, in one line
   }
   if (!st.failed) return;
   const int code = exit_code_of(st.wait_status);
-  if (!(teardown_ && st.killed_by_us)) {
-    if (WIFSIGNALED(st.wait_status)) {
-      int sig = WTERMSIG(st.wait_status);
-      say("rank " + std::to_string(r) + " (pid " + std::to_string(st.pid) + ") killed by signal " +
-          std::to_string(sig) + " (" + signal_name(sig) + ")");
-    } else {
-      say("rank " + std::to_string(r) + " (pid " + std::to_string(st.pid) + ") exited with code " +
-          std::to_string(code) + " without calling MPI_Finalize");
-    }
-  }
+  if (!(teardown_ && st.killed_by_us))
+    say(rank_end(r, st) + (WIFSIGNALED(st.wait_status) ? "" : " without calling MPI_Finalize"));
   if (teardown_) return;
   if (o_.ft) {
     if (!server_->notify_terminated(r, code))
@@ -287,8 +335,8 @@ void Runner::on_rank_exit(int r) {
   }
 }
 
-// A rank that exits before it ever connects to PMIx, in a job whose other
-// ranks are PMIx clients, never joins the MPI_Init fence, and PMIx keeps
+// A rank that exits or crashes before it ever connects to PMIx, in a job whose
+// other ranks are PMIx clients, never joins the MPI_Init fence, and PMIx keeps
 // counting it there: the job cannot start, so it ends now instead of hanging.
 // (Plain programs, where no rank connects, are not affected.)
 void Runner::check_unstarted() {
@@ -298,8 +346,7 @@ void Runner::check_unstarted() {
   if (!any_connected) return;
   const RankState& st = ranks_[static_cast<size_t>(*unstarted_)];
   int code = exit_code_of(st.wait_status);
-  say("rank " + std::to_string(*unstarted_) + " (pid " + std::to_string(st.pid) + ") exited with code " +
-      std::to_string(code) + " before MPI_Init; the job cannot start, killing it");
+  say(rank_end(*unstarted_, st) + " before MPI_Init; the job cannot start, killing it");
   no_ft_code_ = code != 0 ? code : 1;
   teardown_ = true;
   kill_all(SIGKILL);

@@ -14,6 +14,7 @@
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "runtime/config.hpp"
+#include "runtime/fatal_signals.hpp"
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
 #include "runtime/topology.hpp"
@@ -52,6 +53,8 @@ int init(const char *call, int required, int *provided) {
             }
         }
         g.transport = transport::open_ofi_transport(*g.pm, *g.engine);
+        // A provider may have loaded a library that turns crashes into exit(1).
+        runtime::release_fatal_signals();
         if (control) control->connect(*g.pm);
         ft::failures().attach(g.transport.get(), job.size);
         ft::failures().start_detector(std::move(control), job.rank, *g.pm);
