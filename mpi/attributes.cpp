@@ -1,6 +1,6 @@
 // Keyvals (MPI_Comm_create_keyval ...) and communicator attributes, with the
 // predefined attributes MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
-// MPI_UNIVERSE_SIZE and MPI_APPNUM.
+// MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_LASTUSEDCODE and MPI_FT (MPIX_FT).
 #include "mpi/attributes.hpp"
 
 #include <map>
@@ -22,7 +22,14 @@ constexpr int k_first_user_keyval = 64;  // below: the predefined attribute keys
 std::map<int, Keyval> g_keyvals;
 int g_next_keyval = k_first_user_keyval;
 
-bool predefined_key(int k) { return k >= MPI_TAG_UB && k <= MPI_LASTUSEDCODE; }
+bool predefined_key(int k) { return k >= MPI_TAG_UB && k <= MPI_FT; }
+static_assert(MPI_LASTUSEDCODE < MPI_FT && MPI_FT < k_first_user_keyval, "predefined keys are MPI_TAG_UB..MPI_FT");
+
+// MPI_FT: whether process fault tolerance is on in this run. The library
+// always runs the ULFM semantics; `ftmpirun --no-ft` ends the job at the first
+// failure from the launcher's side and tells the ranks nothing, so a rank
+// cannot see it and reports 1.
+int fault_tolerance_enabled() { return 1; }
 
 Keyval *find(int keyval) {
     auto it = g_keyvals.find(keyval);
@@ -146,6 +153,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     static int universe_size = 0;
     static int appnum = 0;
     static int lastusedcode = 0;
+    static int ft = 0;
     FTMPI_TRY(check_init("MPI_Comm_get_attr"));
     FTMPI_CHECK(check_comm("MPI_Comm_get_attr", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_get_attr", comm, attribute_val, "attribute_val"));
@@ -167,6 +175,10 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_LASTUSEDCODE:
         lastusedcode = last_used_error_code();
         value = &lastusedcode;
+        break;
+    case MPI_FT:  // on every communicator (Open MPI 5 sets it on MPI_COMM_WORLD only)
+        ft = fault_tolerance_enabled();
+        value = &ft;
         break;
     default: {
         Keyval *k = find(keyval);

@@ -8,6 +8,7 @@
 
 #include "mpi/checks.hpp"
 #include "mpi/dt/derived.hpp"
+#include "mpi/dt/predefined.hpp"
 
 extern "C" {
 #define FTMPI_DEFINE_OP(name, id) \
@@ -32,82 +33,38 @@ FTMPI_DEFINE_OP(no_op, 14)
 namespace ftmpi::mpi {
 namespace {
 
-// The classes of predefined types the standard defines reductions on.
-enum class Cat { none, integer, floating, complex, logical, byte, pair };
+using Cat = TypeClass;
 
-template <typename V>
-struct Pair {
-    V v;
-    int i;
-};
-
-// Calls f(T*) with the C type of predefined `t` and returns its category.
+// Calls f(T*) with the C type of predefined `t` and returns its class
+// (TypeClass::none for a type no table row names).
 template <typename F>
 Cat visit(MPI_Datatype t, F &&f) {
-#define FTMPI_CASE(handle, ctype, cat)            \
-    if (t == (handle)) {                          \
-        f(static_cast<ctype *>(nullptr), cat);    \
-        return cat;                               \
+#define FTMPI_CASE(symbol, ctype, label, category) \
+    if (t == FTMPI_TYPE(symbol)) {                 \
+        f(static_cast<ctype *>(nullptr));          \
+        return Cat::category;                      \
     }
-    FTMPI_CASE(MPI_INT, int, Cat::integer)
-    FTMPI_CASE(MPI_LONG, long, Cat::integer)
-    FTMPI_CASE(MPI_SHORT, short, Cat::integer)
-    FTMPI_CASE(MPI_UNSIGNED_SHORT, unsigned short, Cat::integer)
-    FTMPI_CASE(MPI_UNSIGNED, unsigned, Cat::integer)
-    FTMPI_CASE(MPI_UNSIGNED_LONG, unsigned long, Cat::integer)
-    FTMPI_CASE(MPI_LONG_LONG, long long, Cat::integer)
-    FTMPI_CASE(MPI_UNSIGNED_LONG_LONG, unsigned long long, Cat::integer)
-    FTMPI_CASE(MPI_SIGNED_CHAR, signed char, Cat::integer)
-    FTMPI_CASE(MPI_UNSIGNED_CHAR, unsigned char, Cat::integer)
-    FTMPI_CASE(MPI_INT8_T, std::int8_t, Cat::integer)
-    FTMPI_CASE(MPI_INT16_T, std::int16_t, Cat::integer)
-    FTMPI_CASE(MPI_INT32_T, std::int32_t, Cat::integer)
-    FTMPI_CASE(MPI_INT64_T, std::int64_t, Cat::integer)
-    FTMPI_CASE(MPI_UINT8_T, std::uint8_t, Cat::integer)
-    FTMPI_CASE(MPI_UINT16_T, std::uint16_t, Cat::integer)
-    FTMPI_CASE(MPI_UINT32_T, std::uint32_t, Cat::integer)
-    FTMPI_CASE(MPI_UINT64_T, std::uint64_t, Cat::integer)
-    FTMPI_CASE(MPI_AINT, MPI_Aint, Cat::integer)
-    FTMPI_CASE(MPI_OFFSET, MPI_Offset, Cat::integer)
-    FTMPI_CASE(MPI_COUNT, MPI_Count, Cat::integer)
-    FTMPI_CASE(MPI_FLOAT, float, Cat::floating)
-    FTMPI_CASE(MPI_DOUBLE, double, Cat::floating)
-    FTMPI_CASE(MPI_LONG_DOUBLE, long double, Cat::floating)
-    FTMPI_CASE(MPI_C_FLOAT_COMPLEX, std::complex<float>, Cat::complex)
-    FTMPI_CASE(MPI_C_DOUBLE_COMPLEX, std::complex<double>, Cat::complex)
-    FTMPI_CASE(MPI_C_LONG_DOUBLE_COMPLEX, std::complex<long double>, Cat::complex)
-    FTMPI_CASE(MPI_CXX_FLOAT_COMPLEX, std::complex<float>, Cat::complex)
-    FTMPI_CASE(MPI_CXX_DOUBLE_COMPLEX, std::complex<double>, Cat::complex)
-    FTMPI_CASE(MPI_CXX_LONG_DOUBLE_COMPLEX, std::complex<long double>, Cat::complex)
-    FTMPI_CASE(MPI_C_BOOL, bool, Cat::logical)
-    FTMPI_CASE(MPI_CXX_BOOL, bool, Cat::logical)
-    FTMPI_CASE(MPI_BYTE, unsigned char, Cat::byte)
-    FTMPI_CASE(MPI_FLOAT_INT, Pair<float>, Cat::pair)
-    FTMPI_CASE(MPI_DOUBLE_INT, Pair<double>, Cat::pair)
-    FTMPI_CASE(MPI_LONG_INT, Pair<long>, Cat::pair)
-    FTMPI_CASE(MPI_2INT, Pair<int>, Cat::pair)
-    FTMPI_CASE(MPI_SHORT_INT, Pair<short>, Cat::pair)
-    FTMPI_CASE(MPI_LONG_DOUBLE_INT, Pair<long double>, Cat::pair)
+    FTMPI_PREDEFINED_TYPES(FTMPI_CASE)
 #undef FTMPI_CASE
     return Cat::none;
 }
 
 Cat category(MPI_Datatype t) {
-    return visit(t, [](auto *, Cat) {});
+    return visit(t, [](auto *) {});
 }
 
 bool defined_on(int id, Cat c) {
     switch (id) {
     case op_max:
-    case op_min: return c == Cat::integer || c == Cat::floating;
+    case op_min: return c == Cat::c_integer || c == Cat::f_integer || c == Cat::floating;
     case op_sum:
-    case op_prod: return c == Cat::integer || c == Cat::floating || c == Cat::complex;
+    case op_prod: return c == Cat::c_integer || c == Cat::f_integer || c == Cat::floating || c == Cat::complex;
     case op_land:
     case op_lor:
-    case op_lxor: return c == Cat::integer || c == Cat::logical;
+    case op_lxor: return c == Cat::c_integer || c == Cat::logical;
     case op_band:
     case op_bor:
-    case op_bxor: return c == Cat::integer || c == Cat::byte;
+    case op_bxor: return c == Cat::c_integer || c == Cat::f_integer || c == Cat::byte;
     case op_minloc:
     case op_maxloc: return c == Cat::pair;
     case op_replace:
@@ -118,7 +75,7 @@ bool defined_on(int id, Cat c) {
 
 template <typename T>
 void kernel(int id, const T *in, T *io, int n) {
-    if constexpr (std::is_arithmetic_v<T>) {
+    if constexpr (is_scalar_number_v<T>) {
         switch (id) {
         case op_max:
             for (int k = 0; k < n; ++k) io[k] = in[k] > io[k] ? in[k] : io[k];
@@ -214,7 +171,7 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
         return;
     }
     if (type->predefined) {
-        visit(type, [&](auto *tag, Cat) {
+        visit(type, [&](auto *tag) {
             using T = std::remove_pointer_t<decltype(tag)>;
             kernel<T>(op.id, static_cast<const T *>(in), static_cast<T *>(inout), count);
         });
@@ -224,7 +181,7 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
     // each element is a run of its basic type.
     const Layout &l = type->derived->layout;
     MPI_Datatype basic = l.basic();
-    visit(basic, [&](auto *tag, Cat) {
+    visit(basic, [&](auto *tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
         for (int e = 0; e < count; ++e) {
             for (const Block &b : l.blocks) {

@@ -110,7 +110,7 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 #define MPI_ERR_PROC_ABORTED 58
 #define MPI_ERR_VALUE_TOO_LARGE 59
 #define MPI_ERR_ERRHANDLER 60
-/* process fault tolerance (ULFM); also MPIX_ names in mpi-ext.h */
+/* process fault tolerance (ULFM); also the MPIX_ names below */
 #define MPI_ERR_PROC_FAILED 61
 #define MPI_ERR_PROC_FAILED_PENDING 62
 #define MPI_ERR_REVOKED 63
@@ -156,6 +156,9 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Dataty
 #define MPI_UNIVERSE_SIZE 5
 #define MPI_APPNUM 6
 #define MPI_LASTUSEDCODE 7
+/* Open MPI's key (MPIX_FT is its ULFM name): the value points to an int, 1
+   when process fault tolerance is on in this run, 0 when it is off. */
+#define MPI_FT 8
 
 #define MPI_STATUS_IGNORE ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
@@ -245,6 +248,38 @@ FTMPI_DECLARE_TYPE(cxx_bool)
 FTMPI_DECLARE_TYPE(cxx_float_complex)
 FTMPI_DECLARE_TYPE(cxx_double_complex)
 FTMPI_DECLARE_TYPE(cxx_long_double_complex)
+/* Fortran types, for C code that exchanges Fortran data; sizes as gfortran's
+   defaults: INTEGER, REAL and LOGICAL 4 bytes, DOUBLE PRECISION 8, COMPLEX 8,
+   DOUBLE COMPLEX 16, CHARACTER 1. */
+FTMPI_DECLARE_TYPE(integer)
+FTMPI_DECLARE_TYPE(real)
+FTMPI_DECLARE_TYPE(double_precision)
+FTMPI_DECLARE_TYPE(logical)
+FTMPI_DECLARE_TYPE(character)
+FTMPI_DECLARE_TYPE(complex)
+FTMPI_DECLARE_TYPE(double_complex)
+FTMPI_DECLARE_TYPE(2integer)
+FTMPI_DECLARE_TYPE(2real)
+FTMPI_DECLARE_TYPE(2double_precision)
+FTMPI_DECLARE_TYPE(integer1)
+FTMPI_DECLARE_TYPE(integer2)
+FTMPI_DECLARE_TYPE(integer4)
+FTMPI_DECLARE_TYPE(integer8)
+FTMPI_DECLARE_TYPE(real4)
+FTMPI_DECLARE_TYPE(real8)
+FTMPI_DECLARE_TYPE(complex8)
+FTMPI_DECLARE_TYPE(complex16)
+FTMPI_DECLARE_TYPE(logical1)
+FTMPI_DECLARE_TYPE(logical2)
+FTMPI_DECLARE_TYPE(logical4)
+FTMPI_DECLARE_TYPE(logical8)
+/* REAL*16 is IEEE binary128 (gfortran's REAL(16)): it exists where the
+   compiler has such a type (__float128, or a 113-bit long double). MPI_COMPLEX32
+   is not provided. */
+#if defined(__SIZEOF_FLOAT128__) || (defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__ == 113)
+FTMPI_DECLARE_TYPE(real16)
+#define MPI_REAL16 FTMPI_TYPE(real16)
+#endif
 
 #define MPI_CHAR FTMPI_TYPE(char)
 #define MPI_SIGNED_CHAR FTMPI_TYPE(signed_char)
@@ -290,6 +325,28 @@ FTMPI_DECLARE_TYPE(cxx_long_double_complex)
 #define MPI_CXX_FLOAT_COMPLEX FTMPI_TYPE(cxx_float_complex)
 #define MPI_CXX_DOUBLE_COMPLEX FTMPI_TYPE(cxx_double_complex)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX FTMPI_TYPE(cxx_long_double_complex)
+#define MPI_INTEGER FTMPI_TYPE(integer)
+#define MPI_REAL FTMPI_TYPE(real)
+#define MPI_DOUBLE_PRECISION FTMPI_TYPE(double_precision)
+#define MPI_LOGICAL FTMPI_TYPE(logical)
+#define MPI_CHARACTER FTMPI_TYPE(character)
+#define MPI_COMPLEX FTMPI_TYPE(complex)
+#define MPI_DOUBLE_COMPLEX FTMPI_TYPE(double_complex)
+#define MPI_2INTEGER FTMPI_TYPE(2integer)
+#define MPI_2REAL FTMPI_TYPE(2real)
+#define MPI_2DOUBLE_PRECISION FTMPI_TYPE(2double_precision)
+#define MPI_INTEGER1 FTMPI_TYPE(integer1)
+#define MPI_INTEGER2 FTMPI_TYPE(integer2)
+#define MPI_INTEGER4 FTMPI_TYPE(integer4)
+#define MPI_INTEGER8 FTMPI_TYPE(integer8)
+#define MPI_REAL4 FTMPI_TYPE(real4)
+#define MPI_REAL8 FTMPI_TYPE(real8)
+#define MPI_COMPLEX8 FTMPI_TYPE(complex8)
+#define MPI_COMPLEX16 FTMPI_TYPE(complex16)
+#define MPI_LOGICAL1 FTMPI_TYPE(logical1)
+#define MPI_LOGICAL2 FTMPI_TYPE(logical2)
+#define MPI_LOGICAL4 FTMPI_TYPE(logical4)
+#define MPI_LOGICAL8 FTMPI_TYPE(logical8)
 
 #define FTMPI_DECLARE_OP(name) extern struct ftmpi_predefined_op_s ftmpi_op_##name;
 FTMPI_DECLARE_OP(max)
@@ -574,8 +631,28 @@ int MPI_Op_free(MPI_Op *op);
 int MPI_Op_commutative(MPI_Op op, int *commute);
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op);
 
-/* Process fault tolerance, the 2011 draft's API (spec 000 §17.4, §17.6; spec 004).
- * The ULFM names (MPIX_Comm_failure_ack, ...) are in mpi-ext.h. */
+/* ---- process fault tolerance: ULFM ----
+ * Declared here, as MPICH does, so MPICH-style programs need only mpi.h;
+ * mpi-ext.h adds Open MPI's feature macros. The error classes are the
+ * MPI_ERR_* classes above. */
+#define MPIX_ERR_PROC_FAILED MPI_ERR_PROC_FAILED
+#define MPIX_ERR_PROC_FAILED_PENDING MPI_ERR_PROC_FAILED_PENDING
+#define MPIX_ERR_REVOKED MPI_ERR_REVOKED
+#define MPIX_FT MPI_FT
+/* Failure acknowledgement and queries. */
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+/* Recovery, on intra- and inter-communicators. */
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+
+/* Process fault tolerance, the 2011 draft's API (spec 000 §17.4, §17.6; spec 004). */
 int MPI_Comm_group_failed(MPI_Comm comm, MPI_Group *failed);
 int MPI_Comm_remote_group_failed(MPI_Comm comm, MPI_Group *failed);
 int MPI_Comm_reenable_any_source(MPI_Comm comm, MPI_Group *failed);

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "mpi/coll/ops.hpp"
+#include "mpi/dt/predefined.hpp"
 
 using namespace ftmpi::mpi;
 
@@ -110,6 +111,66 @@ TEST_CASE("MINLOC and MAXLOC keep the smaller index on ties", "[mpi][ops]") {
     };
     CHECK(run<II>(MPI_MAXLOC, MPI_2INT, {{7, 3}}, {{7, 0}}) == std::vector<II>{{7, 0}});
     CHECK(run<II>(MPI_MINLOC, MPI_2INT, {{-7, 3}}, {{7, 0}}) == std::vector<II>{{-7, 3}});
+}
+
+TEST_CASE("Fortran types reduce with the ops the standard defines on them", "[mpi][ops]") {
+    // INTEGER: arithmetic and bitwise ops, not logical ones.
+    CHECK(run<std::int32_t>(MPI_SUM, MPI_INTEGER, {1, -5}, {3, 2}) == std::vector<std::int32_t>{4, -3});
+    CHECK(run<std::int32_t>(MPI_BAND, MPI_INTEGER, {6, 12}, {3, 10}) == std::vector<std::int32_t>{2, 8});
+    CHECK(run<std::int64_t>(MPI_MAX, MPI_INTEGER8, {1, -5}, {3, -9}) == std::vector<std::int64_t>{3, -5});
+    CHECK(run<std::int8_t>(MPI_PROD, MPI_INTEGER1, {3, -2}, {5, 4}) == std::vector<std::int8_t>{15, -8});
+    CHECK(op_supports(MPI_LAND, MPI_INTEGER) == MPI_ERR_OP);
+    CHECK(op_supports(MPI_LXOR, MPI_INTEGER2) == MPI_ERR_OP);
+    // REAL, DOUBLE PRECISION, COMPLEX.
+    CHECK(run<float>(MPI_MIN, MPI_REAL, {1.5f, -2}, {0.25f, 4}) == std::vector<float>{0.25f, -2});
+    CHECK(run<double>(MPI_PROD, MPI_DOUBLE_PRECISION, {1.5, -2}, {2, 4}) == std::vector<double>{3, -8});
+    CHECK(run<double>(MPI_SUM, MPI_REAL8, {1.5}, {2}) == std::vector<double>{3.5});
+    using CF = std::complex<float>;
+    CHECK(run<CF>(MPI_PROD, MPI_COMPLEX, {CF(0, 1)}, {CF(0, 1)}) == std::vector<CF>{CF(-1, 0)});
+    using CD = std::complex<double>;
+    CHECK(run<CD>(MPI_SUM, MPI_DOUBLE_COMPLEX, {CD(1, 2)}, {CD(3, -1)}) == std::vector<CD>{CD(4, 1)});
+    CHECK(op_supports(MPI_MAX, MPI_COMPLEX16) == MPI_ERR_OP);
+    // LOGICAL: nonzero is .TRUE.; results are 1 or 0. No arithmetic.
+    CHECK(run<std::int32_t>(MPI_LAND, MPI_LOGICAL, {1, 5, 0}, {-1, 0, 0}) == std::vector<std::int32_t>{1, 0, 0});
+    CHECK(run<std::int32_t>(MPI_LOR, MPI_LOGICAL, {0, 5, 0}, {0, 0, 1}) == std::vector<std::int32_t>{0, 1, 1});
+    CHECK(run<std::int32_t>(MPI_LXOR, MPI_LOGICAL, {1, 5, 0}, {1, 0, 0}) == std::vector<std::int32_t>{0, 1, 0});
+    CHECK(run<std::int8_t>(MPI_LXOR, MPI_LOGICAL1, {1, 0}, {1, 1}) == std::vector<std::int8_t>{0, 1});
+    CHECK(op_supports(MPI_SUM, MPI_LOGICAL) == MPI_ERR_OP);
+    CHECK(op_supports(MPI_BOR, MPI_LOGICAL8) == MPI_ERR_OP);
+    // CHARACTER: no reduction but REPLACE / NO_OP.
+    CHECK(op_supports(MPI_MAX, MPI_CHARACTER) == MPI_ERR_OP);
+    CHECK(run<char>(MPI_REPLACE, MPI_CHARACTER, {'a', 'b'}, {'x', 'y'}) == std::vector<char>{'a', 'b'});
+    // The pairs: MINLOC and MAXLOC only; 2REAL and 2DOUBLE_PRECISION hold the index in the value's type.
+    struct I2 {
+        std::int32_t v, i;
+        bool operator==(const I2 &o) const { return v == o.v && i == o.i; }
+    };
+    CHECK(run<I2>(MPI_MAXLOC, MPI_2INTEGER, {{7, 3}, {8, 1}}, {{7, 0}, {2, 0}}) == std::vector<I2>{{7, 0}, {8, 1}});
+    struct R2 {
+        float v, i;
+        bool operator==(const R2 &o) const { return v == o.v && i == o.i; }
+    };
+    CHECK(run<R2>(MPI_MINLOC, MPI_2REAL, {{-1, 3}, {2, 1}}, {{1, 0}, {2, 4}}) == std::vector<R2>{{-1, 3}, {2, 1}});
+    struct D2 {
+        double v, i;
+        bool operator==(const D2 &o) const { return v == o.v && i == o.i; }
+    };
+    CHECK(run<D2>(MPI_MAXLOC, MPI_2DOUBLE_PRECISION, {{5, 2}}, {{4, 1}}) == std::vector<D2>{{5, 2}});
+    CHECK(op_supports(MPI_SUM, MPI_2REAL) == MPI_ERR_OP);
+#ifdef MPI_REAL16
+    // REAL*16 is binary128: 1 + 2^-100 is exact in it (not in double or x87 long double).
+    {
+        REQUIRE(MPI_REAL16->size == 16);
+        Real16 in[1] = {1}, io[1] = {1};
+        for (int k = 0; k < 100; ++k) io[0] /= 2;
+        REQUIRE(op_supports(MPI_SUM, MPI_REAL16) == MPI_SUCCESS);
+        op_apply(*MPI_SUM, in, io, 1, MPI_REAL16);
+        CHECK(io[0] > Real16(1));
+        Real16 big[1] = {3}, small[1] = {2};
+        op_apply(*MPI_MAX, small, big, 1, MPI_REAL16);
+        CHECK(big[0] == Real16(3));
+    }
+#endif
 }
 
 namespace {
