@@ -196,6 +196,7 @@ void Runner::spawn_all(const BindingPlan& plan) {
     }
   }
   extra.push_back("FTMPI_LAUNCHER=ftmpirun");
+  if (!o_.ft) extra.push_back("FTMPI_FT=0");  // MPIX_FT tells the ranks
 
   CStrings argv(o_.argv);
   const std::string exec_err = "ftmpirun: cannot execute " + o_.program_path + "\n";

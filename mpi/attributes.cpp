@@ -6,6 +6,7 @@
 #include <map>
 
 #include "mpi/checks.hpp"
+#include "runtime/config.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -25,11 +26,9 @@ int g_next_keyval = k_first_user_keyval;
 bool predefined_key(int k) { return k >= MPI_TAG_UB && k <= MPI_FT; }
 static_assert(MPI_LASTUSEDCODE < MPI_FT && MPI_FT < k_first_user_keyval, "predefined keys are MPI_TAG_UB..MPI_FT");
 
-// MPI_FT: whether process fault tolerance is on in this run. The library
-// always runs the ULFM semantics; `ftmpirun --no-ft` ends the job at the first
-// failure from the launcher's side and tells the ranks nothing, so a rank
-// cannot see it and reports 1.
-int fault_tolerance_enabled() { return 1; }
+// MPI_FT: whether process fault tolerance is on in this run: 0 under
+// `ftmpirun --no-ft` (the job ends at its first failure; FTMPI_FT=0).
+int fault_tolerance_enabled() { return runtime::config().FT != 0 ? 1 : 0; }
 
 Keyval *find(int keyval) {
     auto it = g_keyvals.find(keyval);

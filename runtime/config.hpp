@@ -41,6 +41,9 @@ namespace ftmpi::runtime {
     X(TEST_KILL_AT, std::string, "",                                                     \
       "tests only: 'site:rank[:n]' makes job rank `rank` die (SIGKILL) the n-th time "   \
       "(default 1st) it reaches protocol point `site` (see runtime/test_hooks.hpp)")     \
+    X(FT, int, 1,                                                                        \
+      "0: the job ends at its first failure (ftmpirun --no-ft sets it): the MPIX_FT "    \
+      "attribute reports 0")                                                             \
     X(LOG, int, 1, "log level: 0 errors only, 1 warnings, 2 info, 3 debug")
 
 struct Config {
