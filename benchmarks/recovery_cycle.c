@@ -17,7 +17,7 @@
 
 #include "bench.h"
 
-enum { WINDOW = 100, WARMUP = 20 };
+enum { WINDOW = 100, WARMUP = 200 };
 
 int main(int argc, char **argv) {
     int rank, size;
