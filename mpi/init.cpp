@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include "runtime/fatal_signals.hpp"
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
+#include "runtime/launcher_env.hpp"
 #include "runtime/topology.hpp"
 #include "transport/control.hpp"
 
@@ -35,6 +37,7 @@ int init(const char *call, int required, int *provided) {
         return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "MPI is already initialized");
     try {
         runtime::load_config();
+        if (std::getenv("PMIX_NAMESPACE") == nullptr) runtime::check_no_pmix_launch();
         g.pm = runtime::connect_process_manager();
         const auto &job = g.pm->job();
         runtime::set_log_rank(job.rank);
@@ -62,14 +65,13 @@ int init(const char *call, int required, int *provided) {
         const int yield = runtime::config().YIELD;
         g.yield = yield == 1 || (yield == -1 && static_cast<int>(job.local_peers.size()) > runtime::node_pus());
     } catch (const std::exception &e) {
-        // Spec 000 §17.5.2: MPI_Init reports the error rather than aborting. The
-        // process manager stays: the next MPI call then fails as under
-        // MPI_ERRORS_ARE_FATAL and ends the whole job through it, so the other
-        // ranks never wait for this one in the init exchange.
-        std::fprintf(stderr, "ftmpi: %s failed: %s\n", call, e.what());
+        // The error goes to the error handler, MPI_ERRORS_ARE_FATAL before
+        // init: the message names the cause and the job ends through the
+        // process manager (the other ranks never wait for this one in the
+        // init exchange), so a program never runs on past a failed init.
         g.transport.reset();
         g.engine.reset();
-        return MPI_ERR_OTHER;
+        return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "%s", e.what());
     }
     // The data path is single-threaded: calls from several threads must not overlap.
     g.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;

@@ -23,14 +23,28 @@ const char *const k_key = "ftmpi.ctl";
 
 class OfiControl final : public ControlChannel {
 public:
+    // The first provider of control_providers() that opens (FI_PROVIDER may
+    // leave out the default); the error of the first one when none does.
     explicit OfiControl(runtime::ProcessManager &pm) {
         const auto &job = pm.job();
-        const auto &cfg = runtime::config();
-        const ProviderInfo p = lookup_provider(cfg.FT_PROVIDER);
-        if (p.uses_tcp_iface) select_tcp_iface(job.local_peers.size() == static_cast<std::size_t>(job.size));
-        ep_ = std::make_unique<Endpoint>(p.fi_name, static_cast<std::size_t>(job.size), Endpoint::Use::control);
+        const bool one_node = job.local_peers.size() == static_cast<std::size_t>(job.size);
+        std::string first_error;
+        for (const ProviderInfo &p : control_providers(one_node)) {
+            try {
+                if (p.uses_tcp_iface) select_tcp_iface(one_node);
+                ep_ = std::make_unique<Endpoint>(p.fi_name, static_cast<std::size_t>(job.size), Endpoint::Use::control);
+                break;
+            } catch (const std::exception &e) {
+                if (first_error.empty()) first_error = e.what();
+                FTMPI_INFO("control endpoint: %s", e.what());
+            }
+        }
+        if (!ep_)
+            throw std::runtime_error(first_error.empty() ? "FI_PROVIDER allows no provider for the control endpoint"
+                                                         : first_error);
+        FTMPI_INFO("control endpoint open: provider %s", ep_->provider().c_str());
         max_ = std::min(k_max_message, ep_->inject_size());
-        if (max_ < 32) throw std::runtime_error("control provider '" + p.fi_name + "' injects too few bytes");
+        if (max_ < 32) throw std::runtime_error("control provider '" + ep_->provider() + "' injects too few bytes");
         auto addr = ep_->address();
         pm.put(k_key, addr.data(), addr.size());
     }

@@ -175,7 +175,10 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
     };
     const bool one_node = job.local_peers.size() == n;
     const ProviderInfo forced = cfg.PROVIDER.empty() ? ProviderInfo{} : lookup_provider(cfg.PROVIDER);
-    const ProviderInfo net = lookup_provider(cfg.NET_PROVIDER);
+    // FI_PROVIDER (the user's libfabric filter) is respected: shm within a
+    // node only if it allows shm, and the network provider it allows.
+    const ProviderInfo net = network_provider();
+    const ProviderInfo local = allowed_by_user("shm") || net.fi_name.empty() ? lookup_provider("shm") : net;
 
     // Every pair chooses the same provider from both ends: shm when both are on
     // one node (locality from the process manager), the network provider otherwise.
@@ -183,7 +186,11 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
     bool tcp_iface = false;
     for (std::size_t r = 0; r < n; ++r) {
         if (r == self_) continue;
-        const ProviderInfo &p = !forced.fi_name.empty() ? forced : is_local(static_cast<int>(r)) ? lookup_provider("shm") : net;
+        const ProviderInfo &p = !forced.fi_name.empty() ? forced : is_local(static_cast<int>(r)) ? local : net;
+        if (p.fi_name.empty())
+            throw std::runtime_error("FI_PROVIDER=" + std::string(std::getenv("FI_PROVIDER")) +
+                                     " allows no provider that reaches rank " + std::to_string(r) +
+                                     " on another node");
         names[r] = p.fi_name;
         tcp_iface = tcp_iface || p.uses_tcp_iface;
     }

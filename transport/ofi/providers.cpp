@@ -1,5 +1,6 @@
 #include "transport/ofi/providers.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "runtime/config.hpp"
@@ -29,6 +30,72 @@ ProviderInfo lookup_provider(const std::string &name) {
         if (name == p.alias || name == p.fi_name)
             return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region};
     return {name, name, true, false, false};
+}
+
+namespace {
+// FI_PROVIDER's names, and whether they are left out ('^') or the only ones.
+struct UserFilter {
+    std::vector<std::string> names;
+    bool exclude = false;
+};
+
+UserFilter user_filter() {
+    UserFilter f;
+    const char *env = std::getenv("FI_PROVIDER");
+    if (env == nullptr || *env == '\0') return f;
+    std::string spec = env;
+    if (spec[0] == '^') {
+        f.exclude = true;
+        spec.erase(0, 1);
+    }
+    for (std::size_t at = 0; at <= spec.size();) {
+        const std::size_t comma = std::min(spec.find(',', at), spec.size());
+        if (comma > at) f.names.push_back(spec.substr(at, comma - at));
+        at = comma + 1;
+    }
+    return f;
+}
+
+// libfabric filters core providers: "tcp;ofi_rxm" is allowed when "tcp" is.
+std::string core_of(const std::string &fi_name) { return fi_name.substr(0, fi_name.find(';')); }
+}  // namespace
+
+bool allowed_by_user(const std::string &fi_name) {
+    const UserFilter f = user_filter();
+    if (f.names.empty()) return true;
+    const std::string core = core_of(fi_name);
+    const bool listed = std::any_of(f.names.begin(), f.names.end(),
+                                    [&](const std::string &n) { return n == core || n == fi_name; });
+    return f.exclude ? !listed : listed;
+}
+
+ProviderInfo network_provider() {
+    const ProviderInfo configured = lookup_provider(runtime::config().NET_PROVIDER);
+    if (allowed_by_user(configured.fi_name)) return configured;
+    const UserFilter f = user_filter();
+    if (!f.exclude)
+        for (const std::string &n : f.names)
+            if (const ProviderInfo p = lookup_provider(n); p.network) return p;
+    for (const auto &p : k_providers)
+        if (p.network && allowed_by_user(p.fi_name))
+            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region};
+    return {};
+}
+
+std::vector<ProviderInfo> control_providers(bool local_only) {
+    const auto &cfg = runtime::config();
+    if (std::getenv("FTMPI_FT_PROVIDER") != nullptr) return {lookup_provider(cfg.FT_PROVIDER)};
+    std::vector<ProviderInfo> out;
+    auto add = [&](const ProviderInfo &p) {
+        if (p.fi_name.empty() || !allowed_by_user(p.fi_name)) return;
+        for (const auto &q : out)
+            if (q.fi_name == p.fi_name) return;
+        out.push_back(p);
+    };
+    add(lookup_provider(cfg.FT_PROVIDER));
+    add(network_provider());
+    if (local_only) add(lookup_provider("shm"));  // reaches this node only; its CQ wait polls
+    return out;
 }
 
 void select_tcp_iface(bool one_node) {

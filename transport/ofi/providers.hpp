@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace ftmpi::transport::ofi {
 
@@ -16,6 +17,22 @@ struct ProviderInfo {
 // Looks `name` up by alias or fi_info name. Unknown names are passed through
 // to libfabric as they are (network = true), so new providers need no code.
 ProviderInfo lookup_provider(const std::string &name);
+
+// Whether the user's FI_PROVIDER (libfabric's filter: a comma-separated list
+// of core providers, or with a leading '^' the ones to leave out) lets
+// `fi_name` be used. Unset: every provider may be.
+bool allowed_by_user(const std::string &fi_name);
+
+// The provider between nodes: FTMPI_NET_PROVIDER when FI_PROVIDER allows it,
+// else the first network provider FI_PROVIDER names (a name the table does
+// not know is used as it is), else the first of the table's it allows.
+// fi_name is empty when none is allowed (FI_PROVIDER=shm).
+ProviderInfo network_provider();
+
+// Providers for the failure detector's endpoint, best first: FTMPI_FT_PROVIDER
+// alone when the user set it; otherwise the default, then the data path's
+// choices, all under FI_PROVIDER. `local_only`: the whole job is on this node.
+std::vector<ProviderInfo> control_providers(bool local_only);
 
 // Points tcp-based providers at FTMPI_NET_IFACE, or at lo when the whole job
 // is on one node (FI_TCP_IFACE; an explicit FI_TCP_IFACE from the user wins
