@@ -1,18 +1,47 @@
 // PMIx backend of the process-manager contract.
+//
+// Two ways to use the server (see runtime/process_manager.hpp):
+// - Under ftmpirun (FTMPI_LAUNCHER=ftmpirun in the environment) the connection
+//   stays for the whole job: failure events, PMIx_Job_control kills and
+//   PMIx_Abort.
+// - Under any other server (Slurm's --mpi=pmix, prterun) the process leaves
+//   the server cleanly (PMIx_Finalize) as soon as the wire-up exchange is over,
+//   keeping a snapshot of what it will still read. Slurm 22.05's pmix plugin
+//   registers a default event handler that kills the whole step on any event
+//   (src/plugins/mpi/pmix/pmixp_client_v2.c: _errhandler calls
+//   slurm_kill_job_step(SIGKILL)), and the PMIx server library raises
+//   PMIX_ERR_LOST_CONNECTION when a client that has not finalized closes its
+//   socket (pmix_ptl_base_lost_connection). A rank that dies after leaving is
+//   no lost connection, so the step lives on. Such servers send ftmpi no
+//   failure events anyway: the heartbeat and the transport find failures.
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <pmix.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
-#include <unistd.h>
+#include <utility>
 
 #include "runtime/config.hpp"
 #include "runtime/events.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
 #include "runtime/sockets.hpp"
+
+extern "C" char **environ;
 
 namespace ftmpi::runtime {
 namespace {
@@ -43,6 +72,79 @@ void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t *source, pmix
     if (cbfunc != nullptr) cbfunc(PMIX_EVENT_ACTION_COMPLETE, nullptr, 0, nullptr, nullptr, cbdata);
 }
 
+// Field 22 of /proc/<pid>/stat, the start time in clock ticks since boot. With
+// the pid it names one process: pids are reused, (pid, start time) pairs not.
+unsigned long long start_time(pid_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    const std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 2 > stat.size()) return 0;
+    std::istringstream rest(stat.substr(paren + 2));  // from field 3 on
+    std::string field;
+    for (int i = 3; rest >> field; ++i)
+        if (i == 22) return std::strtoull(field.c_str(), nullptr, 10);
+    return 0;
+}
+
+// This node's IPv4 addresses on interfaces that are up, loopback excluded.
+std::vector<in_addr_t> node_addresses() {
+    std::vector<in_addr_t> out;
+    ifaddrs *list = nullptr;
+    if (::getifaddrs(&list) != 0) return out;
+    for (ifaddrs *i = list; i != nullptr; i = i->ifa_next)
+        if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) != 0 &&
+            (i->ifa_flags & IFF_LOOPBACK) == 0)
+            out.push_back(reinterpret_cast<const sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr);
+    ::freeifaddrs(list);
+    return out;
+}
+
+// The interface this node would use to reach `peer`: the kernel's route lookup
+// (connect() on a UDP socket, which sends nothing), then the interface that
+// holds the source address it chose. Empty when there is no such route, or
+// when it goes through loopback.
+std::string iface_towards(in_addr_t peer) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return {};
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(9);
+    to.sin_addr.s_addr = peer;
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    const bool routed = ::connect(fd, reinterpret_cast<const sockaddr *>(&to), sizeof to) == 0 &&
+                        ::getsockname(fd, reinterpret_cast<sockaddr *>(&from), &len) == 0;
+    ::close(fd);
+    if (!routed) return {};
+    std::string name;
+    ifaddrs *list = nullptr;
+    if (::getifaddrs(&list) != 0) return {};
+    for (ifaddrs *i = list; i != nullptr && name.empty(); i = i->ifa_next)
+        if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_LOOPBACK) == 0 &&
+            reinterpret_cast<const sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr == from.sin_addr.s_addr)
+            name = i->ifa_name;
+    ::freeifaddrs(list);
+    return name;
+}
+
+// Asks Slurm to end this process's step (scancel, as the user), without
+// waiting for it: the caller exits with its own code at once, so srun reports
+// that code. Nothing happens outside a Slurm step or without scancel.
+void cancel_slurm_step() {
+    const char *job = std::getenv("SLURM_JOB_ID");
+    const char *step = std::getenv("SLURM_STEP_ID");
+    if (job == nullptr || step == nullptr) return;
+    std::string id = std::string(job) + "." + step;
+    char arg0[] = "scancel", arg1[] = "--quiet";
+    char *argv[] = {arg0, arg1, id.data(), nullptr};
+    pid_t pid = 0;
+    if (::posix_spawnp(&pid, "scancel", nullptr, nullptr, argv, environ) != 0)
+        FTMPI_WARN("cannot run scancel to end step %s", id.c_str());
+}
+
+constexpr const char *k_pid_key = "ftmpi.pid";       // {pid, start time} of each rank
+constexpr const char *k_iface_key = "ftmpi.ipv4";    // this node's IPv4 addresses
+
 class PmixManager final : public ProcessManager {
 public:
     PmixManager() {
@@ -72,11 +174,22 @@ public:
         }
         if (job_.local_peers.empty()) job_.local_peers.push_back(job_.rank);
 
+        const char *launcher = std::getenv("FTMPI_LAUNCHER");
+        stay_ = launcher != nullptr && std::strcmp(launcher, "ftmpirun") == 0;
+        if (!stay_) {
+            // Once we have left the server, a hung peer on this node can still be killed by pid.
+            const long long me[2] = {static_cast<long long>(::getpid()),
+                                     static_cast<long long>(start_time(::getpid()))};
+            put_raw(k_pid_key, me, sizeof me);
+        }
+        if (job_.local_peers.size() < static_cast<std::size_t>(job_.size)) choose_net_iface();
+
         pmix_status_t codes[] = {PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_PROC_TERM_WO_SYNC,
                                  PMIX_ERR_PROC_ABORTED, PMIX_ERR_LOST_CONNECTION};
         rc = PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], nullptr, 0,
                                          on_proc_event, nullptr, nullptr);
         if (rc < 0) FTMPI_WARN("PMIx_Register_event_handler: %s", PMIx_Error_string(rc));
+        else handler_ = static_cast<size_t>(rc);
     }
 
     // No PMIx_Finalize here: a process that exits without MPI_Finalize must
@@ -87,50 +200,52 @@ public:
     const JobInfo &job() const override { return job_; }
 
     void put(const std::string &key, const void *data, std::size_t len) override {
-        pmix_value_t v;
-        PMIX_VALUE_CONSTRUCT(&v);
-        v.type = PMIX_BYTE_OBJECT;
-        v.data.bo.bytes = static_cast<char *>(const_cast<void *>(data));
-        v.data.bo.size = len;
-        pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key.c_str(), &v);
-        if (rc != PMIX_SUCCESS) fail("PMIx_Put", rc);
+        if (left_) throw std::runtime_error("PMIx: put(" + key + ") after the wire-up exchange");
+        put_raw(key.c_str(), data, len);
+        put_keys_.insert(key);
     }
 
     void exchange() override {
-        pmix_status_t rc = PMIx_Commit();
-        if (rc != PMIX_SUCCESS) fail("PMIx_Commit", rc);
-        pmix_info_t info;
-        bool collect = true;
-        PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-        rc = PMIx_Fence(nullptr, 0, &info, 1);
-        PMIX_INFO_DESTRUCT(&info);
-        if (rc != PMIX_SUCCESS) fail("PMIx_Fence", rc);
+        if (left_) throw std::runtime_error("PMIx: a second wire-up exchange");
+        commit_and_fence();
+        if (stay_) return;
+        // Leave the server. First snapshot what get() may still be asked: the
+        // keys this process put, as every rank published them (all ranks put
+        // the same kinds of keys and read only those), and the pids of the
+        // ranks on this node.
+        for (int r = 0; r < job_.size; ++r)
+            for (const auto &key : put_keys_)
+                if (auto v = fetch(r, key.c_str(), true); !v.empty()) snapshot_[{r, key}] = std::move(v);
+        for (int r : job_.local_peers) {
+            const auto v = fetch(r, k_pid_key, true);
+            if (v.size() != 2 * sizeof(long long)) continue;
+            long long p[2];
+            std::memcpy(p, v.data(), sizeof p);
+            pids_[r] = {static_cast<pid_t>(p[0]), static_cast<unsigned long long>(p[1])};
+        }
+        if (handler_ != k_no_handler) PMIx_Deregister_event_handler(handler_, nullptr, nullptr);
+        const pmix_status_t rc = PMIx_Finalize(nullptr, 0);
+        if (rc != PMIX_SUCCESS) FTMPI_WARN("PMIx_Finalize after the wire-up: %s", PMIx_Error_string(rc));
+        left_ = true;
+        FTMPI_DEBUG("left the PMIx server after the wire-up (FTMPI_LAUNCHER is not ftmpirun)");
     }
 
     std::vector<char> get(int rank, const std::string &key) override {
-        pmix_proc_t p;
-        PMIX_LOAD_PROCID(&p, me_.nspace, static_cast<pmix_rank_t>(rank));
-        pmix_value_t *val = nullptr;
-        std::vector<char> out;
-        if (PMIx_Get(&p, key.c_str(), nullptr, 0, &val) == PMIX_SUCCESS && val != nullptr) {
-            if (val->type == PMIX_BYTE_OBJECT)
-                out.assign(val->data.bo.bytes, val->data.bo.bytes + val->data.bo.size);
-            PMIX_VALUE_RELEASE(val);
-        }
-        return out;
+        if (!left_) return fetch(rank, key.c_str(), false);
+        auto it = snapshot_.find({rank, key});
+        return it == snapshot_.end() ? std::vector<char>{} : it->second;
     }
 
     [[noreturn]] void abort(int code, const std::string &message) override {
-        PMIx_Abort(code, message.c_str(), nullptr, 0);
+        if (!left_) PMIx_Abort(code, message.c_str(), nullptr, 0);
+        else cancel_slurm_step();
         ::_exit(code != 0 ? code : 1);
     }
 
     bool request_kill(int rank) override {
-        pmix_proc_t target;
-        PMIX_LOAD_PROCID(&target, me_.nspace, static_cast<pmix_rank_t>(rank));
-        pmix_info_t directive;
-        bool yes = true;
-        PMIX_INFO_LOAD(&directive, PMIX_JOB_CTRL_KILL, &yes, PMIX_BOOL);
+        if (left_) return kill_local(rank);
+        const pmix_proc_t target = proc(rank);
+        pmix_info_t directive = true_info(PMIX_JOB_CTRL_KILL);
         pmix_info_t *results = nullptr;
         size_t nresults = 0;
         pmix_status_t rc = PMIx_Job_control(&target, 1, &directive, 1, &results, &nresults);
@@ -142,10 +257,97 @@ public:
     void finalize() override {
         if (finalized_) return;
         finalized_ = true;
-        PMIx_Finalize(nullptr, 0);
+        if (!left_) PMIx_Finalize(nullptr, 0);
     }
 
 private:
+    static constexpr size_t k_no_handler = static_cast<size_t>(-1);
+
+    void put_raw(const char *key, const void *data, std::size_t len) {
+        pmix_value_t v;
+        PMIX_VALUE_CONSTRUCT(&v);
+        v.type = PMIX_BYTE_OBJECT;
+        v.data.bo.bytes = static_cast<char *>(const_cast<void *>(data));
+        v.data.bo.size = len;
+        pmix_status_t rc = PMIx_Put(PMIX_GLOBAL, key, &v);
+        if (rc != PMIX_SUCCESS) fail("PMIx_Put", rc);
+    }
+
+    pmix_proc_t proc(int rank) const {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, me_.nspace, static_cast<pmix_rank_t>(rank));
+        return p;
+    }
+
+    // An info `key` = true (PMIX_BOOL); the caller destructs it.
+    static pmix_info_t true_info(const char *key) {
+        pmix_info_t info;
+        bool yes = true;
+        PMIX_INFO_LOAD(&info, key, &yes, PMIX_BOOL);
+        return info;
+    }
+
+    static void commit_and_fence() {
+        pmix_status_t rc = PMIx_Commit();
+        if (rc != PMIX_SUCCESS) fail("PMIx_Commit", rc);
+        pmix_info_t info = true_info(PMIX_COLLECT_DATA);
+        rc = PMIx_Fence(nullptr, 0, &info, 1);
+        PMIX_INFO_DESTRUCT(&info);
+        if (rc != PMIX_SUCCESS) fail("PMIx_Fence", rc);
+    }
+
+    // `optional`: look only at what the fence brought here, never ask the server for more.
+    std::vector<char> fetch(int rank, const char *key, bool optional) {
+        const pmix_proc_t p = proc(rank);
+        pmix_info_t info = true_info(PMIX_OPTIONAL);
+        pmix_value_t *val = nullptr;
+        std::vector<char> out;
+        if (PMIx_Get(&p, key, optional ? &info : nullptr, optional ? 1 : 0, &val) == PMIX_SUCCESS && val != nullptr) {
+            if (val->type == PMIX_BYTE_OBJECT)
+                out.assign(val->data.bo.bytes, val->data.bo.bytes + val->data.bo.size);
+            PMIX_VALUE_RELEASE(val);
+        }
+        PMIX_INFO_DESTRUCT(&info);
+        return out;
+    }
+
+    // Kills a rank of this node that the detector excluded, by pid, if it is
+    // still the process that published that pid. Other nodes' ranks: false.
+    bool kill_local(int rank) {
+        auto it = pids_.find(rank);
+        if (it == pids_.end() || rank == job_.rank) return false;
+        const auto [pid, started] = it->second;
+        if (start_time(pid) != started) return true;  // already gone
+        return ::kill(pid, SIGKILL) == 0;
+    }
+
+    // A job that spans nodes talks over the network provider. Unless the user
+    // named an interface (FTMPI_NET_IFACE, FI_TCP_IFACE), take the one this
+    // node routes to another node's addresses through: every rank publishes
+    // its node's IPv4 addresses in one extra fence (multi-node jobs only).
+    void choose_net_iface() {
+        if (!config().NET_IFACE.empty() || std::getenv("FI_TCP_IFACE") != nullptr) return;
+        const std::vector<in_addr_t> mine = node_addresses();
+        put_raw(k_iface_key, mine.data(), mine.size() * sizeof(in_addr_t));
+        commit_and_fence();
+        int remote = 0;
+        while (remote < job_.size && std::binary_search(job_.local_peers.begin(), job_.local_peers.end(), remote))
+            ++remote;
+        const std::vector<char> theirs = fetch(remote, k_iface_key, false);
+        std::string iface;
+        for (std::size_t at = 0; iface.empty() && at + sizeof(in_addr_t) <= theirs.size(); at += sizeof(in_addr_t)) {
+            in_addr_t a;
+            std::memcpy(&a, theirs.data() + at, sizeof a);
+            iface = iface_towards(a);
+        }
+        if (iface.empty()) {
+            FTMPI_INFO("no interface routes to rank %d's node; the network provider chooses", remote);
+            return;
+        }
+        ::setenv("FI_TCP_IFACE", iface.c_str(), 0);
+        FTMPI_INFO("network interface %s (the route to rank %d's node)", iface.c_str(), remote);
+    }
+
     static uint32_t get_u32(const pmix_proc_t *p, const char *key, uint32_t dflt) {
         pmix_value_t *val = nullptr;
         uint32_t out = dflt;
@@ -160,7 +362,13 @@ private:
 
     pmix_proc_t me_{};
     JobInfo job_;
+    bool stay_ = false;       // keep the connection for the whole job (ftmpirun)
+    bool left_ = false;       // PMIx_Finalize done after the wire-up
     bool finalized_ = false;
+    size_t handler_ = k_no_handler;
+    std::set<std::string> put_keys_;
+    std::map<std::pair<int, std::string>, std::vector<char>> snapshot_;
+    std::map<int, std::pair<pid_t, unsigned long long>> pids_;
 };
 
 // Singleton: a one-process job with no process manager at all.

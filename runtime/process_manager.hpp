@@ -21,23 +21,39 @@ struct JobInfo {
     bool singleton = true;
 };
 
+// Under ftmpirun the PMIx connection lasts the whole job. Under any other PMIx
+// server (Slurm's --mpi=pmix, prterun) the backend leaves the server at the
+// end of exchange(), so that a later death of this process is no "lost
+// connection" (Slurm kills the whole step on that); see pmix_client.cpp. The
+// calls below say what each one does in both cases.
 class ProcessManager {
 public:
     virtual ~ProcessManager() = default;
     virtual const JobInfo &job() const = 0;
-    // Publishes a blob under `key` for every process of the job. Init only.
+    // Publishes a blob under `key` for every process of the job. Before
+    // exchange() only.
     virtual void put(const std::string &key, const void *data, std::size_t len) = 0;
-    // Commits what was put and waits until every process has done so (the modex).
-    // Init only: it must never be used once a process may have failed.
+    // Commits what was put and waits until every process has done so (the
+    // modex). Once, at init: it must never be used once a process may have
+    // failed.
     virtual void exchange() = 0;
-    // Reads the blob `rank` published under `key`. Empty when absent.
+    // Reads the blob `rank` published under `key`. Empty when absent. After
+    // exchange(), only keys this process also put are guaranteed (every rank
+    // publishes the same kinds of keys): without ftmpirun they come from a
+    // snapshot taken at the exchange.
     virtual std::vector<char> get(int rank, const std::string &key) = 0;
-    // Ends the whole job (or the listed ranks) with `code`; does not return.
+    // Ends the whole job with `code`; does not return. Under ftmpirun and before
+    // the exchange: PMIx_Abort. After leaving a Slurm server: the step is
+    // cancelled (scancel, not waited for) and this process exits with `code`
+    // at once, so srun reports it. Elsewhere this process just exits with `code`.
     [[noreturn]] virtual void abort(int code, const std::string &message) = 0;
-    // Asks the launcher to kill `rank` (a process the detector has excluded).
-    // Returns false when the launcher cannot do it.
+    // Asks for `rank` (a process the detector has excluded) to be killed.
+    // Under ftmpirun: by the launcher (PMIx_Job_control). After leaving the
+    // server: by pid, for ranks on this node only. Returns false when it
+    // cannot be done.
     virtual bool request_kill(int rank) = 0;
-    // Tells the launcher this process finalized. Never waits for other processes.
+    // Tells the launcher this process finalized (if still connected). Never
+    // waits for other processes.
     virtual void finalize() = 0;
 };
 

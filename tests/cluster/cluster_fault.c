@@ -1,0 +1,199 @@
+/*
+ * Fault tolerance across nodes under Slurm (issue 11, parts 1, 3 and 4).
+ *
+ *   cluster_fault MODE VICTIM
+ *
+ * Job rank VICTIM dies (SIGKILL) once every survivor told it that it is
+ * ready; the survivors then run one of:
+ *   p2p     a named receive from the victim fails with MPI_ERR_PROC_FAILED;
+ *           a ring among the survivors still works
+ *   coll    allreduce on MPI_COMM_WORLD until it fails with
+ *           MPI_ERR_PROC_FAILED (or MPI_ERR_REVOKED, once another survivor
+ *           revoked); then revoke
+ *   agree   agree fails with MPI_ERR_PROC_FAILED until the failure is
+ *           acknowledged, then agrees on the AND of the survivors' flags
+ *   shrink  allreduce until it fails, revoke, shrink: size - 1 members, in
+ *           rank order, and an allreduce on the new communicator
+ * Every survivor checks that the failed set is exactly {VICTIM}, and the
+ * lowest survivor prints "cluster_fault MODE: N survivors ok". Exit 0.
+ *
+ *   cluster_fault nodeloss
+ *
+ * Every rank prints "ready R HOST" after a first allreduce, then runs
+ * nonblocking allreduces until one fails (the test cuts a node off). It
+ * prints "detected R t=T" (T: CLOCK_MONOTONIC seconds, as Python's
+ * time.monotonic), when it first knew of a failure, and "failed R t=T", when
+ * its allreduce failed; then it revokes, shrinks, runs an allreduce on the
+ * new communicator and prints "shrunk R size=S sum=X t=T".
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <time.h>
+
+#include "ftlib.h"
+
+static int me, size;
+static MPI_Comm priv; /* a duplicate of MPI_COMM_WORLD that is never revoked, for the checks */
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int is_failure(int rc) {
+    int c = tl_class(rc);
+    return c == MPIX_ERR_PROC_FAILED || c == MPIX_ERR_REVOKED;
+}
+
+/* Allreduce on comm until it fails with a failure class; returns that class. */
+static int allreduce_until_failure(MPI_Comm comm) {
+    for (;;) {
+        int one = 1, sum = 0;
+        int rc = MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, comm);
+        if (rc == MPI_SUCCESS) continue;
+        CHECK(is_failure(rc), "allreduce failed with class %d", tl_class(rc));
+        return tl_class(rc);
+    }
+}
+
+static void check_failed_is(int victim) {
+    const int want[1] = {victim};
+    CHECK(tl_wait_failed(priv, 1, 30.0) >= 1, "rank %d never learned of the failure", me);
+    tl_check_agreement(priv, want, 1);
+}
+
+static void report(const char *mode, int lowest) {
+    if (me == lowest) {
+        printf("cluster_fault %s: %d survivors ok\n", mode, size - 1);
+        fflush(stdout);
+    }
+}
+
+static void p2p(int victim) {
+    int x = 0;
+    MPI_Status st;
+    CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, victim, 7, MPI_COMM_WORLD, &st), MPIX_ERR_PROC_FAILED);
+    check_failed_is(victim);
+    /* A ring over the survivors. */
+    int next = (me + 1) % size, prev = (me + size - 1) % size;
+    if (next == victim) next = (next + 1) % size;
+    if (prev == victim) prev = (prev + size - 1) % size;
+    int token = me, got = -1;
+    MPI_OK(MPI_Sendrecv(&token, 1, MPI_INT, next, 8, &got, 1, MPI_INT, prev, 8, MPI_COMM_WORLD, &st));
+    CHECK(got == prev, "ring: got %d from %d", got, prev);
+}
+
+static void coll(int victim) {
+    allreduce_until_failure(MPI_COMM_WORLD);
+    MPI_OK(MPIX_Comm_revoke(MPI_COMM_WORLD));
+    check_failed_is(victim);
+    int one = 1, sum = 0;
+    CHECK_CLASS(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPIX_ERR_REVOKED);
+}
+
+static void agree(int victim) {
+    /* Every survivor clears its own bit: the AND has exactly the victim's bit set. */
+    const int all = (1 << size) - 1;
+    int flag = all & ~(1 << me);
+    int rc = MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+    while (rc != MPI_SUCCESS) {
+        CHECK(tl_class(rc) == MPIX_ERR_PROC_FAILED, "agree: class %d", tl_class(rc));
+        MPI_OK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
+        flag = all & ~(1 << me);
+        rc = MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
+    }
+    CHECK(flag == (1 << victim), "agreed on %#x, expected %#x", flag, 1 << victim);
+    check_failed_is(victim);
+}
+
+static void shrink(int victim) {
+    allreduce_until_failure(MPI_COMM_WORLD);
+    MPI_OK(MPIX_Comm_revoke(MPI_COMM_WORLD));
+    MPI_Comm s;
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &s));
+    int sme, ssize, sum = 0;
+    MPI_OK(MPI_Comm_rank(s, &sme));
+    MPI_OK(MPI_Comm_size(s, &ssize));
+    CHECK(ssize == size - 1, "shrunk to %d, expected %d", ssize, size - 1);
+    CHECK(sme == (me < victim ? me : me - 1), "rank %d became %d in the shrunk communicator", me, sme);
+    MPI_OK(MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, s));
+    CHECK(sum == size * (size - 1) / 2 - victim, "sum of survivors' ranks %d", sum);
+    check_failed_is(victim);
+    MPI_OK(MPI_Comm_free(&s));
+}
+
+static void nodeloss(void) {
+    char host[MPI_MAX_PROCESSOR_NAME];
+    const char *node = getenv("SLURMD_NODENAME");
+    int len = 0, one = 1, sum = 0;
+    MPI_OK(MPI_Get_processor_name(host, &len));
+    MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    printf("ready %d %s\n", me, node ? node : host);
+    fflush(stdout);
+    /* Nonblocking allreduces, so that the moment this rank learns of a
+       failure (detected) is seen apart from the moment its allreduce fails
+       (failed): the collective may wait for the failure of the very peer it
+       depends on. */
+    double known = 0, failed = 0;
+    while (failed == 0) {
+        MPI_Request req;
+        MPI_OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req));
+        for (int flag = 0; !flag;) {
+            int rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+            int ranks[256];
+            if (known == 0 && tl_failed(MPI_COMM_WORLD, ranks, 256) > 0) known = now();
+            if (rc != MPI_SUCCESS) {
+                CHECK(is_failure(rc), "allreduce failed with class %d", tl_class(rc));
+                failed = now();
+                break;
+            }
+        }
+    }
+    if (known == 0) known = failed;
+    printf("detected %d t=%.6f\n", me, known);
+    printf("failed %d t=%.6f\n", me, failed);
+    fflush(stdout);
+    MPIX_Comm_revoke(MPI_COMM_WORLD);
+    MPI_Comm s;
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &s));
+    int ssize = 0;
+    MPI_OK(MPI_Comm_size(s, &ssize));
+    MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, s));
+    printf("shrunk %d size=%d sum=%d t=%.6f\n", me, ssize, sum, now());
+    fflush(stdout);
+    MPI_OK(MPI_Comm_free(&s));
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    tl_init(&argc, &argv, &me, &size, 2);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (!strcmp(mode, "nodeloss")) {
+        nodeloss();
+    } else {
+        const int victim = argc > 2 ? atoi(argv[2]) : size - 1;
+        CHECK(victim >= 0 && victim < size, "victim %d of %d", victim, size);
+        CHECK(size <= 16, "at most 16 ranks");
+        MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &priv));
+        MPI_Comm_set_errhandler(priv, MPI_ERRORS_RETURN);
+        /* The victim dies once every survivor is past this point: each tells
+           it so (an eager send), so no survivor's setup can see the failure. */
+        int go = 1;
+        if (me == victim) {
+            for (int i = 0; i < size - 1; ++i)
+                MPI_OK(MPI_Recv(&go, 1, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            tl_die(SIGKILL);
+        }
+        MPI_OK(MPI_Send(&go, 1, MPI_INT, victim, 5, MPI_COMM_WORLD));
+        const int lowest = victim == 0 ? 1 : 0;
+        if (!strcmp(mode, "p2p")) p2p(victim);
+        else if (!strcmp(mode, "coll")) coll(victim);
+        else if (!strcmp(mode, "agree")) agree(victim);
+        else if (!strcmp(mode, "shrink")) shrink(victim);
+        else CHECK(0, "unknown mode '%s'", mode);
+        report(mode, lowest);
+        MPI_OK(MPI_Comm_free(&priv));
+    }
+    MPI_OK(MPI_Finalize());
+    return 0;
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# with_rig.sh CMD...: starts the emulated cluster (rig.sh), runs CMD where srun
+# reaches it (the controller's namespace, SLURM_CONF set), then stops the rig,
+# whatever happened (trap), so nothing is left running. Exit status: CMD's; 77
+# (skip) when this machine cannot host the rig; 1 when a task of the job was
+# still alive after CMD ended.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+rig=$here/rig.sh
+
+"$rig" start
+rc=$?
+if ((rc == 77)); then
+  echo "SKIP: the cluster suite needs root, Slurm 22.05 and network namespaces (see the rig's message above)"
+  exit 77
+fi
+trap '"$rig" stop' EXIT
+trap 'exit 143' TERM INT
+((rc == 0)) || { echo "FAIL: the rig did not start"; exit 1; }
+
+"$rig" run "$@"
+rc=$?
+
+# Tasks of the job must not outlive srun (slurmstepd may take a moment to
+# reap them). Poll, with a deadline, for processes in the nodes' namespaces
+# other than the Slurm daemons.
+leftovers() {
+  local ns pid comm
+  for ns in ftn1 ftn2; do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do
+      comm=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
+      [[ $comm == slurmd || $comm == slurmstepd ]] || echo "$ns:$pid:$comm"
+    done
+  done
+}
+deadline=$((SECONDS + 10))
+left=$(leftovers)
+while [[ -n $left ]] && ((SECONDS < deadline)); do
+  sleep 0.2  # polling for slurmstepd to reap its tasks, bounded above
+  left=$(leftovers)
+done
+if [[ -n $left ]]; then
+  echo "FAIL: job processes still running after the command ended: $left"
+  ((rc == 0)) && rc=1
+fi
+exit $rc
