@@ -117,6 +117,7 @@ void Detector::run() {
         if (pred != s.pred) {  // a new predecessor gets a full timeout to start beating to us
             s.pred = pred;
             s.last_heard = now;
+            channel_->watch(pred);
         }
         if (succ != s.succ) {
             s.succ = succ;
@@ -195,6 +196,18 @@ void Detector::run() {
     for (int peer : s.neighbours) out(peer, header(Type::heartbeat, 0));
     while (!stopping_.load(std::memory_order_acquire)) {
         auto now = Clock::now();
+        for (const auto &lost : channel_->take_lost()) {  // the watched predecessor's process ended
+            const int r = static_cast<int>(lost.peer);
+            if (r < 0 || r >= s.n || !alive(r)) continue;
+            if (lost.certain) {
+                if (set_.add(r)) FTMPI_INFO("rank %d is failed: its liveness link closed", r);
+            } else if (r == s.pred) {
+                // Died, or leaving normally: its goodbye would come at once.
+                // Without one, the heartbeat timeout fires `grace` from now.
+                const auto grace = std::min(timeout, 2 * period);
+                s.last_heard = std::min(s.last_heard, now - timeout + grace);
+            }
+        }
         spread_news(now);
         if (s.succ >= 0 && now >= s.next_beat) {
             out(s.succ, header(Type::heartbeat, 0));
@@ -223,7 +236,10 @@ void Detector::run() {
         if (s.succ < 0 && s.pred < 0) wait_ms = static_cast<int>(period.count());
         channel_->wait(std::max(wait_ms, 0), on_message);
     }
-    if (goodbye_.load(std::memory_order_relaxed) && s.succ >= 0) out(s.succ, header(Type::goodbye, 0));
+    if (goodbye_.load(std::memory_order_relaxed)) {
+        channel_->leaving();
+        if (s.succ >= 0) out(s.succ, header(Type::goodbye, 0));
+    }
     FTMPI_DEBUG("detector stops; longest heartbeat gap from rank %d: %lld ms", s.pred,
                 static_cast<long long>(s.max_gap.count()));
 }

@@ -33,6 +33,10 @@ namespace ftmpi::runtime {
     X(FT_PERIOD_MS, int, 100, "heartbeat period of the failure detector (ms)")            \
     X(FT_TIMEOUT_MS, int, 1000,                                                           \
       "a process whose heartbeats stop for this long (ms) is declared failed and killed") \
+    X(FT_LINKS, int, 1,                                                                  \
+      "1: each process keeps a TCP link to the one it observes, which the kernel closes "\
+      "when that process dies: deaths are seen in milliseconds without the launcher; "   \
+      "0: the heartbeat only")                                                           \
     X(FT_PROVIDER, std::string, "net",                                                   \
       "libfabric provider of the detector's control endpoint (needs a waitable CQ)")      \
     X(LAUNCHER_EVENTS, int, 1,                                                           \

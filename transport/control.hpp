@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "transport/transport.hpp"
 
@@ -34,6 +35,20 @@ public:
     virtual void wake() = 0;
     // Reads the peers' addresses, after the process manager's exchange. Init only.
     virtual void connect(runtime::ProcessManager &pm) = 0;
+
+    // Liveness, faster than heartbeats where the channel can tell: follow
+    // `peer` (-1: none); a followed peer whose process ended without leaving
+    // normally comes out of take_lost() (and wakes wait()): `certain` when it
+    // died for sure, otherwise it died or is about to leave normally (its
+    // goodbye follows at once then). leaving(): this process leaves normally,
+    // so that its end is not taken for a death. No-ops by default.
+    struct Lost {
+        PeerId peer;
+        bool certain;
+    };
+    virtual void watch(int peer) { (void)peer; }
+    virtual std::vector<Lost> take_lost() { return {}; }
+    virtual void leaving() {}
 };
 
 // Opens the control endpoint (provider FTMPI_FT_PROVIDER) and publishes its

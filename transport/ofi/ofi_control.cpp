@@ -1,16 +1,25 @@
 // ControlChannel over one libfabric endpoint with a waitable CQ. Messages are
 // injected (no send completion to track), receives use a ring of posted buffers.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
 #include "transport/control.hpp"
+#include "transport/liveness.hpp"
 #include "transport/ofi/endpoint.hpp"
 #include "transport/ofi/providers.hpp"
 
@@ -43,10 +52,42 @@ public:
             throw std::runtime_error(first_error.empty() ? "FI_PROVIDER allows no provider for the control endpoint"
                                                          : first_error);
         FTMPI_INFO("control endpoint open: provider %s", ep_->provider().c_str());
+        naps_ = lookup_provider(ep_->provider()).sread_spins;
         max_ = std::min(k_max_message, ep_->inject_size());
         if (max_ < 32) throw std::runtime_error("control provider '" + ep_->provider() + "' injects too few bytes");
         auto addr = ep_->address();
         pm.put(k_key, addr.data(), addr.size());
+        if (runtime::config().FT_LINKS != 0) {
+            try {
+                live_ = std::make_unique<LivenessLinks>(pm, ipv4_of(addr));
+            } catch (const std::exception &e) {
+                FTMPI_WARN("no liveness links (deaths are found by the heartbeat only): %s", e.what());
+            }
+        }
+    }
+
+    // The IPv4 address in a provider address that is a sockaddr_in (net,
+    // tcp): the interface libfabric chose; empty otherwise.
+    static std::string ipv4_of(const std::vector<char> &addr) {
+        sockaddr_in in{};
+        if (addr.size() < sizeof in) return {};
+        std::memcpy(&in, addr.data(), sizeof in);
+        char text[INET_ADDRSTRLEN] = {};
+        if (in.sin_family != AF_INET || in.sin_addr.s_addr == 0 ||
+            ::inet_ntop(AF_INET, &in.sin_addr, text, sizeof text) == nullptr)
+            return {};
+        return text;
+    }
+
+    void watch(int peer) override {
+        if (live_) live_->watch(peer);
+    }
+    std::vector<Lost> take_lost() override {
+        std::lock_guard<std::mutex> lock(lost_mu_);
+        return std::exchange(lost_, {});
+    }
+    void leaving() override {
+        if (live_) live_->leaving();
     }
 
     void connect(runtime::ProcessManager &pm) override {
@@ -58,6 +99,14 @@ public:
                 throw std::runtime_error("cannot insert the control address of rank " + std::to_string(r));
         }
         for (auto &rx : rx_) post(rx);
+        if (live_)
+            live_->connect(pm, [this](PeerId peer, bool certain) {
+                {
+                    std::lock_guard<std::mutex> lock(lost_mu_);
+                    lost_.push_back({peer, certain});
+                }
+                ep_->signal();
+            });
     }
 
     std::size_t max_message() const override { return max_; }
@@ -75,7 +124,8 @@ public:
 
     int wait(int timeout_ms, const std::function<void(const void *, std::size_t)> &on_message) override {
         std::array<fi_cq_tagged_entry, 8> entries;
-        ssize_t n = ep_->sread(entries.data(), entries.size(), std::max(timeout_ms, 0));
+        ssize_t n = naps_ ? nap_read(entries.data(), entries.size(), timeout_ms)
+                          : ep_->sread(entries.data(), entries.size(), std::max(timeout_ms, 0));
         int delivered = 0;
         for (;;) {
             if (n == -FI_EAVAIL) {
@@ -96,9 +146,25 @@ public:
         return delivered;
     }
 
-    void wake() override { ep_->signal(); }
+    void wake() override {
+        woken_.store(true);
+        ep_->signal();
+    }
 
 private:
+    // For a provider whose sread spins (shm): reads every millisecond until
+    // something comes, wake() is called or timeout_ms passes. A polling
+    // cadence for the detector's thread, which would otherwise keep a core
+    // busy (and starve the application on a full node).
+    ssize_t nap_read(fi_cq_tagged_entry *entries, std::size_t count, int timeout_ms) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+        for (;;) {
+            const ssize_t n = ep_->read(entries, count);
+            if (n != -FI_EAGAIN || woken_.exchange(false) || std::chrono::steady_clock::now() >= until) return n;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }
+
     struct Rx {
         fi_context2 ctx{};  // first member: the libfabric context
         std::array<char, k_max_message> data{};
@@ -123,6 +189,11 @@ private:
     std::vector<fi_addr_t> addrs_;
     std::array<Rx, k_rx_buffers> rx_;
     std::size_t max_ = 0;
+    bool naps_ = false;  // the provider's sread spins: nap_read instead
+    std::atomic<bool> woken_{false};
+    std::mutex lost_mu_;
+    std::vector<Lost> lost_;  // from live_'s thread
+    std::unique_ptr<LivenessLinks> live_;  // last: its thread signals ep_ until it is gone
 };
 
 }  // namespace

@@ -12,24 +12,24 @@ namespace {
 // deliberately absent; `net` is the native tcp RDM provider.
 struct Row {
     const char *alias, *fi_name;
-    bool network, uses_tcp_iface, named_region;
+    bool network, uses_tcp_iface, named_region, sread_spins;
 };
 constexpr Row k_providers[] = {
-    {"shm", "shm", false, false, true},
-    {"tcp", "tcp;ofi_rxm", true, true, false},
-    {"rxm", "tcp;ofi_rxm", true, true, false},
-    {"net", "net", true, true, false},
-    {"udp", "udp;ofi_rxd", true, false, false},
-    {"verbs", "verbs;ofi_rxm", true, false, false},
-    {"cxi", "cxi", true, false, false},
+    {"shm", "shm", false, false, true, true},
+    {"tcp", "tcp;ofi_rxm", true, true, false, false},
+    {"rxm", "tcp;ofi_rxm", true, true, false, false},
+    {"net", "net", true, true, false, false},
+    {"udp", "udp;ofi_rxd", true, false, false, false},
+    {"verbs", "verbs;ofi_rxm", true, false, false, false},
+    {"cxi", "cxi", true, false, false, false},
 };
 }  // namespace
 
 ProviderInfo lookup_provider(const std::string &name) {
     for (const auto &p : k_providers)
         if (name == p.alias || name == p.fi_name)
-            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region};
-    return {name, name, true, false, false};
+            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region, p.sread_spins};
+    return {name, name, true, false, false, false};
 }
 
 namespace {
@@ -78,7 +78,7 @@ ProviderInfo network_provider() {
             if (const ProviderInfo p = lookup_provider(n); p.network) return p;
     for (const auto &p : k_providers)
         if (p.network && allowed_by_user(p.fi_name))
-            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region};
+            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region, p.sread_spins};
     return {};
 }
 
@@ -100,8 +100,13 @@ std::vector<ProviderInfo> control_providers(bool local_only) {
 
 void select_tcp_iface(bool one_node) {
     const auto &cfg = runtime::config();
-    if (!cfg.NET_IFACE.empty()) ::setenv("FI_TCP_IFACE", cfg.NET_IFACE.c_str(), 1);
-    else if (one_node) ::setenv("FI_TCP_IFACE", "lo", 0);
+    // libfabric 1.17: tcp reads FI_TCP_IFACE, net reads FI_NET_IFACE (and
+    // ignores FI_TCP_IFACE: it then takes the first interface it lists, which
+    // may be a tentative IPv6 link-local address that cannot be bound).
+    for (const char *var : {"FI_TCP_IFACE", "FI_NET_IFACE"}) {
+        if (!cfg.NET_IFACE.empty()) ::setenv(var, cfg.NET_IFACE.c_str(), 1);
+        else if (one_node) ::setenv(var, "lo", 0);
+    }
 }
 
 }  // namespace ftmpi::transport::ofi

@@ -12,6 +12,7 @@ struct ProviderInfo {
     bool network;         // reaches other nodes (false: this node only)
     bool uses_tcp_iface;  // honours FI_TCP_IFACE (tcp-based providers, libfabric 1.17)
     bool named_region;    // needs a unique endpoint name (shm: runtime/shm_names.hpp)
+    bool sread_spins;     // fi_cq_sread busy-polls (shm, libfabric 1.17): a waiter must nap instead
 };
 
 // Looks `name` up by alias or fi_info name. Unknown names are passed through
@@ -35,7 +36,7 @@ ProviderInfo network_provider();
 std::vector<ProviderInfo> control_providers(bool local_only);
 
 // Points tcp-based providers at FTMPI_NET_IFACE, or at lo when the whole job
-// is on one node (FI_TCP_IFACE; an explicit FI_TCP_IFACE from the user wins
+// is on one node (FI_TCP_IFACE and FI_NET_IFACE; the user's own values win
 // over the lo default). Call before opening a tcp-based endpoint.
 void select_tcp_iface(bool one_node);
 
