@@ -128,8 +128,8 @@ std::string iface_towards(in_addr_t peer) {
 }
 
 // Asks Slurm to end this process's step (scancel, as the user), without
-// waiting for it: the caller exits with its own code at once, so srun reports
-// that code. Nothing happens outside a Slurm step or without scancel.
+// waiting for it; the caller exits with its own code at once. Nothing happens
+// outside a Slurm step or without scancel.
 void cancel_slurm_step() {
     const char *job = std::getenv("SLURM_JOB_ID");
     const char *step = std::getenv("SLURM_STEP_ID");
@@ -236,8 +236,12 @@ public:
         return it == snapshot_.end() ? std::vector<char>{} : it->second;
     }
 
+    // After leaving, the process connects again just to abort: Slurm's
+    // server accepts it, and srun then exits with `code` (measured on the
+    // rig; scancel, the fallback, leaves srun with 137 or a rank's code).
     [[noreturn]] void abort(int code, const std::string &message) override {
-        if (!left_) PMIx_Abort(code, message.c_str(), nullptr, 0);
+        pmix_proc_t again;
+        if (!left_ || PMIx_Init(&again, nullptr, 0) == PMIX_SUCCESS) PMIx_Abort(code, message.c_str(), nullptr, 0);
         else cancel_slurm_step();
         ::_exit(code != 0 ? code : 1);
     }

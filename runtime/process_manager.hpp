@@ -42,10 +42,9 @@ public:
     // publishes the same kinds of keys): without ftmpirun they come from a
     // snapshot taken at the exchange.
     virtual std::vector<char> get(int rank, const std::string &key) = 0;
-    // Ends the whole job with `code`; does not return. Under ftmpirun and before
-    // the exchange: PMIx_Abort. After leaving a Slurm server: the step is
-    // cancelled (scancel, not waited for) and this process exits with `code`
-    // at once, so srun reports it. Elsewhere this process just exits with `code`.
+    // Ends the whole job with `code`; does not return. PMIx_Abort; after
+    // leaving the server, the process connects again for it (if that fails:
+    // scancel of the Slurm step, not waited for). Then it exits with `code`.
     [[noreturn]] virtual void abort(int code, const std::string &message) = 0;
     // Asks for `rank` (a process the detector has excluded) to be killed.
     // Under ftmpirun: by the launcher (PMIx_Job_control). After leaving the

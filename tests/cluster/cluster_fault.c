@@ -1,7 +1,7 @@
 /*
  * Fault tolerance across nodes under Slurm (issue 11, parts 1, 3 and 4).
  *
- *   cluster_fault MODE VICTIM
+ *   cluster_fault MODE VICTIM [LINGER]
  *
  * Job rank VICTIM dies (SIGKILL) once every survivor told it that it is
  * ready; the survivors then run one of:
@@ -14,8 +14,12 @@
  *           acknowledged, then agrees on the AND of the survivors' flags
  *   shrink  allreduce until it fails, revoke, shrink: size - 1 members, in
  *           rank order, and an allreduce on the new communicator
- * Every survivor checks that the failed set is exactly {VICTIM}, and the
- * lowest survivor prints "cluster_fault MODE: N survivors ok". Exit 0.
+ * Every survivor checks that the failed set is exactly {VICTIM}. Then the
+ * survivors keep working together (allreduces on a shrunk communicator) until
+ * LINGER seconds (default 3) have passed since the death: Slurm's pmix plugin
+ * used to kill the whole step about 1.1 s after a rank died, and a job that
+ * ended sooner would not show it. The lowest survivor then prints
+ * "cluster_fault MODE: N survivors ok". Exit 0.
  *
  *   cluster_fault nodeloss
  *
@@ -24,7 +28,8 @@
  * prints "detected R t=T" (T: CLOCK_MONOTONIC seconds, as Python's
  * time.monotonic), when it first knew of a failure, and "failed R t=T", when
  * its allreduce failed; then it revokes, shrinks, runs an allreduce on the
- * new communicator and prints "shrunk R size=S sum=X t=T".
+ * new communicator and prints "shrunk R size=S sum=X t=T". The survivors go on
+ * together for 2 s more.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <time.h>
@@ -60,6 +65,15 @@ static void check_failed_is(int victim) {
     const int want[1] = {victim};
     CHECK(tl_wait_failed(priv, 1, 30.0) >= 1, "rank %d never learned of the failure", me);
     tl_check_agreement(priv, want, 1);
+}
+
+/* Allreduces on `comm` (survivors only) until `linger` seconds have passed
+   since `since` at every member (they all stop at the same iteration). */
+static void linger_together(MPI_Comm comm, double since, double linger) {
+    for (int done = 0; !done;) {
+        int mine = now() - since >= linger;
+        MPI_OK(MPI_Allreduce(&mine, &done, 1, MPI_INT, MPI_MIN, comm));
+    }
 }
 
 static void report(const char *mode, int lowest) {
@@ -161,6 +175,7 @@ static void nodeloss(void) {
     MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, s));
     printf("shrunk %d size=%d sum=%d t=%.6f\n", me, ssize, sum, now());
     fflush(stdout);
+    linger_together(s, failed, 2.0);  /* as in the other modes: a late step kill would show */
     MPI_OK(MPI_Comm_free(&s));
 }
 
@@ -185,12 +200,18 @@ int main(int argc, char **argv) {
             tl_die(SIGKILL);
         }
         MPI_OK(MPI_Send(&go, 1, MPI_INT, victim, 5, MPI_COMM_WORLD));
+        const double linger = argc > 3 ? atof(argv[3]) : 3.0;
+        const double start = now();
         const int lowest = victim == 0 ? 1 : 0;
         if (!strcmp(mode, "p2p")) p2p(victim);
         else if (!strcmp(mode, "coll")) coll(victim);
         else if (!strcmp(mode, "agree")) agree(victim);
         else if (!strcmp(mode, "shrink")) shrink(victim);
         else CHECK(0, "unknown mode '%s'", mode);
+        MPI_Comm surv;
+        MPI_OK(MPIX_Comm_shrink(priv, &surv));
+        linger_together(surv, start, linger);
+        MPI_OK(MPI_Comm_free(&surv));
         report(mode, lowest);
         MPI_OK(MPI_Comm_free(&priv));
     }
