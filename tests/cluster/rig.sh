@@ -60,8 +60,8 @@ check_machine() {
   for c in slurmctld slurmd srun sinfo scontrol nsenter ip; do
     command -v "$c" >/dev/null || skip "'$c' not found (.ci/install-deps installs Slurm 22.05, iproute2, util-linux)"
   done
-  [[ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/mpi_pmix.so || -n $(find / -xdev -name mpi_pmix.so -print -quit 2>/dev/null) ]] ||
-    skip "Slurm's mpi/pmix plugin is not installed"
+  compgen -G "/usr/lib/*/slurm*/mpi_pmix.so" >/dev/null || compgen -G "/usr/lib*/slurm*/mpi_pmix.so" >/dev/null ||
+    compgen -G "/usr/local/lib*/slurm/mpi_pmix.so" >/dev/null || skip "Slurm's mpi/pmix plugin is not installed"
   ip netns add ftprobe$$ 2>/dev/null || skip "cannot create network namespaces here"
   ip netns del ftprobe$$
   ip link add ftprobebr$$ type bridge 2>/dev/null || skip "cannot create a bridge here"
