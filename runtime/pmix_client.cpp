@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -142,7 +143,15 @@ void cancel_slurm_step() {
         FTMPI_WARN("cannot run scancel to end step %s", id.c_str());
 }
 
-constexpr const char *k_pid_key = "ftmpi.pid";       // {pid, start time} of each rank
+constexpr const char *k_pid_key = "ftmpi.pid";       // each rank's Identity
+
+// What request_kill needs to find a rank's process, and to be sure it is still
+// that process.
+struct Identity {
+    pid_t pid = 0;
+    unsigned long long start = 0;  // start_time(pid)
+    char node[64] = {};            // Slurm node name (SLURMD_NODENAME); empty elsewhere
+};
 constexpr const char *k_iface_key = "ftmpi.ipv4";    // this node's IPv4 addresses
 
 class PmixManager final : public ProcessManager {
@@ -177,10 +186,13 @@ public:
         const char *launcher = std::getenv("FTMPI_LAUNCHER");
         stay_ = launcher != nullptr && std::strcmp(launcher, "ftmpirun") == 0;
         if (!stay_) {
-            // Once we have left the server, a hung peer on this node can still be killed by pid.
-            const long long me[2] = {static_cast<long long>(::getpid()),
-                                     static_cast<long long>(start_time(::getpid()))};
-            put_raw(k_pid_key, me, sizeof me);
+            // Once we have left the server, a hung rank can still be killed by pid.
+            Identity me;
+            me.pid = ::getpid();
+            me.start = start_time(me.pid);
+            if (const char *node = std::getenv("SLURMD_NODENAME"))
+                std::strncpy(me.node, node, sizeof me.node - 1);
+            put_raw(k_pid_key, &me, sizeof me);
         }
         if (job_.local_peers.size() < static_cast<std::size_t>(job_.size)) choose_net_iface();
 
@@ -211,17 +223,17 @@ public:
         if (stay_) return;
         // Leave the server. First snapshot what get() may still be asked: the
         // keys this process put, as every rank published them (all ranks put
-        // the same kinds of keys and read only those), and the pids of the
-        // ranks on this node.
-        for (int r = 0; r < job_.size; ++r)
+        // the same kinds of keys and read only those), and every rank's
+        // identity (for request_kill).
+        for (int r = 0; r < job_.size; ++r) {
             for (const auto &key : put_keys_)
                 if (auto v = fetch(r, key.c_str(), true); !v.empty()) snapshot_[{r, key}] = std::move(v);
-        for (int r : job_.local_peers) {
-            const auto v = fetch(r, k_pid_key, true);
-            if (v.size() != 2 * sizeof(long long)) continue;
-            long long p[2];
-            std::memcpy(p, v.data(), sizeof p);
-            pids_[r] = {static_cast<pid_t>(p[0]), static_cast<unsigned long long>(p[1])};
+            if (const auto v = fetch(r, k_pid_key, true); v.size() == sizeof(Identity)) {
+                Identity id;
+                std::memcpy(&id, v.data(), sizeof id);
+                id.node[sizeof id.node - 1] = '\0';
+                ids_[r] = id;
+            }
         }
         if (handler_ != k_no_handler) PMIx_Deregister_event_handler(handler_, nullptr, nullptr);
         const pmix_status_t rc = PMIx_Finalize(nullptr, 0);
@@ -247,7 +259,7 @@ public:
     }
 
     bool request_kill(int rank) override {
-        if (left_) return kill_local(rank);
+        if (left_) return kill_by_pid(rank);
         const pmix_proc_t target = proc(rank);
         pmix_info_t directive = true_info(PMIX_JOB_CTRL_KILL);
         pmix_info_t *results = nullptr;
@@ -315,14 +327,45 @@ private:
         return out;
     }
 
-    // Kills a rank of this node that the detector excluded, by pid, if it is
-    // still the process that published that pid. Other nodes' ranks: false.
-    bool kill_local(int rank) {
-        auto it = pids_.find(rank);
-        if (it == pids_.end() || rank == job_.rank) return false;
-        const auto [pid, started] = it->second;
-        if (start_time(pid) != started) return true;  // already gone
-        return ::kill(pid, SIGKILL) == 0;
+    // Kills a rank the detector excluded, by pid, if it is still the process
+    // that published that pid (same start time). On this node: kill(2). On
+    // another node of a Slurm job: a one-task step on that node, sharing the
+    // job's resources (srun --overlap), checks and kills it; it is started,
+    // not waited for. Anything else: false.
+    bool kill_by_pid(int rank) {
+        auto it = ids_.find(rank);
+        if (it == ids_.end() || rank == job_.rank) return false;
+        const Identity &id = it->second;
+        if (std::binary_search(job_.local_peers.begin(), job_.local_peers.end(), rank)) {
+            if (start_time(id.pid) != id.start) return true;  // already gone
+            return ::kill(id.pid, SIGKILL) == 0;
+        }
+        const char *job = std::getenv("SLURM_JOB_ID");
+        if (job == nullptr || id.node[0] == '\0') return false;
+        // Field 22 of /proc/PID/stat is field 20 once "PID (comm) " is cut.
+        const std::string check = "p=" + std::to_string(id.pid) + "; s=" + std::to_string(id.start) +
+                                  "; [ \"$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -d' ' -f20)\" = \"$s\" ]"
+                                  " && kill -9 $p";
+        // sh returns at once; srun goes on in the background (its own exit
+        // is reaped by whoever adopts it).
+        const std::string line = std::string("srun --jobid=") + job +
+                                 " --overlap --mpi=none --quiet -N1 -n1 -w " + quoted(id.node) + " sh -c " +
+                                 quoted(check) + " </dev/null >/dev/null 2>&1 &";
+        char arg0[] = "sh", arg1[] = "-c";
+        std::string cmd = line;
+        char *argv[] = {arg0, arg1, cmd.data(), nullptr};
+        pid_t pid = 0;
+        if (::posix_spawn(&pid, "/bin/sh", nullptr, nullptr, argv, environ) != 0) return false;
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        FTMPI_INFO("asked Slurm to kill rank %d (pid %d on %s)", rank, static_cast<int>(id.pid), id.node);
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+
+    static std::string quoted(const std::string &s) {
+        std::string out = "'";
+        for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        return out + "'";
     }
 
     // A job that spans nodes talks over the network provider. Unless the user
@@ -372,7 +415,7 @@ private:
     size_t handler_ = k_no_handler;
     std::set<std::string> put_keys_;
     std::map<std::pair<int, std::string>, std::vector<char>> snapshot_;
-    std::map<int, std::pair<pid_t, unsigned long long>> pids_;
+    std::map<int, Identity> ids_;
 };
 
 // Singleton: a one-process job with no process manager at all.

@@ -48,7 +48,9 @@ public:
     [[noreturn]] virtual void abort(int code, const std::string &message) = 0;
     // Asks for `rank` (a process the detector has excluded) to be killed.
     // Under ftmpirun: by the launcher (PMIx_Job_control). After leaving the
-    // server: by pid, for ranks on this node only. Returns false when it
+    // server: by pid, once its start time shows it is still that process;
+    // kill(2) on this node, a one-task `srun --overlap` step on the victim's
+    // node in a Slurm job (started, not waited for). Returns false when it
     // cannot be done.
     virtual bool request_kill(int rank) = 0;
     // Tells the launcher this process finalized (if still connected). Never
