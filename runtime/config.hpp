@@ -20,6 +20,11 @@ namespace ftmpi::runtime {
     X(NET_IFACE, std::string, "",                                                        \
       "network interface for tcp/net (sets FI_TCP_IFACE). Empty: lo when the whole job " \
       "is on one node, the provider's choice otherwise")                                 \
+    X(NET_PRECONNECT, int, 1,                                                            \
+      "1: every pair of processes that talks over a network provider connects once at "  \
+      "MPI_Init (the higher rank to the lower), so no pair connects from both sides at " \
+      "once later (libfabric 1.17's net then fails a live peer's operations); 0: on "    \
+      "first use")                                                                       \
     X(EAGER_LIMIT, std::size_t, 16384,                                                   \
       "largest message (bytes) sent eagerly; larger ones use rendezvous. Must be the "   \
       "same at every rank")                                                              \

@@ -27,6 +27,7 @@ enum class Proto : std::uint8_t {
     cts = 2,    // clear to send: CtsPayload
     fin = 3,    // rendezvous data received (shm links): CtsPayload naming the sender id
     abort = 4,  // the sender will never send the data a CTS asked for: CtsPayload naming the transfer id
+    hello = 5,  // no payload: connects a pair at init (OfiTransport::preconnect)
     bulk = 8,   // rendezvous payload, matched by transfer id
 };
 
