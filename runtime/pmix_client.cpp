@@ -143,7 +143,8 @@ void cancel_slurm_step() {
         FTMPI_WARN("cannot run scancel to end step %s", id.c_str());
 }
 
-constexpr const char *k_pid_key = "ftmpi.pid";       // each rank's Identity
+constexpr const char *k_pid_key = "ftmpi.pid";     // each rank's Identity
+constexpr const char *k_iface_key = "ftmpi.ipv4";  // this node's IPv4 addresses
 
 // What request_kill needs to find a rank's process, and to be sure it is still
 // that process.
@@ -152,7 +153,6 @@ struct Identity {
     unsigned long long start = 0;  // start_time(pid)
     char node[64] = {};            // Slurm node name (SLURMD_NODENAME); empty elsewhere
 };
-constexpr const char *k_iface_key = "ftmpi.ipv4";    // this node's IPv4 addresses
 
 class PmixManager final : public ProcessManager {
 public:
