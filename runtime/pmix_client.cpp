@@ -373,10 +373,12 @@ private:
     // node routes to another node's addresses through: every rank publishes
     // its node's IPv4 addresses in one extra fence (multi-node jobs only).
     void choose_net_iface() {
-        if (!config().NET_IFACE.empty() || std::getenv("FI_TCP_IFACE") != nullptr) return;
+        // The fence is collective: every rank takes part, even one whose
+        // interface is already set (the environment may differ between nodes).
         const std::vector<in_addr_t> mine = node_addresses();
         put_raw(k_iface_key, mine.data(), mine.size() * sizeof(in_addr_t));
         commit_and_fence();
+        if (!config().NET_IFACE.empty() || std::getenv("FI_TCP_IFACE") != nullptr) return;
         int remote = 0;
         while (remote < job_.size && std::binary_search(job_.local_peers.begin(), job_.local_peers.end(), remote))
             ++remote;
