@@ -18,8 +18,9 @@ namespace ftmpi::runtime {
     X(NET_PROVIDER, std::string, "net",                                                  \
       "provider used between nodes when FTMPI_PROVIDER is empty")                       \
     X(NET_IFACE, std::string, "",                                                        \
-      "network interface for tcp/net (sets FI_TCP_IFACE). Empty: lo when the whole job " \
-      "is on one node, the provider's choice otherwise")                                 \
+      "network interface for tcp/net (sets FI_TCP_IFACE and FI_NET_IFACE). Empty: lo "   \
+      "when the whole job is on one node, else the interface of the route to another "   \
+      "node's published address")                                                        \
     X(NET_PRECONNECT, int, 1,                                                            \
       "1: every pair of processes that talks over a network provider connects once at "  \
       "MPI_Init (the higher rank to the lower), so no pair connects from both sides at " \
