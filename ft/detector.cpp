@@ -49,6 +49,7 @@ struct Detector::State {
     std::vector<bool> gone;  // left normally (MPI_Finalize)
     std::vector<int> neighbours;
     int pred = -1, succ = -1;
+    bool pred_ended = false;  // pred's liveness link was reset or refused: waiting for its goodbye
     Clock::time_point last_heard, next_beat;
     std::vector<Clock::time_point> last_sync;
     std::deque<std::pair<int, std::vector<char>>> retry;  // messages refused for now
@@ -116,6 +117,7 @@ void Detector::run() {
             if (alive((rank_ + i) % s.n)) succ = (rank_ + i) % s.n;
         if (pred != s.pred) {  // a new predecessor gets a full timeout to start beating to us
             s.pred = pred;
+            s.pred_ended = false;
             s.last_heard = now;
             channel_->watch(pred);
         }
@@ -206,6 +208,7 @@ void Detector::run() {
                 // Without one, the heartbeat timeout fires `grace` from now.
                 const auto grace = std::min(timeout, 2 * period);
                 s.last_heard = std::min(s.last_heard, now - timeout + grace);
+                s.pred_ended = true;
             }
         }
         spread_news(now);
@@ -216,8 +219,11 @@ void Detector::run() {
         if (s.pred >= 0 && now - s.last_heard > timeout) {
             const int suspect = s.pred;
             if (set_.add(suspect)) {
-                FTMPI_WARN("rank %d is failed: no heartbeat for %lld ms", suspect,
-                           static_cast<long long>(std::chrono::duration_cast<Ms>(now - s.last_heard).count()));
+                if (s.pred_ended)
+                    FTMPI_INFO("rank %d is failed: its process ended (liveness link reset) and no goodbye came", suspect);
+                else
+                    FTMPI_WARN("rank %d is failed: no heartbeat for %lld ms", suspect,
+                               static_cast<long long>(std::chrono::duration_cast<Ms>(now - s.last_heard).count()));
                 if (!kill_(suspect)) FTMPI_INFO("the launcher cannot kill rank %d; it will exclude itself", suspect);
             }
             continue;  // spread it and move to the next predecessor
