@@ -18,6 +18,7 @@ trap '"$rig" stop' EXIT
 trap 'exit 143' TERM INT
 ((rc == 0)) || { echo "FAIL: the rig did not start"; exit 1; }
 
+marker=$(mktemp /tmp/ftmpi-rig-marker.XXXXXX)
 "$rig" run "$@"
 rc=$?
 
@@ -43,4 +44,13 @@ if [[ -n $left ]]; then
   echo "FAIL: job processes still running after the command ended: $left"
   ((rc == 0)) && rc=1
 fi
+# A rank killed under srun cannot remove its shm region, and Slurm does not
+# (ftmpirun does, at the end of its job): remove the regions this job's
+# processes left, those whose process is gone. 16 MiB each in /dev/shm.
+while IFS= read -r f; do
+  pid=${f#/dev/shm/ftmpi-}
+  pid=${pid%%-*}
+  kill -0 "$pid" 2>/dev/null || rm -f "$f"
+done < <(find /dev/shm -maxdepth 1 -name 'ftmpi-*' -newer "$marker")
+rm -f "$marker"
 exit $rc
