@@ -19,6 +19,7 @@
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
 #include "runtime/launcher_env.hpp"
+#include "runtime/task_keeper.hpp"
 #include "runtime/topology.hpp"
 #include "transport/control.hpp"
 
@@ -38,6 +39,9 @@ int init(const char *call, int required, int *provided) {
     try {
         runtime::load_config();
         if (std::getenv("PMIX_NAMESPACE") == nullptr) runtime::check_no_pmix_launch();
+        // Before any thread or connection exists: under srun the process
+        // forks here, and the child is the rank.
+        runtime::keep_slurm_task();
         g.pm = runtime::connect_process_manager();
         const auto &job = g.pm->job();
         runtime::set_log_rank(job.rank);
@@ -78,6 +82,7 @@ int init(const char *call, int required, int *provided) {
     if (provided) *provided = g.thread_level;
     g.main_thread = pthread_self();
     g.initialized = true;
+    runtime::task_keeper_joined();
     return MPI_SUCCESS;
 }
 

@@ -54,6 +54,11 @@ namespace ftmpi::runtime {
     X(FT, int, 1,                                                                        \
       "0: the job ends at its first failure (ftmpirun --no-ft sets it): the MPIX_FT "    \
       "attribute reports 0")                                                             \
+    X(SLURM_KEEPER, int, 1,                                                              \
+      "1: under srun, MPI_Init forks; the task Slurm started waits for the rank and "    \
+      "exits 0 when the rank died of a signal after MPI_Init that the step did not get " \
+      "(a failure the job survives), so srun reports the survivors' status; 0: srun "    \
+      "reports 128+signal after any rank's death (runtime/task_keeper.hpp)")             \
     X(LOG, int, 1, "log level: 0 errors only, 1 warnings, 2 info, 3 debug")
 
 struct Config {

@@ -12,7 +12,8 @@ then have:
   * printed "failed" (its allreduce failed with a ULFM error),
   * printed "shrunk ... size=N sum=N" (a shrink to the other node's ranks).
 Then the link comes back, so that Slurm hears of the dead tasks, and srun
-must exit with 137: under Slurm 22.05 a task killed by a signal decides
+must exit with 137: the lost node's tasks (the keepers Slurm started) died
+of SIGKILL with it, and under Slurm 22.05 a task killed by a signal decides
 srun's status (src/srun/launch.c, _task_finish). No task may have exited with
 a nonzero code ("Exited with exit code" on stderr), nor the step have been
 cancelled. The link is restored whatever happens. Runs where srun reaches
@@ -33,16 +34,19 @@ def ip_link(node, state):
 
 
 def kill_tasks(node, prog):
-    """SIGKILLs the job's processes in NODE's namespace (not the Slurm daemons)."""
+    """SIGKILLs the job's processes in NODE's namespace (not the Slurm daemons):
+    the ranks and their keepers (runtime/task_keeper.hpp), the tasks Slurm
+    started, as a lost node loses them all. Returns the number of ranks."""
     out = subprocess.run(["ip", "netns", "pids", node], capture_output=True, text=True).stdout
     name = os.path.basename(prog)[:15]
     n = 0
     for pid in out.split():
         try:
             with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == name:
-                    os.kill(int(pid), signal.SIGKILL)
-                    n += 1
+                comm = f.read().strip()
+            if comm in (name, "ftmpi-keeper"):
+                os.kill(int(pid), signal.SIGKILL)
+                n += comm == name
         except OSError:
             pass
     return n

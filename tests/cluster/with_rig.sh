@@ -44,9 +44,10 @@ if [[ -n $left ]]; then
   echo "FAIL: job processes still running after the command ended: $left"
   ((rc == 0)) && rc=1
 fi
-# A rank killed under srun cannot remove its shm region, and Slurm does not
-# (ftmpirun does, at the end of its job): remove the regions this job's
-# processes left, those whose process is gone. 16 MiB each in /dev/shm.
+# A killed rank's keeper removes its shm regions (runtime/task_keeper.hpp),
+# but without a keeper (FTMPI_SLURM_KEEPER=0) or with the keeper killed too
+# (a lost node) nothing does: remove the regions this job's processes left,
+# those whose process is gone. 16 MiB each in /dev/shm.
 while IFS= read -r f; do
   pid=${f#/dev/shm/ftmpi-}
   pid=${pid%%-*}
