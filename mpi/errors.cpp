@@ -139,7 +139,7 @@ const char *comm_label(MPI_Comm comm) {
     if (comm == MPI_COMM_NULL) return "MPI_COMM_NULL";
     if (comm->magic != Magic::comm) return "(invalid communicator)";
     if (comm->name[0] != '\0') return comm->name;
-    return "(unnamed communicator)";
+    return comm->win != nullptr ? "(unnamed window)" : "(unnamed communicator)";
 }
 
 namespace {
@@ -154,7 +154,12 @@ int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *
     if (h->kind == ftmpi_errhandler_s::Kind::ret) return returned;
     if (h->kind == ftmpi_errhandler_s::Kind::user && h->fn != nullptr) {
         int c = code;
-        h->fn(&target, &c);
+        if (target->win != nullptr) {  // a window's handler gets the window (MPI_Win_errhandler_function)
+            MPI_Win w = target->win;
+            reinterpret_cast<MPI_Win_errhandler_function *>(h->fn)(&w, &c);
+        } else {
+            h->fn(&target, &c);
+        }
         return returned;
     }
     const int cls = class_of_code(code);

@@ -24,6 +24,8 @@ enum class Magic : std::uint32_t {
     group = 0x47525550,
     errhandler = 0x45525248,
     message = 0x4d534731,
+    info = 0x494e464f,
+    win = 0x57494e44,
     dead = 0xdeadbeef,
 };
 class MatchQueue;
@@ -125,6 +127,14 @@ struct ftmpi_comm_s {
     // carry it, so a late revoke of a freed communicator never hits the next.
     std::uint64_t uid = 0;
     std::uint64_t agree_seq = 0;  // agreements (agree, shrink) started on this communicator
+    // The hidden communicator of a window (mpi/rma): errors raised on it go to
+    // the window's handler, which gets the window.
+    struct ftmpi_win_s *win = nullptr;
+};
+
+struct ftmpi_info_s {
+    ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::info;
+    std::vector<std::pair<std::string, std::string>> entries;  // in the order keys were first set
 };
 
 struct ftmpi_message_s {

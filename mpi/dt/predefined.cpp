@@ -16,6 +16,29 @@
 extern "C" {
 FTMPI_PREDEFINED_TYPES(FTMPI_DEFINE_TYPE)
 #undef FTMPI_DEFINE_TYPE
+}
+
+namespace ftmpi::mpi {
+namespace {
+#define FTMPI_TYPE_HANDLE(symbol, ctype, label, category) reinterpret_cast<MPI_Datatype>(&ftmpi_dt_##symbol),
+const MPI_Datatype k_predefined[] = {FTMPI_PREDEFINED_TYPES(FTMPI_TYPE_HANDLE)};
+#undef FTMPI_TYPE_HANDLE
+constexpr int k_predefined_count = static_cast<int>(sizeof k_predefined / sizeof k_predefined[0]);
+}  // namespace
+
+int predefined_index(MPI_Datatype t) {
+    for (int i = 0; i < k_predefined_count; ++i)
+        if (k_predefined[i] == t) return i;
+    return -1;
+}
+
+MPI_Datatype predefined_at(int index) {
+    return index >= 0 && index < k_predefined_count ? k_predefined[index] : MPI_DATATYPE_NULL;
+}
+
+}  // namespace ftmpi::mpi
+
+extern "C" {
 
 int MPI_Type_size(MPI_Datatype datatype, int *size) {
     FTMPI_CHECK(ftmpi::mpi::check_type("MPI_Type_size", MPI_COMM_NULL, datatype));

@@ -140,4 +140,10 @@ inline constexpr bool is_scalar_number_v =
     X(logical8, std::int64_t, "MPI_LOGICAL8", logical)
 // clang-format on
 
+// The position of predefined type `t` in the table (the same in every process
+// of a job: a type's name on the wire), or -1 for a derived type.
+int predefined_index(MPI_Datatype t);
+// The predefined type at `index`, or MPI_DATATYPE_NULL.
+MPI_Datatype predefined_at(int index);
+
 }  // namespace ftmpi::mpi

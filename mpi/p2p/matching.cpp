@@ -104,11 +104,29 @@ void Engine::on_arrival(const transport::Arrival &a) {
         on_other(a);
         return;
     }
+    if (q->handler_ != nullptr) {
+        q->handler_(q->handler_ctx_, a);
+        return;
+    }
     if (MPI_Request r = q->take_posted(a.source_rank, a.tag)) {
         deliver(r, a);
         return;
     }
     q->add_unexpected(Unexpected::of(a));
+}
+
+void Engine::set_handler(MatchQueue *q, void (*fn)(void *ctx, const transport::Arrival &a), void *ctx) {
+    q->handler_ = fn;
+    q->handler_ctx_ = ctx;
+    if (fn == nullptr) return;
+    std::deque<std::unique_ptr<Unexpected>> early;
+    early.swap(q->unexpected_);
+    for (const auto &u : early) {
+        transport::Arrival a = u->arrival();
+        a.context = q->context_;
+        a.uid = q->uid_;
+        fn(ctx, a);
+    }
 }
 
 // A message for no open queue of its uid: for a freed communicator's pending

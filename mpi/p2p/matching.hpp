@@ -84,6 +84,10 @@ private:
     friend class Engine;
     std::deque<MPI_Request> posted_;
     std::deque<std::unique_ptr<Unexpected>> unexpected_;
+    // A queue with a handler (a window's, mpi/rma) matches nothing: every
+    // message goes to the handler as it arrives.
+    void (*handler_)(void *ctx, const transport::Arrival &a) = nullptr;
+    void *handler_ctx_ = nullptr;
     std::int32_t ignore_;  // tag bits matching ignores (k_coll_poison on collective contexts)
     std::uint32_t context_;
     std::uint64_t uid_;  // the communicator's (ftmpi_comm_s::uid)
@@ -106,6 +110,9 @@ public:
     void close(MatchQueue *q);
     // The communicator object is gone (no request refers to it).
     void destroy(MatchQueue *q);
+    // Sends every message of q to `fn` from now on, first those already
+    // unexpected there, in arrival order; null: back to matching.
+    void set_handler(MatchQueue *q, void (*fn)(void *ctx, const transport::Arrival &a), void *ctx);
     void on_arrival(const transport::Arrival &a) override;
     // Every queue, open or closed.
     const std::vector<std::unique_ptr<MatchQueue>> &queues() const { return all_; }

@@ -9,6 +9,7 @@
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/dt/derived.hpp"
+#include "mpi/rma/window.hpp"
 #include "mpi/recovery.hpp"
 #include "mpi/ulfm.hpp"
 
@@ -280,6 +281,7 @@ void on_new_failures() {
     g.seen_epoch = ft::failures().epoch();
     apply_failures_to_posted();
     recovery_on_failures();
+    rma_on_failures();
     for (auto it = g_zombies.begin(); it != g_zombies.end();) {
         if (!(*it)->op.in_fabric) {
             (*it)->magic = Magic::dead;

@@ -1,0 +1,759 @@
+// One-sided communication: the MPI calls (windows, operations,
+// synchronization). The protocol is in mpi/rma/protocol.cpp; see
+// mpi/rma/window.hpp for the design.
+#include "mpi/rma/window.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "mpi/checks.hpp"
+#include "mpi/coll/ops.hpp"
+#include "mpi/comm_internal.hpp"
+#include "mpi/dt/derived.hpp"
+#include "mpi/group.hpp"
+#include "mpi/recovery.hpp"
+#include "mpi/rma/protocol.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+using rma::Kind;
+using rma::Target;
+
+constexpr int k_all_asserts = MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
+
+bool valid_win(MPI_Win w) { return w != MPI_WIN_NULL && w->magic == Magic::win; }
+
+// Checks that `win` is a window; errors on an invalid one go to MPI_COMM_WORLD's handler.
+int check_win(const char *call, MPI_Win w) {
+    FTMPI_TRY(check_init(call));
+    if (valid_win(w)) return MPI_SUCCESS;
+    return raise(MPI_COMM_NULL, MPI_ERR_WIN, call, "invalid window (argument win is %s)",
+                 w == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a window");
+}
+
+int check_assert(const char *call, MPI_Win w, int assert, int allowed) {
+    if ((assert & ~allowed) == 0) return MPI_SUCCESS;
+    return raise(w->comm, MPI_ERR_ASSERT, call, "invalid assert 0x%x (argument assert; allowed bits 0x%x)", assert,
+                 allowed);
+}
+
+int check_target(const char *call, MPI_Win w, int rank, const char *arg = "target_rank") {
+    return check_dest(call, w->comm, rank, arg);
+}
+
+bool member_failed(MPI_Win w, int rank) { return ft::failures().is_failed(w->comm->procs[static_cast<std::size_t>(rank)]); }
+
+// Drives progress until no operation to the targets `pred` selects is
+// pending. Returns MPI_ERR_PROC_FAILED (and clears the mark) when one of them
+// lost operations to a failure.
+template <typename Pred>
+int complete(MPI_Win w, Pred pred) {
+    for (;;) {
+        bool waiting = false;
+        for (int r = 0; r < w->comm->size && !waiting; ++r)
+            waiting = pred(r) && w->targets[static_cast<std::size_t>(r)].pending > 0;
+        if (!waiting) break;
+        progress_wait();
+    }
+    int err = MPI_SUCCESS;
+    for (int r = 0; r < w->comm->size; ++r) {
+        Target &t = w->targets[static_cast<std::size_t>(r)];
+        if (pred(r) && t.failed) {
+            t.failed = false;
+            err = MPI_ERR_PROC_FAILED;
+        }
+    }
+    return err;
+}
+
+int complete_all(MPI_Win w) {
+    return complete(w, [](int) { return true; });
+}
+
+int first_failed_target(MPI_Win w) {
+    for (int r = 0; r < w->comm->size; ++r)
+        if (member_failed(w, r)) return r;
+    return -1;
+}
+
+// Whether an access epoch toward `rank` is open.
+bool in_epoch(MPI_Win w, int rank) {
+    return w->fence_epoch || w->lock_all || w->targets[static_cast<std::size_t>(rank)].lock != 0;
+}
+
+// Target-side bounds of `count` elements of `type` at `disp`.
+bool in_range(MPI_Win w, int rank, MPI_Aint disp, int count, MPI_Datatype type) {
+    if (count == 0) return true;
+    const Target &t = w->targets[static_cast<std::size_t>(rank)];
+    MPI_Aint lo = 0, hi = static_cast<MPI_Aint>(type->size);
+    if (!type->predefined) {
+        lo = type->derived->layout.true_lb;
+        hi = type->derived->layout.true_ub;
+    }
+    const MPI_Aint start = disp * t.disp_unit;
+    return disp >= 0 && start + lo >= 0 && start + static_cast<MPI_Aint>(count - 1) * type->extent + hi <= t.size;
+}
+
+struct Access {
+    const void *origin;
+    int origin_count;
+    MPI_Datatype origin_type;
+    int target;
+    MPI_Aint disp;
+    int target_count;
+    MPI_Datatype target_type;
+};
+
+// The checks every operation shares; MPI_SUCCESS and *skip when the target
+// is MPI_PROC_NULL.
+int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
+    FTMPI_TRY(check_win(call, w));
+    MPI_Comm c = w->comm;
+    FTMPI_CHECK(check_count(call, c, a.origin_count, "origin_count"));
+    FTMPI_CHECK(check_type(call, c, a.origin_type, "origin_datatype"));
+    FTMPI_CHECK(check_count(call, c, a.target_count, "target_count"));
+    FTMPI_CHECK(check_type(call, c, a.target_type, "target_datatype"));
+    FTMPI_CHECK(check_target(call, w, a.target));
+    *skip = a.target == MPI_PROC_NULL;
+    if (*skip) return MPI_SUCCESS;
+    if (!a.origin_type->committed || !a.target_type->committed)
+        return raise(c, MPI_ERR_TYPE, call, "datatype not committed (argument %s)",
+                     a.origin_type->committed ? "target_datatype" : "origin_datatype");
+    if (a.origin_type->size * static_cast<std::size_t>(a.origin_count) !=
+        a.target_type->size * static_cast<std::size_t>(a.target_count))
+        return raise(c, MPI_ERR_TYPE, call,
+                     "origin (%d elements, %zu bytes) and target (%d elements, %zu bytes) do not match",
+                     a.origin_count, a.origin_type->size * static_cast<std::size_t>(a.origin_count), a.target_count,
+                     a.target_type->size * static_cast<std::size_t>(a.target_count));
+    if (!in_epoch(w, a.target))
+        return raise(c, MPI_ERR_RMA_SYNC, call, "no access epoch toward rank %d is open on %s (fence, lock or lock_all first)",
+                     a.target, comm_label(c));
+    if (!in_range(w, a.target, a.disp, a.target_count, a.target_type))
+        return raise(c, MPI_ERR_RMA_RANGE, call,
+                     "target_disp %ld with %d elements is outside rank %d's window of %ld bytes (disp_unit %d)",
+                     static_cast<long>(a.disp), a.target_count, a.target, static_cast<long>(w->targets[static_cast<std::size_t>(a.target)].size),
+                     w->targets[static_cast<std::size_t>(a.target)].disp_unit);
+    if (member_failed(w, a.target))
+        return raise(c, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument target_rank)", a.target,
+                     comm_label(c));
+    return MPI_SUCCESS;
+}
+
+// Sends one operation whose payload is ready; counts it pending.
+int issue(const char *call, MPI_Win w, int target, Kind kind, std::vector<char> payload) {
+    Target &t = w->targets[static_cast<std::size_t>(target)];
+    ++t.pending;
+    if (!rma::send(w, target, kind, std::move(payload))) {
+        --t.pending;
+        return raise(w->comm, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument target_rank)", target,
+                     comm_label(w->comm));
+    }
+    return MPI_SUCCESS;
+}
+
+void append_packed(std::vector<char> &out, const void *buf, int count, MPI_Datatype type) {
+    const std::size_t bytes = type->size * static_cast<std::size_t>(count);
+    const std::size_t at = out.size();
+    out.resize(at + bytes);
+    if (bytes != 0) pack(buf, static_cast<std::size_t>(count), type, out.data() + at);
+}
+
+// Accumulate's op: predefined, and defined on the target type.
+int check_rma_op(const char *call, MPI_Win w, MPI_Op op, MPI_Datatype type) {
+    FTMPI_CHECK(check_op(call, w->comm, op));
+    if (!op->predefined)
+        return raise(w->comm, MPI_ERR_OP, call, "one-sided accumulates take predefined ops only (argument op)");
+    if (op->id == op_replace || op->id == op_no_op) return MPI_SUCCESS;
+    return check_op_type(call, w->comm, op, type);
+}
+
+// The fetching operations: registers where the REPLY goes.
+std::uint64_t expect_reply(MPI_Win w, void *buf, int count, MPI_Datatype type, int target) {
+    const std::uint64_t id = w->next_fetch++;
+    dt_acquire(type);
+    w->fetches[id] = {buf, count, type, target};
+    return id;
+}
+
+int put_or_acc(const char *call, Kind kind, const Access &a, MPI_Op op, MPI_Win w) {
+    bool skip = false;
+    FTMPI_TRY(check_access(call, w, a, &skip));
+    if (kind == Kind::acc) FTMPI_CHECK(check_rma_op(call, w, op, a.target_type));
+    if (skip) return MPI_SUCCESS;
+    const int id = kind == Kind::acc ? op->id : static_cast<int>(op_replace);
+    std::vector<char> msg = rma::operation(a.disp, a.target_count, a.target_type, id,
+                                           a.origin_type->size * static_cast<std::size_t>(a.origin_count), 0);
+    append_packed(msg, a.origin, a.origin_count, a.origin_type);
+    return issue(call, w, a.target, kind, std::move(msg));
+}
+
+int get_acc(const char *call, const Access &a, void *result, int result_count, MPI_Datatype result_type, MPI_Op op,
+            MPI_Win w) {
+    bool skip = false;
+    FTMPI_TRY(check_access(call, w, a, &skip));
+    MPI_Comm c = w->comm;
+    FTMPI_CHECK(check_count(call, c, result_count, "result_count"));
+    FTMPI_CHECK(check_type(call, c, result_type, "result_datatype"));
+    FTMPI_CHECK(check_rma_op(call, w, op, a.target_type));
+    if (skip) return MPI_SUCCESS;
+    if (result_type->size * static_cast<std::size_t>(result_count) !=
+        a.target_type->size * static_cast<std::size_t>(a.target_count))
+        return raise(c, MPI_ERR_TYPE, call, "result (%d elements) and target (%d elements) do not match",
+                     result_count, a.target_count);
+    const bool fetch_only = op->id == op_no_op;
+    const std::size_t bytes = fetch_only ? 0 : a.origin_type->size * static_cast<std::size_t>(a.origin_count);
+    const std::uint64_t id = expect_reply(w, result, result_count, result_type, a.target);
+    std::vector<char> msg = rma::operation(a.disp, a.target_count, a.target_type, op->id, bytes, id);
+    if (!fetch_only) append_packed(msg, a.origin, a.origin_count, a.origin_type);
+    return issue(call, w, a.target, Kind::get_acc, std::move(msg));
+}
+
+// Creation over `comm`, at every member alike (spec 000 §17.11): the hidden
+// communicator, then an agreement on every member's outcome, so the window
+// exists everywhere or nowhere.
+int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_unit, int flavor, bool owns,
+           MPI_Info info, MPI_Win *win) {
+    int slot = -1;
+    std::uint64_t uid = 0;
+    int err = agree_slot(comm, &slot, &uid);
+    MPI_Comm hidden = err == MPI_SUCCESS ? make_comm(comm, slot, comm->procs, uid) : MPI_COMM_NULL;
+    struct Shape {
+        std::int64_t size;
+        std::int32_t disp_unit;
+        std::int32_t ok;
+    };
+    std::vector<Shape> shapes(static_cast<std::size_t>(comm->size));
+    if (hidden != MPI_COMM_NULL) {
+        const Shape mine{size, disp_unit, owns && base == nullptr && size > 0 ? 0 : 1};
+        err = team_allgather(hidden, &mine, sizeof mine, shapes.data());
+    }
+    int ok = err == MPI_SUCCESS ? 1 : 0;
+    for (const Shape &s : shapes) ok = ok && s.ok;
+    agree_internal(comm, &ok);
+    if (!ok) {
+        if (hidden != MPI_COMM_NULL) discard_comm(hidden);
+        if (owns) std::free(base);
+        if (err == MPI_SUCCESS && owns && base == nullptr && size > 0)
+            return raise(comm, MPI_ERR_NO_MEM, call, "cannot allocate %ld bytes for the window", static_cast<long>(size));
+        return raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_PROC_FAILED, call,
+                     "window creation over %s failed at some member", comm_label(comm));
+    }
+    auto w = new ftmpi_win_s;
+    w->comm = hidden;
+    hidden->win = w;
+    hidden->name[0] = '\0';
+    errhandler_release(hidden->errhandler);  // the parent's: a window starts with MPI_ERRORS_ARE_FATAL
+    hidden->errhandler = MPI_ERRORS_ARE_FATAL;
+    errhandler_retain(MPI_ERRORS_ARE_FATAL);
+    w->base = base;
+    w->size = size;
+    w->disp_unit = disp_unit;
+    w->flavor = flavor;
+    w->owns_memory = owns;
+    if (info != MPI_INFO_NULL) w->info = info->entries;
+    w->targets.resize(static_cast<std::size_t>(comm->size));
+    w->sources.resize(static_cast<std::size_t>(comm->size));
+    for (std::size_t r = 0; r < shapes.size(); ++r) {
+        w->targets[r].size = shapes[r].size;
+        w->targets[r].disp_unit = shapes[r].disp_unit;
+    }
+    rma::open_window(w);
+    *win = w;
+    return MPI_SUCCESS;
+}
+
+int check_create(const char *call, MPI_Comm comm, MPI_Aint size, int disp_unit, MPI_Info info, const void *win) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, win, "win"));
+    if (comm->inter) return raise(comm, MPI_ERR_COMM, call, "windows are created over intra-communicators only");
+    if (size < 0) return raise(comm, MPI_ERR_SIZE, call, "negative size %ld", static_cast<long>(size));
+    if (disp_unit <= 0) return raise(comm, MPI_ERR_DISP, call, "invalid disp_unit %d (must be positive)", disp_unit);
+    if (info != MPI_INFO_NULL && info->magic != Magic::info)
+        return raise(comm, MPI_ERR_INFO, call, "invalid info (argument info)");
+    return MPI_SUCCESS;
+}
+
+// Waits until every live member sent FENCE `seq` (its operations to this
+// process are then all applied here).
+void exchange_fence(MPI_Win w) {
+    const std::uint64_t seq = ++w->fence_seq;
+    std::vector<char> payload(sizeof seq);
+    std::memcpy(payload.data(), &seq, sizeof seq);
+    for (int r = 0; r < w->comm->size; ++r)
+        if (r != w->comm->rank && !member_failed(w, r)) rma::send(w, r, Kind::fence, payload);
+    for (;;) {
+        bool waiting = false;
+        for (int r = 0; r < w->comm->size && !waiting; ++r)
+            waiting = r != w->comm->rank && !member_failed(w, r) && w->sources[static_cast<std::size_t>(r)].fence < seq;
+        if (!waiting) return;
+        progress_wait();
+    }
+}
+
+// Failures among the members not yet reported by a fence.
+bool new_member_failures(MPI_Win w) {
+    std::size_t n = 0;
+    for (int r = 0; r < w->comm->size; ++r) n += member_failed(w, r) ? 1 : 0;
+    const bool fresh = n > w->failures_reported;
+    w->failures_reported = n;
+    return fresh;
+}
+
+int lock_call(const char *call, int type, int rank, int assert, MPI_Win w) {
+    FTMPI_TRY(check_win(call, w));
+    MPI_Comm c = w->comm;
+    if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE)
+        return raise(c, MPI_ERR_LOCKTYPE, call, "invalid lock_type %d (MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE)", type);
+    FTMPI_CHECK(check_target(call, w, rank, "rank"));
+    FTMPI_CHECK(check_assert(call, w, assert, MPI_MODE_NOCHECK));
+    if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+    Target &t = w->targets[static_cast<std::size_t>(rank)];
+    if (t.lock != 0 || w->lock_all || w->fence_epoch)
+        return raise(c, MPI_ERR_RMA_SYNC, call, "an epoch toward rank %d is already open on %s", rank, comm_label(c));
+    if (member_failed(w, rank))
+        return raise(c, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument rank)", rank, comm_label(c));
+    if ((assert & MPI_MODE_NOCHECK) != 0) {
+        t.lock = type;
+        t.nocheck = true;
+        return MPI_SUCCESS;
+    }
+    t.answer = 0;
+    std::vector<char> payload(sizeof(std::int32_t));
+    const std::int32_t ty = type;
+    std::memcpy(payload.data(), &ty, sizeof ty);
+    if (rma::send(w, rank, Kind::lock, std::move(payload)))
+        while (t.answer == 0) progress_wait();
+    else
+        t.answer = -1;
+    if (t.answer < 0)
+        return raise(c, MPI_ERR_PROC_FAILED, call,
+                     member_failed(w, rank) ? "rank %d of %s failed" : "the lock at rank %d of %s is lost: a process that held it failed",
+                     rank, comm_label(c));
+    t.lock = type;
+    t.nocheck = false;
+    return MPI_SUCCESS;
+}
+
+// Ends the lock epoch toward `rank` (its operations completed first).
+int unlock_target(MPI_Win w, int rank) {
+    Target &t = w->targets[static_cast<std::size_t>(rank)];
+    int err = complete(w, [rank](int r) { return r == rank; });
+    if (!t.nocheck && !member_failed(w, rank)) rma::send(w, rank, Kind::unlock, {});
+    if (member_failed(w, rank)) err = MPI_ERR_PROC_FAILED;
+    t.lock = 0;
+    t.nocheck = false;
+    return err;
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
+    FTMPI_TRY(check_init("MPI_Alloc_mem"));
+    FTMPI_CHECK(check_nonnull("MPI_Alloc_mem", MPI_COMM_NULL, baseptr, "baseptr"));
+    if (size < 0) return raise(MPI_COMM_NULL, MPI_ERR_SIZE, "MPI_Alloc_mem", "negative size %ld", static_cast<long>(size));
+    if (info != MPI_INFO_NULL && info->magic != Magic::info)
+        return raise(MPI_COMM_NULL, MPI_ERR_INFO, "MPI_Alloc_mem", "invalid info (argument info)");
+    void *p = nullptr;
+    if (posix_memalign(&p, 64, size > 0 ? static_cast<std::size_t>(size) : 1) != 0)
+        return raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes", static_cast<long>(size));
+    *static_cast<void **>(baseptr) = p;
+    return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void *base) {
+    FTMPI_TRY(check_init("MPI_Free_mem"));
+    std::free(base);
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+    FTMPI_TRY(check_create("MPI_Win_create", comm, size, disp_unit, info, win));
+    if (base == nullptr && size > 0)
+        return raise(comm, MPI_ERR_BASE, "MPI_Win_create", "base is NULL with size %ld", static_cast<long>(size));
+    return create("MPI_Win_create", comm, base, size, disp_unit, MPI_WIN_FLAVOR_CREATE, false, info, win);
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+    FTMPI_TRY(check_create("MPI_Win_allocate", comm, size, disp_unit, info, win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_allocate", comm, baseptr, "baseptr"));
+    void *base = nullptr;
+    if (posix_memalign(&base, 64, size > 0 ? static_cast<std::size_t>(size) : 1) != 0) base = nullptr;
+    if (base != nullptr && size > 0) std::memset(base, 0, static_cast<std::size_t>(size));
+    FTMPI_TRY(create("MPI_Win_allocate", comm, base, size, disp_unit, MPI_WIN_FLAVOR_ALLOCATE, true, info, win));
+    *static_cast<void **>(baseptr) = base;
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_allocate_shared(MPI_Aint, int, MPI_Info, MPI_Comm comm, void *, MPI_Win *) {
+    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_allocate_shared", "not implemented yet in ftmpi");
+}
+
+int MPI_Win_shared_query(MPI_Win win, int, MPI_Aint *, int *, void *) {
+    FTMPI_TRY(check_win("MPI_Win_shared_query", win));
+    return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query",
+                 "the window was not made by MPI_Win_allocate_shared");
+}
+
+int MPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win *) {
+    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_create_dynamic", "not implemented yet in ftmpi");
+}
+
+int MPI_Win_attach(MPI_Win win, void *, MPI_Aint) {
+    FTMPI_TRY(check_win("MPI_Win_attach", win));
+    return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_attach", "the window was not made by MPI_Win_create_dynamic");
+}
+
+int MPI_Win_detach(MPI_Win win, const void *) {
+    FTMPI_TRY(check_win("MPI_Win_detach", win));
+    return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_detach", "the window was not made by MPI_Win_create_dynamic");
+}
+
+// Completes at every survivor, whatever failed (spec 000 §17.11): this
+// process's operations complete (or fail), then every live member's FENCE
+// says its operations here are done, so none still targets the memory.
+int MPI_Win_free(MPI_Win *win) {
+    FTMPI_CHECK(check_nonnull("MPI_Win_free", MPI_COMM_NULL, win, "win"));
+    FTMPI_TRY(check_win("MPI_Win_free", *win));
+    MPI_Win w = *win;
+    for (int r = 0; r < w->comm->size; ++r)
+        if (w->targets[static_cast<std::size_t>(r)].lock != 0 || w->lock_all)
+            return raise(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free", "a passive-target epoch is still open (unlock first)");
+    complete_all(w);
+    exchange_fence(w);
+    rma::close_window(w);
+    w->comm->win = nullptr;
+    discard_comm(w->comm);
+    if (w->owns_memory) std::free(w->base);
+    w->magic = Magic::dead;
+    delete w;
+    *win = MPI_WIN_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
+    FTMPI_TRY(check_win("MPI_Win_get_attr", win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_get_attr", win->comm, attribute_val, "attribute_val"));
+    FTMPI_CHECK(check_nonnull("MPI_Win_get_attr", win->comm, flag, "flag"));
+    auto out = static_cast<void **>(attribute_val);
+    *flag = 1;
+    switch (keyval) {
+    case MPI_WIN_BASE: *out = win->base; break;
+    case MPI_WIN_SIZE: *out = &win->size; break;
+    case MPI_WIN_DISP_UNIT: *out = &win->disp_unit; break;
+    case MPI_WIN_CREATE_FLAVOR: *out = &win->flavor; break;
+    case MPI_WIN_MODEL: *out = &win->model; break;
+    default:
+        *flag = 0;
+        return raise(win->comm, MPI_ERR_KEYVAL, "MPI_Win_get_attr", "invalid keyval %d for a window", keyval);
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group) {
+    FTMPI_TRY(check_win("MPI_Win_get_group", win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_get_group", win->comm, group, "group"));
+    *group = new_group(win->comm->procs);
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_set_name(MPI_Win win, const char *name) {
+    FTMPI_TRY(check_win("MPI_Win_set_name", win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_set_name", win->comm, name, "win_name"));
+    std::snprintf(win->comm->name, sizeof win->comm->name, "%s", name);
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen) {
+    FTMPI_TRY(check_win("MPI_Win_get_name", win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_get_name", win->comm, name, "win_name"));
+    FTMPI_CHECK(check_nonnull("MPI_Win_get_name", win->comm, resultlen, "resultlen"));
+    std::snprintf(name, MPI_MAX_OBJECT_NAME, "%s", win->comm->name);
+    *resultlen = static_cast<int>(std::strlen(name));
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
+    FTMPI_TRY(check_win("MPI_Win_set_info", win));
+    if (info == MPI_INFO_NULL || info->magic != Magic::info)
+        return raise(win->comm, MPI_ERR_INFO, "MPI_Win_set_info", "invalid info (argument info)");
+    for (const auto &e : info->entries) {
+        auto it = std::find_if(win->info.begin(), win->info.end(), [&](const auto &x) { return x.first == e.first; });
+        if (it != win->info.end()) it->second = e.second;
+        else win->info.push_back(e);
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
+    FTMPI_TRY(check_win("MPI_Win_get_info", win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_get_info", win->comm, info_used, "info_used"));
+    *info_used = new ftmpi_info_s{Magic::info, win->info};
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler) {
+    FTMPI_CHECK(check_nonnull("MPI_Win_create_errhandler", MPI_COMM_NULL, reinterpret_cast<void *>(fn), "win_errhandler_fn"));
+    FTMPI_CHECK(check_nonnull("MPI_Win_create_errhandler", MPI_COMM_NULL, errhandler, "errhandler"));
+    *errhandler = new ftmpi_errhandler_s{Magic::errhandler, ftmpi_errhandler_s::Kind::user,
+                                         reinterpret_cast<MPI_Comm_errhandler_function *>(fn), false};
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+    FTMPI_TRY(check_win("MPI_Win_set_errhandler", win));
+    if (errhandler == MPI_ERRHANDLER_NULL || errhandler->magic != Magic::errhandler)
+        return raise(win->comm, MPI_ERR_ARG, "MPI_Win_set_errhandler", "invalid error handler (argument errhandler)");
+    errhandler_retain(errhandler);
+    errhandler_release(win->comm->errhandler);
+    win->comm->errhandler = errhandler;
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) {
+    FTMPI_TRY(check_win("MPI_Win_get_errhandler", win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_get_errhandler", win->comm, errhandler, "errhandler"));
+    errhandler_retain(win->comm->errhandler);
+    *errhandler = win->comm->errhandler;
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+    FTMPI_TRY(check_win("MPI_Win_call_errhandler", win));
+    raise(win->comm, errorcode, "MPI_Win_call_errhandler", "error code %d raised by the application", errorcode);
+    return MPI_SUCCESS;
+}
+
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+    return put_or_acc("MPI_Put", Kind::put,
+                      {origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype},
+                      MPI_OP_NULL, win);
+}
+
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    return put_or_acc("MPI_Accumulate", Kind::acc,
+                      {origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype},
+                      op, win);
+}
+
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+    const Access a{origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype};
+    bool skip = false;
+    FTMPI_TRY(check_access("MPI_Get", win, a, &skip));
+    if (skip) return MPI_SUCCESS;
+    const std::uint64_t id = expect_reply(win, origin_addr, origin_count, origin_datatype, target_rank);
+    return issue("MPI_Get", win, target_rank, Kind::get,
+                 rma::operation(target_disp, target_count, target_datatype, op_no_op, 0, id));
+}
+
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+                       int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+    // With MPI_NO_OP the origin buffer is ignored: its count and type may be anything.
+    const bool no_op = op == MPI_NO_OP;
+    const Access a{origin_addr, no_op ? target_count : origin_count, no_op ? target_datatype : origin_datatype,
+                   target_rank, target_disp, target_count, target_datatype};
+    return get_acc("MPI_Get_accumulate", a, result_addr, result_count, result_datatype, op, win);
+}
+
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+                     MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+    const Access a{origin_addr, 1, datatype, target_rank, target_disp, 1, datatype};
+    if (valid_win(win) && valid_type(datatype) && !datatype->predefined)
+        return raise(win->comm, MPI_ERR_TYPE, "MPI_Fetch_and_op", "datatype must be predefined");
+    return get_acc("MPI_Fetch_and_op", a, result_addr, 1, datatype, op, win);
+}
+
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype,
+                         int target_rank, MPI_Aint target_disp, MPI_Win win) {
+    const Access a{origin_addr, 1, datatype, target_rank, target_disp, 1, datatype};
+    bool skip = false;
+    FTMPI_TRY(check_access("MPI_Compare_and_swap", win, a, &skip));
+    FTMPI_CHECK(check_nonnull("MPI_Compare_and_swap", win->comm, compare_addr, "compare_addr"));
+    FTMPI_CHECK(check_nonnull("MPI_Compare_and_swap", win->comm, result_addr, "result_addr"));
+    if (!datatype->predefined)
+        return raise(win->comm, MPI_ERR_TYPE, "MPI_Compare_and_swap", "datatype must be predefined");
+    if (skip) return MPI_SUCCESS;
+    const std::uint64_t id = expect_reply(win, result_addr, 1, datatype, target_rank);
+    std::vector<char> msg = rma::operation(target_disp, 1, datatype, op_replace, 2 * datatype->size, id);
+    append_packed(msg, origin_addr, 1, datatype);
+    append_packed(msg, compare_addr, 1, datatype);
+    return issue("MPI_Compare_and_swap", win, target_rank, Kind::cas, std::move(msg));
+}
+
+#define FTMPI_RMA_UNSUPPORTED(call) \
+    return raise(valid_win(win) ? win->comm : MPI_COMM_NULL, MPI_ERR_UNSUPPORTED_OPERATION, call, "not implemented yet in ftmpi")
+
+int MPI_Rput(const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win win, MPI_Request *) {
+    FTMPI_RMA_UNSUPPORTED("MPI_Rput");
+}
+int MPI_Rget(void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win win, MPI_Request *) {
+    FTMPI_RMA_UNSUPPORTED("MPI_Rget");
+}
+int MPI_Raccumulate(const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Op, MPI_Win win,
+                    MPI_Request *) {
+    FTMPI_RMA_UNSUPPORTED("MPI_Raccumulate");
+}
+int MPI_Rget_accumulate(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype,
+                        MPI_Op, MPI_Win win, MPI_Request *) {
+    FTMPI_RMA_UNSUPPORTED("MPI_Rget_accumulate");
+}
+int MPI_Win_start(MPI_Group, int, MPI_Win win) { FTMPI_RMA_UNSUPPORTED("MPI_Win_start"); }
+int MPI_Win_complete(MPI_Win win) { FTMPI_RMA_UNSUPPORTED("MPI_Win_complete"); }
+int MPI_Win_post(MPI_Group, int, MPI_Win win) { FTMPI_RMA_UNSUPPORTED("MPI_Win_post"); }
+int MPI_Win_wait(MPI_Win win) { FTMPI_RMA_UNSUPPORTED("MPI_Win_wait"); }
+int MPI_Win_test(MPI_Win win, int *) { FTMPI_RMA_UNSUPPORTED("MPI_Win_test"); }
+#undef FTMPI_RMA_UNSUPPORTED
+
+// Completes this process's operations, then waits for every live member's
+// (spec 000 §17.11.2: the epoch completes among the live; a failure not yet
+// reported by a fence is reported).
+int MPI_Win_fence(int assert, MPI_Win win) {
+    FTMPI_TRY(check_win("MPI_Win_fence", win));
+    FTMPI_CHECK(check_assert("MPI_Win_fence", win, assert, k_all_asserts & ~MPI_MODE_NOCHECK));
+    for (int r = 0; r < win->comm->size; ++r)
+        if (win->targets[static_cast<std::size_t>(r)].lock != 0 || win->lock_all)
+            return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_fence", "a passive-target epoch is open on %s",
+                         comm_label(win->comm));
+    int err = complete_all(win);
+    exchange_fence(win);
+    win->fence_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
+    if (new_member_failures(win)) err = MPI_ERR_PROC_FAILED;
+    if (err != MPI_SUCCESS) {
+        const int r = first_failed_target(win);
+        return raise(win->comm, err, "MPI_Win_fence", "rank %d of %s failed; the epoch completed among the others", r,
+                     comm_label(win->comm));
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+    return lock_call("MPI_Win_lock", lock_type, rank, assert, win);
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win) {
+    FTMPI_TRY(check_win("MPI_Win_unlock", win));
+    FTMPI_CHECK(check_target("MPI_Win_unlock", win, rank, "rank"));
+    if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+    if (win->targets[static_cast<std::size_t>(rank)].lock == 0)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock", "rank %d is not locked on %s", rank,
+                     comm_label(win->comm));
+    if (unlock_target(win, rank) != MPI_SUCCESS)
+        return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_unlock",
+                     "rank %d of %s failed; the epoch is completed", rank, comm_label(win->comm));
+    return MPI_SUCCESS;
+}
+
+// A shared lock at every member, in rank order (so two lock_alls never wait
+// on each other); on a failed member, the locks taken are released.
+int MPI_Win_lock_all(int assert, MPI_Win win) {
+    FTMPI_TRY(check_win("MPI_Win_lock_all", win));
+    FTMPI_CHECK(check_assert("MPI_Win_lock_all", win, assert, MPI_MODE_NOCHECK));
+    if (win->lock_all || win->fence_epoch)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "an epoch is already open on %s",
+                     comm_label(win->comm));
+    for (int r = 0; r < win->comm->size; ++r)
+        if (win->targets[static_cast<std::size_t>(r)].lock != 0)
+            return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "rank %d is already locked on %s", r,
+                         comm_label(win->comm));
+    for (int r = 0; r < win->comm->size; ++r) {
+        Target &t = win->targets[static_cast<std::size_t>(r)];
+        if ((assert & MPI_MODE_NOCHECK) != 0) {
+            t.lock = MPI_LOCK_SHARED;
+            t.nocheck = true;
+            continue;
+        }
+        t.answer = 0;
+        const std::int32_t ty = MPI_LOCK_SHARED;
+        std::vector<char> payload(sizeof ty);
+        std::memcpy(payload.data(), &ty, sizeof ty);
+        if (member_failed(win, r) || !rma::send(win, r, Kind::lock, std::move(payload))) t.answer = -1;
+        while (t.answer == 0) progress_wait();
+        if (t.answer < 0) {
+            for (int q = 0; q < r; ++q) unlock_target(win, q);
+            return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_lock_all",
+                         member_failed(win, r) ? "rank %d of %s failed" : "the lock at rank %d of %s is lost: a process that held it failed",
+                         r, comm_label(win->comm));
+        }
+        t.lock = MPI_LOCK_SHARED;
+        t.nocheck = false;
+    }
+    win->lock_all = true;
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_unlock_all(MPI_Win win) {
+    FTMPI_TRY(check_win("MPI_Win_unlock_all", win));
+    if (!win->lock_all)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all", "no MPI_Win_lock_all epoch is open on %s",
+                     comm_label(win->comm));
+    int err = MPI_SUCCESS, failed = -1;
+    for (int r = 0; r < win->comm->size; ++r)
+        if (unlock_target(win, r) != MPI_SUCCESS) {
+            err = MPI_ERR_PROC_FAILED;
+            if (failed < 0) failed = r;
+        }
+    win->lock_all = false;
+    if (err != MPI_SUCCESS)
+        return raise(win->comm, err, "MPI_Win_unlock_all", "rank %d of %s failed; the epoch is completed", failed,
+                     comm_label(win->comm));
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_flush(int rank, MPI_Win win) {
+    FTMPI_TRY(check_win("MPI_Win_flush", win));
+    FTMPI_CHECK(check_target("MPI_Win_flush", win, rank, "rank"));
+    if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+    if (complete(win, [rank](int r) { return r == rank; }) != MPI_SUCCESS)
+        return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_flush", "rank %d of %s failed before its operations completed",
+                     rank, comm_label(win->comm));
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_flush_all(MPI_Win win) {
+    FTMPI_TRY(check_win("MPI_Win_flush_all", win));
+    if (complete_all(win) != MPI_SUCCESS)
+        return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_flush_all",
+                     "rank %d of %s failed before its operations completed", first_failed_target(win),
+                     comm_label(win->comm));
+    return MPI_SUCCESS;
+}
+
+// Local completion is remote completion here (the origin buffer is copied at
+// the call, so both mean the target has the data).
+int MPI_Win_flush_local(int rank, MPI_Win win) { return MPI_Win_flush(rank, win); }
+int MPI_Win_flush_local_all(MPI_Win win) { return MPI_Win_flush_all(win); }
+
+// The unified model: public and private copies are the same memory.
+int MPI_Win_sync(MPI_Win win) {
+    FTMPI_TRY(check_win("MPI_Win_sync", win));
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    progress();
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_get_group_failed(MPI_Win win, MPI_Group *failed) {
+    FTMPI_TRY(check_win("MPI_Win_get_group_failed", win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_get_group_failed", win->comm, failed, "failed"));
+    progress();
+    std::vector<int> procs;
+    for (int r = 0; r < win->comm->size; ++r)
+        if (member_failed(win, r)) procs.push_back(win->comm->procs[static_cast<std::size_t>(r)]);
+    *failed = group_or_empty(std::move(procs));
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_get_failed(MPI_Win win, MPI_Group *failed) { return MPI_Win_get_group_failed(win, failed); }
+
+}  // extern "C"

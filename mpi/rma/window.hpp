@@ -1,0 +1,113 @@
+// One-sided communication (RMA): the window object and its active-message
+// protocol.
+//
+// Every window has a hidden communicator (a dup of the one it was created
+// over). Operations travel as messages on its point-to-point context, and
+// the target handles them as they arrive, inside whatever MPI call drives its
+// progress (mpi/p2p/matching.hpp: a queue with a handler): a passive-target
+// epoch progresses when the target calls into MPI, not asynchronously.
+//
+//   origin                          target
+//   PUT/ACC (header, type, data) -> applied to the window memory -> ACK
+//   GET/GET_ACC/CAS (header...)  -> read (then applied)          -> REPLY(data)
+//   LOCK(type)                   -> lock manager                 -> GRANT | DENY
+//   UNLOCK                       -> lock manager (no answer)
+//   FENCE(seq)                   -> counted (a fence waits for every live member's)
+//
+// The target applies accumulates one whole operation at a time on the
+// progress thread: concurrent accumulates are atomic per operation, and the
+// operations of one origin are applied in the order it issued them (a large
+// one, received by rendezvous, holds back that origin's later messages).
+// Completion is remote: an origin counts its operations to each target until
+// their ACK or REPLY, so flush, unlock and fence complete them at the target.
+//
+// Failure (spec 000 §17.11, spec 001 §1.2.3): an operation toward a target
+// known failed fails at once with MPI_ERR_PROC_FAILED; one that the failure
+// overtakes is reported by the next synchronization (flush, unlock, fence),
+// which completes the epoch with the live targets. A lock whose holder
+// failed is poisoned: every later request is denied (MPI_ERR_PROC_FAILED).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mpi/objects.hpp"
+
+namespace ftmpi::mpi::rma {
+
+// What this process knows of one target (by rank in the window's group).
+struct Target {
+    int pending = 0;      // operations sent to it and not yet acknowledged or answered
+    int lock = 0;         // the lock held there: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE
+    bool nocheck = false; // locked with MPI_MODE_NOCHECK: no lock message was sent
+    int answer = 0;       // to a LOCK request: 0 waiting, 1 granted, -1 denied or failed
+    bool failed = false;  // an operation to it was lost to its failure, not yet reported
+    MPI_Aint size = 0;    // its window's size and displacement unit (for range checks)
+    int disp_unit = 1;
+};
+
+// A GET-type operation waiting for its REPLY.
+struct Fetch {
+    void *buf;
+    int count;
+    MPI_Datatype type;
+    int target;
+};
+
+// A message that waits behind a rendezvous transfer from the same origin.
+struct Deferred {
+    transport::Arrival arrival;  // rendezvous: what accept() needs; eager: tag and length
+    std::vector<char> data;      // eager payload
+};
+
+// What this process knows of one origin (by rank in the window's group).
+struct Source {
+    bool receiving = false;          // a rendezvous transfer from it is under way
+    std::deque<Deferred> deferred;   // its later messages, in order
+    std::uint64_t fence = 0;         // the last FENCE sequence number received
+};
+
+struct LockRequest {
+    int rank;
+    int type;
+};
+
+}  // namespace ftmpi::mpi::rma
+
+struct ftmpi_win_s {
+    ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::win;
+    MPI_Comm comm = nullptr;  // hidden: the operations' context, and the window's error handler
+    void *base = nullptr;
+    MPI_Aint size = 0;
+    int disp_unit = 1;
+    int flavor = MPI_WIN_FLAVOR_CREATE;
+    int model = MPI_WIN_UNIFIED;
+    bool owns_memory = false;  // MPI_Win_allocate: freed with the window
+    std::vector<std::pair<std::string, std::string>> info;  // hints as set (MPI_Win_get_info)
+    // Origin side.
+    std::vector<ftmpi::mpi::rma::Target> targets;
+    std::uint64_t next_fetch = 1;
+    std::map<std::uint64_t, ftmpi::mpi::rma::Fetch> fetches;
+    bool fence_epoch = false;  // between fences (the last one without MPI_MODE_NOSUCCEED)
+    bool lock_all = false;
+    std::uint64_t fence_seq = 0;
+    std::size_t failures_reported = 0;  // members' failures a fence already reported
+    // Target side.
+    std::vector<ftmpi::mpi::rma::Source> sources;
+    int exclusive_holder = -1;
+    std::vector<int> shared_holders;
+    std::deque<ftmpi::mpi::rma::LockRequest> lock_queue;
+    int lock_poisoned_by = -1;  // a holder that failed: the lock is never granted again
+};
+
+namespace ftmpi::mpi {
+
+// Progress thread, after new failures: fails what they make impossible on
+// every window (called from on_new_failures).
+void rma_on_failures();
+
+}  // namespace ftmpi::mpi

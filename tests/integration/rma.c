@@ -1,0 +1,252 @@
+/*
+ * One-sided communication against a sequential reference: every result is
+ * computed independently from the ranks' known contributions. Plain MPI-3,
+ * so it builds with any MPI.
+ *
+ *   windows   Win_create/Win_allocate, attributes, group, name, errhandler
+ *   fence     put and get (predefined and derived types on both sides),
+ *             accumulate, get_accumulate, large (rendezvous) transfers
+ *   lock      shared-lock accumulates (atomicity), exclusive-lock
+ *             read-modify-write (mutual exclusion), fetch_and_op (every
+ *             fetched value distinct), compare_and_swap (one winner),
+ *             lock_all + flush
+ *   errors    the classes of bad calls, under MPI_ERRORS_RETURN
+ */
+#include "testlib.h"
+
+enum { K = 50, SLOTS = 64 };
+
+static int rank, size;
+
+static void windows(void) {
+    int *mem;
+    MPI_Win win;
+    MPI_OK(MPI_Win_allocate(SLOTS * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    void *base;
+    MPI_Aint *wsize;
+    int *unit, *flavor, *model, flag;
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag));
+    CHECK(flag && base == mem, "MPI_WIN_BASE %p, expected %p", base, (void *)mem);
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_SIZE, &wsize, &flag));
+    CHECK(flag && *wsize == SLOTS * (MPI_Aint)sizeof(int), "MPI_WIN_SIZE %ld", (long)*wsize);
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &unit, &flag));
+    CHECK(flag && *unit == (int)sizeof(int), "MPI_WIN_DISP_UNIT %d", *unit);
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
+    CHECK(flag && *flavor == MPI_WIN_FLAVOR_ALLOCATE, "flavor %d", *flavor);
+    MPI_OK(MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag));
+    CHECK(flag && *model == MPI_WIN_UNIFIED, "model %d", *model);
+    MPI_Group wg, cg;
+    int cmp;
+    MPI_OK(MPI_Win_get_group(win, &wg));
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &cg));
+    MPI_OK(MPI_Group_compare(wg, cg, &cmp));
+    CHECK(cmp == MPI_IDENT, "window group differs from the communicator's (%d)", cmp);
+    MPI_Group_free(&wg);
+    MPI_Group_free(&cg);
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    MPI_OK(MPI_Win_set_name(win, "rma-test"));
+    MPI_OK(MPI_Win_get_name(win, name, &len));
+    CHECK(strcmp(name, "rma-test") == 0 && len == 8, "name '%s'", name);
+    for (int i = 0; i < SLOTS; ++i) CHECK(mem[i] == 0, "allocated memory not zero at %d", i);
+    MPI_OK(MPI_Win_free(&win));
+    CHECK(win == MPI_WIN_NULL, "MPI_Win_free left the handle");
+
+    /* User memory. */
+    long *user = calloc(SLOTS, sizeof(long));
+    MPI_OK(MPI_Win_create(user, SLOTS * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int t = 0; t < size; ++t) {
+        long v = 1000L * rank + t;
+        MPI_OK(MPI_Put(&v, 1, MPI_LONG, t, rank, 1, MPI_LONG, win));
+    }
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int o = 0; o < size; ++o) CHECK(user[o] == 1000L * o + rank, "user[%d] = %ld", o, user[o]);
+    MPI_OK(MPI_Win_free(&win));
+    free(user);
+}
+
+static void fence_ops(void) {
+    int *mem;
+    MPI_Win win;
+    MPI_OK(MPI_Win_allocate(SLOTS * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
+    /* Put: slot `rank` of every window gets rank*10 + target. */
+    for (int t = 0; t < size; ++t) {
+        int v = rank * 10 + t;
+        MPI_OK(MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, win));
+    }
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int o = 0; o < size; ++o) CHECK(mem[o] == o * 10 + rank, "put: mem[%d] = %d", o, mem[o]);
+
+    /* Get: the next rank's whole row. */
+    int row[SLOTS];
+    const int next = (rank + 1) % size;
+    MPI_OK(MPI_Get(row, size, MPI_INT, next, 0, size, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int o = 0; o < size; ++o) CHECK(row[o] == o * 10 + next, "get: row[%d] = %d", o, row[o]);
+
+    /* Accumulate: every rank adds (rank + 1) to slot 32 of every window; the
+       max of ranks lands in slot 33. */
+    for (int t = 0; t < size; ++t) {
+        int v = rank + 1;
+        MPI_OK(MPI_Accumulate(&v, 1, MPI_INT, t, 32, 1, MPI_INT, MPI_SUM, win));
+        MPI_OK(MPI_Accumulate(&rank, 1, MPI_INT, t, 33, 1, MPI_INT, MPI_MAX, win));
+    }
+    MPI_OK(MPI_Win_fence(0, win));
+    CHECK(mem[32] == size * (size + 1) / 2, "acc sum %d", mem[32]);
+    CHECK(mem[33] == size - 1, "acc max %d", mem[33]);
+
+    /* Derived types: 4 contiguous ints to every other slot from 40 at the
+       target (a vector), and back through a vector at the origin. */
+    MPI_Datatype stride2;
+    MPI_OK(MPI_Type_vector(4, 1, 2, MPI_INT, &stride2));
+    MPI_OK(MPI_Type_commit(&stride2));
+    int four[4];
+    for (int i = 0; i < 4; ++i) four[i] = 100 * rank + i;
+    MPI_OK(MPI_Put(four, 4, MPI_INT, next, 40, 1, stride2, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    const int prev = (rank + size - 1) % size;
+    for (int i = 0; i < 4; ++i) CHECK(mem[40 + 2 * i] == 100 * prev + i, "vector put: mem[%d] = %d", 40 + 2 * i, mem[40 + 2 * i]);
+    int spread[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+    MPI_OK(MPI_Get(spread, 1, stride2, next, 40, 1, stride2, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < 4; ++i) {
+        CHECK(spread[2 * i] == 100 * rank + i, "vector get: spread[%d] = %d", 2 * i, spread[2 * i]);
+        CHECK(spread[2 * i + 1] == -1, "vector get wrote a gap at %d", 2 * i + 1);
+    }
+    MPI_Type_free(&stride2);
+
+    /* Get_accumulate: fetch slot 32 and replace it; NO_OP reads only. */
+    int old = -1, seen = -1, mine = rank;
+    if (rank == 0) MPI_OK(MPI_Get_accumulate(&mine, 1, MPI_INT, &old, 1, MPI_INT, 1 % size, 32, 1, MPI_INT, MPI_REPLACE, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    if (rank == 0) CHECK(old == size * (size + 1) / 2, "get_accumulate fetched %d", old);
+    MPI_OK(MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, &seen, 1, MPI_INT, 1 % size, 32, 1, MPI_INT, MPI_NO_OP, win));
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    CHECK(seen == (size > 1 ? 0 : 0), "get_accumulate NO_OP saw %d", seen);
+    MPI_OK(MPI_Win_free(&win));
+
+    /* Large transfers (rendezvous): 1 MiB from every rank to the next. */
+    const int n = 1 << 18;
+    int *big;
+    MPI_OK(MPI_Win_allocate((MPI_Aint)n * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &big, &win));
+    int *src = malloc((size_t)n * sizeof(int)), *back = malloc((size_t)n * sizeof(int));
+    for (int i = 0; i < n; ++i) src[i] = rank * n + i;
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Put(src, n, MPI_INT, next, 0, n, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < n; ++i) CHECK(big[i] == prev * n + i, "big put: [%d] = %d", i, big[i]);
+    MPI_OK(MPI_Get(back, n, MPI_INT, prev, 0, n, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < n; ++i) CHECK(back[i] == ((prev + size - 1) % size) * n + i, "big get: [%d] = %d", i, back[i]);
+    MPI_OK(MPI_Win_free(&win));
+    free(src);
+    free(back);
+}
+
+static void lock_ops(void) {
+    long *mem;
+    MPI_Win win;
+    MPI_OK(MPI_Win_allocate(SLOTS * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    const int target = size - 1;
+    /* Shared-lock accumulates: K additions of 1 from every rank. */
+    for (int i = 0; i < K; ++i) {
+        long one = 1;
+        MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, target, 0, win));
+        MPI_OK(MPI_Accumulate(&one, 1, MPI_LONG, target, 0, 1, MPI_LONG, MPI_SUM, win));
+        MPI_OK(MPI_Win_unlock(target, win));
+    }
+    /* Exclusive-lock read-modify-write with get then put: only mutual
+       exclusion keeps every increment. */
+    for (int i = 0; i < K; ++i) {
+        long v = -1;
+        MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, target, 0, win));
+        MPI_OK(MPI_Get(&v, 1, MPI_LONG, target, 1, 1, MPI_LONG, win));
+        MPI_OK(MPI_Win_flush(target, win));
+        ++v;
+        MPI_OK(MPI_Put(&v, 1, MPI_LONG, target, 1, 1, MPI_LONG, win));
+        MPI_OK(MPI_Win_unlock(target, win));
+    }
+    /* Fetch_and_op under lock_all: the fetched values are all distinct. */
+    long fetched[K];
+    MPI_OK(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < K; ++i) {
+        long one = 1;
+        MPI_OK(MPI_Fetch_and_op(&one, &fetched[i], MPI_LONG, target, 2, MPI_SUM, win));
+        MPI_OK(MPI_Win_flush(target, win));
+    }
+    /* Compare_and_swap: slot 3 goes from 0 to (winner + 1) once. */
+    long want = rank + 1, zero = 0, was = -1;
+    MPI_OK(MPI_Compare_and_swap(&want, &zero, &was, MPI_LONG, target, 3, win));
+    MPI_OK(MPI_Win_flush_all(win));
+    MPI_OK(MPI_Win_unlock_all(win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == target) {
+        CHECK(mem[0] == (long)size * K, "shared accumulates: %ld, expected %ld", mem[0], (long)size * K);
+        CHECK(mem[1] == (long)size * K, "exclusive increments: %ld, expected %ld", mem[1], (long)size * K);
+        CHECK(mem[2] == (long)size * K, "fetch_and_op total: %ld", mem[2]);
+        CHECK(mem[3] >= 1 && mem[3] <= size, "compare_and_swap left %ld", mem[3]);
+    }
+    long *all = malloc(sizeof(long) * (size_t)size * K);
+    MPI_OK(MPI_Allgather(fetched, K, MPI_LONG, all, K, MPI_LONG, MPI_COMM_WORLD));
+    char *hit = calloc((size_t)size * K, 1);
+    for (int i = 0; i < size * K; ++i) {
+        CHECK(all[i] >= 0 && all[i] < (long)size * K, "fetched %ld", all[i]);
+        CHECK(!hit[all[i]], "value %ld fetched twice", all[i]);
+        hit[all[i]] = 1;
+    }
+    free(hit);
+    free(all);
+    int won = was == 0, winners = 0;
+    MPI_OK(MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(winners == 1, "%d compare_and_swap winners", winners);
+    MPI_OK(MPI_Win_free(&win));
+}
+
+static void errors(void) {
+    int *mem;
+    MPI_Win win;
+    MPI_OK(MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    int v = 1, cls = -1;
+    cls = -1;
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_SYNC, "put outside an epoch: class %d", cls);
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, 0, 4, 1, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "put past the end: class %d", cls);
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, size, 0, 1, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_RANK, "put to rank %d: class %d", size, cls);
+    MPI_Error_class(MPI_Put(&v, 1, MPI_INT, 0, 0, 2, MPI_INT, win), &cls);
+    CHECK(cls == MPI_ERR_TYPE, "mismatched counts: class %d", cls);
+    MPI_Error_class(MPI_Accumulate(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_LAND, win), &cls);
+    CHECK(cls == MPI_SUCCESS, "MPI_LAND on int: class %d", cls);
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+    MPI_Error_class(MPI_Win_lock(7, 0, 0, win), &cls);
+    CHECK(cls == MPI_ERR_LOCKTYPE, "lock type 7: class %d", cls);
+    MPI_Error_class(MPI_Win_unlock(0, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_SYNC, "unlock without lock: class %d", cls);
+    MPI_Error_class(MPI_Win_fence(1 << 30, win), &cls);
+    CHECK(cls == MPI_ERR_ASSERT, "bad assert: class %d", cls);
+    MPI_OK(MPI_Win_free(&win));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Error_class(MPI_Win_fence(0, MPI_WIN_NULL), &cls);
+    CHECK(cls == MPI_ERR_WIN, "fence on MPI_WIN_NULL: class %d", cls);
+    MPI_Error_class(MPI_Win_allocate(-1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win), &cls);
+    CHECK(cls == MPI_ERR_SIZE, "negative size: class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+int main(int argc, char **argv) {
+    tl_init(&argc, &argv, &rank, &size, 1);
+    windows();
+    fence_ops();
+    lock_ops();
+    errors();
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) printf("rma: %d ranks ok\n", size);
+    MPI_Finalize();
+    return 0;
+}
