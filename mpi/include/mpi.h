@@ -778,6 +778,12 @@ int MPI_Win_sync(MPI_Win win);
 /* One-sided communication under failure (spec 000 §17.4.2, §17.11; spec 001 §1.3.2) */
 int MPI_Win_get_group_failed(MPI_Win win, MPI_Group *failed);
 int MPI_Win_get_failed(MPI_Win win, MPI_Group *failed);
+int MPI_Win_invalidate(MPI_Win win);
+int MPI_Win_validate(MPI_Win win, MPI_Group *failed);
+int MPI_Iwin_validate(MPI_Win win, MPI_Group *failed, MPI_Request *request);
+int MPIX_Win_revoke(MPI_Win win);
+int MPIX_Win_is_revoked(MPI_Win win, int *flag);
+int MPIX_Win_get_failed(MPI_Win win, MPI_Group *failed);
 
 #ifdef __cplusplus
 }

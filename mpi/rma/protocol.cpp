@@ -11,6 +11,7 @@
 #include "mpi/dt/derived.hpp"
 #include "mpi/dt/predefined.hpp"
 #include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
 #include "mpi/state.hpp"
 
 namespace ftmpi::mpi::rma {
@@ -147,6 +148,7 @@ void process(MPI_Win w, int source, int tag, const char *p, std::size_t len) {
         w->fetches.erase(it);
         unpack(p + sizeof(std::uint64_t), len - sizeof(std::uint64_t), f.buf, f.type);
         dt_release(f.type);
+        if (f.request != nullptr) complete_request(f.request, MPI_SUCCESS, len - sizeof(std::uint64_t));
         Target &t = w->targets[static_cast<std::size_t>(source)];
         if (t.pending > 0) --t.pending;
         return;
@@ -171,6 +173,9 @@ void process(MPI_Win w, int source, int tag, const char *p, std::size_t len) {
         if (t.answer == 0) t.answer = static_cast<Kind>(tag) == Kind::grant ? 1 : -1;
         return;
     }
+    case Kind::post: ++w->sources[static_cast<std::size_t>(source)].posts; return;
+    case Kind::free: w->sources[static_cast<std::size_t>(source)].freed = true; return;
+    case Kind::complete: ++w->sources[static_cast<std::size_t>(source)].completes; return;
     case Kind::fence: {
         if (len < sizeof(std::uint64_t)) return;
         Source &s = w->sources[static_cast<std::size_t>(source)];
@@ -303,7 +308,10 @@ void open_window(MPI_Win w) {
 
 void close_window(MPI_Win w) {
     g.engine->set_handler(w->comm->queue, nullptr, nullptr);
-    for (auto &[id, f] : w->fetches) dt_release(f.type);
+    for (auto &[id, f] : w->fetches) {
+        dt_release(f.type);
+        if (f.request != nullptr) complete_request(f.request, MPI_ERR_PROC_FAILED, 0);
+    }
     w->fetches.clear();
     g_windows.erase(w);
 }
@@ -321,6 +329,7 @@ void on_failures() {
             for (auto it = w->fetches.begin(); it != w->fetches.end();) {
                 if (it->second.target == r) {
                     dt_release(it->second.type);
+                    if (it->second.request != nullptr) complete_request(it->second.request, MPI_ERR_PROC_FAILED, 0);
                     it = w->fetches.erase(it);
                 } else {
                     ++it;

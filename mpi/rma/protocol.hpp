@@ -11,7 +11,7 @@
 namespace ftmpi::mpi::rma {
 
 // The message kinds (the tag on the window's context).
-enum class Kind : std::int32_t { put = 1, acc, get, get_acc, cas, ack, reply, lock, unlock, grant, deny, fence };
+enum class Kind : std::int32_t { put = 1, acc, get, get_acc, cas, ack, reply, lock, unlock, grant, deny, fence, post, complete, free };
 
 // Sends `payload` to window rank `rank`. False when the target is known failed
 // (nothing was sent).

@@ -13,6 +13,7 @@
 #include "mpi/comm_internal.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/group.hpp"
+#include "mpi/p2p/requests.hpp"
 #include "mpi/recovery.hpp"
 #include "mpi/rma/protocol.hpp"
 
@@ -32,6 +33,17 @@ int check_win(const char *call, MPI_Win w) {
     if (valid_win(w)) return MPI_SUCCESS;
     return raise(MPI_COMM_NULL, MPI_ERR_WIN, call, "invalid window (argument win is %s)",
                  w == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a window");
+}
+
+// A non-local call on a revoked window (MPIX_Win_revoke) fails at once.
+int check_live(const char *call, MPI_Win w) {
+    FTMPI_TRY(check_win(call, w));
+    if (!w->comm->revoked) return MPI_SUCCESS;
+    return raise(w->comm, MPI_ERR_REVOKED, call, "%s was revoked", comm_label(w->comm));
+}
+
+int revoked_error(const char *call, MPI_Win w) {
+    return raise(w->comm, MPI_ERR_REVOKED, call, "%s was revoked while this call waited", comm_label(w->comm));
 }
 
 int check_assert(const char *call, MPI_Win w, int assert, int allowed) {
@@ -56,6 +68,7 @@ int complete(MPI_Win w, Pred pred) {
         for (int r = 0; r < w->comm->size && !waiting; ++r)
             waiting = pred(r) && w->targets[static_cast<std::size_t>(r)].pending > 0;
         if (!waiting) break;
+        if (w->comm->revoked) return MPI_ERR_REVOKED;
         progress_wait();
     }
     int err = MPI_SUCCESS;
@@ -81,7 +94,8 @@ int first_failed_target(MPI_Win w) {
 
 // Whether an access epoch toward `rank` is open.
 bool in_epoch(MPI_Win w, int rank) {
-    return w->fence_epoch || w->lock_all || w->targets[static_cast<std::size_t>(rank)].lock != 0;
+    const Target &t = w->targets[static_cast<std::size_t>(rank)];
+    return w->fence_epoch || w->lock_all || t.lock != 0 || t.pscw;
 }
 
 // Target-side bounds of `count` elements of `type` at `disp`.
@@ -110,7 +124,7 @@ struct Access {
 // The checks every operation shares; MPI_SUCCESS and *skip when the target
 // is MPI_PROC_NULL.
 int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
-    FTMPI_TRY(check_win(call, w));
+    FTMPI_TRY(check_live(call, w));
     MPI_Comm c = w->comm;
     FTMPI_CHECK(check_count(call, c, a.origin_count, "origin_count"));
     FTMPI_CHECK(check_type(call, c, a.origin_type, "origin_datatype"));
@@ -142,12 +156,18 @@ int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
     return MPI_SUCCESS;
 }
 
-// Sends one operation whose payload is ready; counts it pending.
-int issue(const char *call, MPI_Win w, int target, Kind kind, std::vector<char> payload) {
+// Sends one operation whose payload is ready; counts it pending. A fetching
+// one (`fetch` not 0) is forgotten if it cannot be sent.
+int issue(const char *call, MPI_Win w, int target, Kind kind, std::vector<char> payload, std::uint64_t fetch = 0) {
     Target &t = w->targets[static_cast<std::size_t>(target)];
     ++t.pending;
     if (!rma::send(w, target, kind, std::move(payload))) {
         --t.pending;
+        if (auto it = w->fetches.find(fetch); fetch != 0 && it != w->fetches.end()) {
+            dt_release(it->second.type);
+            if (it->second.request != nullptr) release_request(it->second.request);
+            w->fetches.erase(it);
+        }
         return raise(w->comm, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument target_rank)", target,
                      comm_label(w->comm));
     }
@@ -171,11 +191,26 @@ int check_rma_op(const char *call, MPI_Win w, MPI_Op op, MPI_Datatype type) {
 }
 
 // The fetching operations: registers where the REPLY goes.
-std::uint64_t expect_reply(MPI_Win w, void *buf, int count, MPI_Datatype type, int target) {
+std::uint64_t expect_reply(MPI_Win w, void *buf, int count, MPI_Datatype type, int target, MPI_Request request) {
     const std::uint64_t id = w->next_fetch++;
     dt_acquire(type);
-    w->fetches[id] = {buf, count, type, target};
+    w->fetches[id] = {buf, count, type, target, request};
     return id;
+}
+
+// The request-based calls: only in a passive-target epoch (MPI 3.1 §11.3.5).
+int check_request_epoch(const char *call, MPI_Win w, int target, MPI_Request *request) {
+    FTMPI_TRY(check_win(call, w));
+    FTMPI_CHECK(check_nonnull(call, w->comm, request, "request"));
+    if (target == MPI_PROC_NULL || target < 0 || target >= w->comm->size) return MPI_SUCCESS;
+    if (w->lock_all || w->targets[static_cast<std::size_t>(target)].lock != 0) return MPI_SUCCESS;
+    return raise(w->comm, MPI_ERR_RMA_SYNC, call, "request-based operations need a passive-target epoch toward rank %d",
+                 target);
+}
+
+// A request that completes with the REPLY of the operation about to be issued.
+MPI_Request fetch_request(MPI_Win w) {
+    return new_request(ftmpi_request_s::Kind::coll, w->comm, nullptr, 0, nullptr, 0, 0, 0);
 }
 
 int put_or_acc(const char *call, Kind kind, const Access &a, MPI_Op op, MPI_Win w) {
@@ -191,7 +226,7 @@ int put_or_acc(const char *call, Kind kind, const Access &a, MPI_Op op, MPI_Win 
 }
 
 int get_acc(const char *call, const Access &a, void *result, int result_count, MPI_Datatype result_type, MPI_Op op,
-            MPI_Win w) {
+            MPI_Win w, MPI_Request *request = nullptr) {
     bool skip = false;
     FTMPI_TRY(check_access(call, w, a, &skip));
     MPI_Comm c = w->comm;
@@ -205,10 +240,13 @@ int get_acc(const char *call, const Access &a, void *result, int result_count, M
                      result_count, a.target_count);
     const bool fetch_only = op->id == op_no_op;
     const std::size_t bytes = fetch_only ? 0 : a.origin_type->size * static_cast<std::size_t>(a.origin_count);
-    const std::uint64_t id = expect_reply(w, result, result_count, result_type, a.target);
+    MPI_Request req = request != nullptr ? fetch_request(w) : nullptr;
+    const std::uint64_t id = expect_reply(w, result, result_count, result_type, a.target, req);
     std::vector<char> msg = rma::operation(a.disp, a.target_count, a.target_type, op->id, bytes, id);
     if (!fetch_only) append_packed(msg, a.origin, a.origin_count, a.origin_type);
-    return issue(call, w, a.target, Kind::get_acc, std::move(msg));
+    FTMPI_TRY(issue(call, w, a.target, Kind::get_acc, std::move(msg), id));
+    if (request != nullptr) *request = req;
+    return MPI_SUCCESS;
 }
 
 // Creation over `comm`, at every member alike (spec 000 §17.11): the hidden
@@ -277,21 +315,35 @@ int check_create(const char *call, MPI_Comm comm, MPI_Aint size, int disp_unit, 
     return MPI_SUCCESS;
 }
 
-// Waits until every live member sent FENCE `seq` (its operations to this
-// process are then all applied here).
-void exchange_fence(MPI_Win w) {
-    const std::uint64_t seq = ++w->fence_seq;
-    std::vector<char> payload(sizeof seq);
-    std::memcpy(payload.data(), &seq, sizeof seq);
+// Sends `kind` to every other live member, then waits until each has sent
+// its own (`arrived` says whether member r's has come). Its operations to
+// this process are then all applied here. False when the window was revoked
+// meanwhile and `interruptible`.
+template <typename Arrived>
+bool exchange(MPI_Win w, Kind kind, const std::vector<char> &payload, Arrived arrived, bool interruptible) {
     for (int r = 0; r < w->comm->size; ++r)
-        if (r != w->comm->rank && !member_failed(w, r)) rma::send(w, r, Kind::fence, payload);
+        if (r != w->comm->rank && !member_failed(w, r)) rma::send(w, r, kind, payload);
     for (;;) {
         bool waiting = false;
         for (int r = 0; r < w->comm->size && !waiting; ++r)
-            waiting = r != w->comm->rank && !member_failed(w, r) && w->sources[static_cast<std::size_t>(r)].fence < seq;
-        if (!waiting) return;
+            waiting = r != w->comm->rank && !member_failed(w, r) && !arrived(w->sources[static_cast<std::size_t>(r)]);
+        if (!waiting) return true;
+        if (interruptible && w->comm->revoked) return false;
         progress_wait();
     }
+}
+
+// The fences: FENCE `seq` from every live member.
+bool exchange_fence(MPI_Win w) {
+    const std::uint64_t seq = ++w->fence_seq;
+    std::vector<char> payload(sizeof seq);
+    std::memcpy(payload.data(), &seq, sizeof seq);
+    return exchange(w, Kind::fence, payload, [seq](const rma::Source &s) { return s.fence >= seq; }, true);
+}
+
+// MPI_Win_free: FREE from every live member, even on a revoked window.
+void exchange_free(MPI_Win w) {
+    exchange(w, Kind::free, {}, [](const rma::Source &s) { return s.freed; }, false);
 }
 
 // Failures among the members not yet reported by a fence.
@@ -304,7 +356,7 @@ bool new_member_failures(MPI_Win w) {
 }
 
 int lock_call(const char *call, int type, int rank, int assert, MPI_Win w) {
-    FTMPI_TRY(check_win(call, w));
+    FTMPI_TRY(check_live(call, w));
     MPI_Comm c = w->comm;
     if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE)
         return raise(c, MPI_ERR_LOCKTYPE, call, "invalid lock_type %d (MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE)", type);
@@ -325,10 +377,11 @@ int lock_call(const char *call, int type, int rank, int assert, MPI_Win w) {
     std::vector<char> payload(sizeof(std::int32_t));
     const std::int32_t ty = type;
     std::memcpy(payload.data(), &ty, sizeof ty);
-    if (rma::send(w, rank, Kind::lock, std::move(payload)))
-        while (t.answer == 0) progress_wait();
-    else
-        t.answer = -1;
+    if (!rma::send(w, rank, Kind::lock, std::move(payload))) t.answer = -1;
+    while (t.answer == 0) {
+        if (w->comm->revoked) return revoked_error(call, w);
+        progress_wait();
+    }
     if (t.answer < 0)
         return raise(c, MPI_ERR_PROC_FAILED, call,
                      member_failed(w, rank) ? "rank %d of %s failed" : "the lock at rank %d of %s is lost: a process that held it failed",
@@ -342,11 +395,54 @@ int lock_call(const char *call, int type, int rank, int assert, MPI_Win w) {
 int unlock_target(MPI_Win w, int rank) {
     Target &t = w->targets[static_cast<std::size_t>(rank)];
     int err = complete(w, [rank](int r) { return r == rank; });
+    if (err == MPI_ERR_REVOKED) return err;
     if (!t.nocheck && !member_failed(w, rank)) rma::send(w, rank, Kind::unlock, {});
     if (member_failed(w, rank)) err = MPI_ERR_PROC_FAILED;
     t.lock = 0;
     t.nocheck = false;
     return err;
+}
+
+// The window ranks of `group`'s processes.
+int window_ranks(const char *call, MPI_Win w, MPI_Group group, std::vector<int> *out) {
+    if (group == MPI_GROUP_NULL || group->magic != Magic::group)
+        return raise(w->comm, MPI_ERR_GROUP, call, "invalid group (argument group)");
+    out->clear();
+    for (int p : group->procs) {
+        auto it = std::find(w->comm->procs.begin(), w->comm->procs.end(), p);
+        if (it == w->comm->procs.end())
+            return raise(w->comm, MPI_ERR_GROUP, call, "group holds process %d, which is not in %s", p,
+                         comm_label(w->comm));
+        out->push_back(static_cast<int>(it - w->comm->procs.begin()));
+    }
+    return MPI_SUCCESS;
+}
+
+// Whether every live origin of the exposure epoch has sent its COMPLETE; if
+// so the epoch ends (with MPI_ERR_PROC_FAILED when an origin failed during it).
+int exposure_test(const char *call, MPI_Win w, int *flag) {
+    for (int o : w->exposure_group) {
+        const rma::Source &s = w->sources[static_cast<std::size_t>(o)];
+        if (!member_failed(w, o) && s.completes <= s.completes_used) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    int failed = -1;
+    for (int o : w->exposure_group) {
+        rma::Source &s = w->sources[static_cast<std::size_t>(o)];
+        if (s.completes > s.completes_used) ++s.completes_used;
+        else if (std::find(w->exposure_failed.begin(), w->exposure_failed.end(), o) == w->exposure_failed.end())
+            failed = o;
+    }
+    w->exposure_open = false;
+    w->exposure_group.clear();
+    *flag = 1;
+    if (failed >= 0)
+        return raise(w->comm, MPI_ERR_PROC_FAILED, call,
+                     "rank %d of %s failed during the exposure epoch; it is completed with the others", failed,
+                     comm_label(w->comm));
+    return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -424,11 +520,12 @@ int MPI_Win_free(MPI_Win *win) {
     FTMPI_CHECK(check_nonnull("MPI_Win_free", MPI_COMM_NULL, win, "win"));
     FTMPI_TRY(check_win("MPI_Win_free", *win));
     MPI_Win w = *win;
-    for (int r = 0; r < w->comm->size; ++r)
+    // On a revoked window the epochs cannot be closed any more: free ends them.
+    for (int r = 0; r < w->comm->size && !w->comm->revoked; ++r)
         if (w->targets[static_cast<std::size_t>(r)].lock != 0 || w->lock_all)
             return raise(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free", "a passive-target epoch is still open (unlock first)");
     complete_all(w);
-    exchange_fence(w);
+    exchange_free(w);
     rma::close_window(w);
     w->comm->win = nullptr;
     discard_comm(w->comm);
@@ -552,9 +649,9 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
     bool skip = false;
     FTMPI_TRY(check_access("MPI_Get", win, a, &skip));
     if (skip) return MPI_SUCCESS;
-    const std::uint64_t id = expect_reply(win, origin_addr, origin_count, origin_datatype, target_rank);
+    const std::uint64_t id = expect_reply(win, origin_addr, origin_count, origin_datatype, target_rank, nullptr);
     return issue("MPI_Get", win, target_rank, Kind::get,
-                 rma::operation(target_disp, target_count, target_datatype, op_no_op, 0, id));
+                 rma::operation(target_disp, target_count, target_datatype, op_no_op, 0, id), id);
 }
 
 int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
@@ -585,49 +682,211 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
     if (!datatype->predefined)
         return raise(win->comm, MPI_ERR_TYPE, "MPI_Compare_and_swap", "datatype must be predefined");
     if (skip) return MPI_SUCCESS;
-    const std::uint64_t id = expect_reply(win, result_addr, 1, datatype, target_rank);
+    const std::uint64_t id = expect_reply(win, result_addr, 1, datatype, target_rank, nullptr);
     std::vector<char> msg = rma::operation(target_disp, 1, datatype, op_replace, 2 * datatype->size, id);
     append_packed(msg, origin_addr, 1, datatype);
     append_packed(msg, compare_addr, 1, datatype);
-    return issue("MPI_Compare_and_swap", win, target_rank, Kind::cas, std::move(msg));
+    return issue("MPI_Compare_and_swap", win, target_rank, Kind::cas, std::move(msg), id);
 }
 
-#define FTMPI_RMA_UNSUPPORTED(call) \
-    return raise(valid_win(win) ? win->comm : MPI_COMM_NULL, MPI_ERR_UNSUPPORTED_OPERATION, call, "not implemented yet in ftmpi")
+// Rput and Raccumulate complete locally at once: the origin data is copied
+// when the call returns. Rget and Rget_accumulate complete with the data.
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+    FTMPI_TRY(check_request_epoch("MPI_Rput", win, target_rank, request));
+    FTMPI_TRY(MPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                      target_datatype, win));
+    *request = completed_request(win->comm);
+    return MPI_SUCCESS;
+}
 
-int MPI_Rput(const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win win, MPI_Request *) {
-    FTMPI_RMA_UNSUPPORTED("MPI_Rput");
+int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                    MPI_Request *request) {
+    FTMPI_TRY(check_request_epoch("MPI_Raccumulate", win, target_rank, request));
+    FTMPI_TRY(MPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                             target_datatype, op, win));
+    *request = completed_request(win->comm);
+    return MPI_SUCCESS;
 }
-int MPI_Rget(void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Win win, MPI_Request *) {
-    FTMPI_RMA_UNSUPPORTED("MPI_Rget");
+
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+             int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+    FTMPI_TRY(check_request_epoch("MPI_Rget", win, target_rank, request));
+    const Access a{origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype};
+    bool skip = false;
+    FTMPI_TRY(check_access("MPI_Rget", win, a, &skip));
+    if (skip) {
+        *request = completed_request(win->comm);
+        return MPI_SUCCESS;
+    }
+    MPI_Request req = fetch_request(win);
+    const std::uint64_t id = expect_reply(win, origin_addr, origin_count, origin_datatype, target_rank, req);
+    FTMPI_TRY(issue("MPI_Rget", win, target_rank, Kind::get,
+                    rma::operation(target_disp, target_count, target_datatype, op_no_op, 0, id), id));
+    *request = req;
+    return MPI_SUCCESS;
 }
-int MPI_Raccumulate(const void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype, MPI_Op, MPI_Win win,
-                    MPI_Request *) {
-    FTMPI_RMA_UNSUPPORTED("MPI_Raccumulate");
+
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+                        int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+    FTMPI_TRY(check_request_epoch("MPI_Rget_accumulate", win, target_rank, request));
+    const bool no_op = op == MPI_NO_OP;
+    const Access a{origin_addr, no_op ? target_count : origin_count, no_op ? target_datatype : origin_datatype,
+                   target_rank, target_disp, target_count, target_datatype};
+    *request = MPI_REQUEST_NULL;
+    FTMPI_TRY(get_acc("MPI_Rget_accumulate", a, result_addr, result_count, result_datatype, op, win, request));
+    if (*request == MPI_REQUEST_NULL) *request = completed_request(win->comm);  // MPI_PROC_NULL
+    return MPI_SUCCESS;
 }
-int MPI_Rget_accumulate(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Aint, int, MPI_Datatype,
-                        MPI_Op, MPI_Win win, MPI_Request *) {
-    FTMPI_RMA_UNSUPPORTED("MPI_Rget_accumulate");
+
+// PSCW (MPI 3.1 §11.5.2; spec 000 §17.11.2): failed processes known when an
+// epoch begins are left out of it; a failure during the epoch is reported
+// by MPI_Win_complete (targets) and MPI_Win_wait/test (origins), which still
+// end the epoch with the live ones.
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
+    FTMPI_TRY(check_live("MPI_Win_post", win));
+    FTMPI_CHECK(check_assert("MPI_Win_post", win, assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT));
+    if (win->exposure_open)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_post", "an exposure epoch is already open on %s",
+                     comm_label(win->comm));
+    FTMPI_TRY(window_ranks("MPI_Win_post", win, group, &win->exposure_group));
+    win->exposure_failed.clear();
+    for (int o : win->exposure_group) {
+        if (member_failed(win, o)) win->exposure_failed.push_back(o);
+        else rma::send(win, o, Kind::post, {});
+    }
+    win->exposure_open = true;
+    return MPI_SUCCESS;
 }
-int MPI_Win_start(MPI_Group, int, MPI_Win win) { FTMPI_RMA_UNSUPPORTED("MPI_Win_start"); }
-int MPI_Win_complete(MPI_Win win) { FTMPI_RMA_UNSUPPORTED("MPI_Win_complete"); }
-int MPI_Win_post(MPI_Group, int, MPI_Win win) { FTMPI_RMA_UNSUPPORTED("MPI_Win_post"); }
-int MPI_Win_wait(MPI_Win win) { FTMPI_RMA_UNSUPPORTED("MPI_Win_wait"); }
-int MPI_Win_test(MPI_Win win, int *) { FTMPI_RMA_UNSUPPORTED("MPI_Win_test"); }
-#undef FTMPI_RMA_UNSUPPORTED
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+    FTMPI_TRY(check_live("MPI_Win_start", win));
+    FTMPI_CHECK(check_assert("MPI_Win_start", win, assert, MPI_MODE_NOCHECK));
+    if (win->access_open || win->fence_epoch || win->lock_all)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_start", "an access epoch is already open on %s",
+                     comm_label(win->comm));
+    std::vector<int> targets;
+    FTMPI_TRY(window_ranks("MPI_Win_start", win, group, &targets));
+    // Each target's matching POST (the k-th start toward it takes its k-th post).
+    for (;;) {
+        bool waiting = false;
+        for (int t : targets) {
+            const rma::Source &s = win->sources[static_cast<std::size_t>(t)];
+            waiting = waiting || (!member_failed(win, t) && s.posts <= s.posts_used);
+        }
+        if (!waiting) break;
+        if (win->comm->revoked) return revoked_error("MPI_Win_start", win);
+        progress_wait();
+    }
+    win->access_group = targets;
+    win->access_failed.clear();
+    for (int t : targets) {
+        rma::Source &s = win->sources[static_cast<std::size_t>(t)];
+        if (s.posts > s.posts_used) ++s.posts_used;
+        if (member_failed(win, t)) win->access_failed.push_back(t);
+        win->targets[static_cast<std::size_t>(t)].pscw = true;
+    }
+    win->access_open = true;
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_complete(MPI_Win win) {
+    FTMPI_TRY(check_live("MPI_Win_complete", win));
+    if (!win->access_open)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_complete", "no MPI_Win_start epoch is open on %s",
+                     comm_label(win->comm));
+    int err = complete(win, [win](int r) { return win->targets[static_cast<std::size_t>(r)].pscw; });
+    if (err == MPI_ERR_REVOKED) return revoked_error("MPI_Win_complete", win);
+    int failed = -1;
+    for (int t : win->access_group) {
+        win->targets[static_cast<std::size_t>(t)].pscw = false;
+        if (!member_failed(win, t)) {
+            rma::send(win, t, Kind::complete, {});
+        } else if (std::find(win->access_failed.begin(), win->access_failed.end(), t) == win->access_failed.end()) {
+            failed = t;  // failed during the epoch
+        }
+    }
+    win->access_open = false;
+    win->access_group.clear();
+    if (err != MPI_SUCCESS || failed >= 0)
+        return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_complete",
+                     "rank %d of %s failed during the epoch; it is completed with the others",
+                     failed >= 0 ? failed : first_failed_target(win), comm_label(win->comm));
+    return MPI_SUCCESS;
+}
+
+int MPI_Win_wait(MPI_Win win) {
+    FTMPI_TRY(check_live("MPI_Win_wait", win));
+    if (!win->exposure_open)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_wait", "no MPI_Win_post epoch is open on %s",
+                     comm_label(win->comm));
+    int flag = 0;
+    for (;;) {
+        const int err = exposure_test("MPI_Win_wait", win, &flag);
+        if (err != MPI_SUCCESS || flag) return err;
+        if (win->comm->revoked) return revoked_error("MPI_Win_wait", win);
+        progress_wait();
+    }
+}
+
+int MPI_Win_test(MPI_Win win, int *flag) {
+    FTMPI_TRY(check_live("MPI_Win_test", win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_test", win->comm, flag, "flag"));
+    if (!win->exposure_open)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_test", "no MPI_Win_post epoch is open on %s",
+                     comm_label(win->comm));
+    progress();
+    return exposure_test("MPI_Win_test", win, flag);
+}
+
+// Spec 001 §1.3.2 (MPI_Win_invalidate), Open MPI's MPIX name: every member's
+// window is revoked (the hidden communicator's reliable revoke), and its
+// calls blocked on the window return MPI_ERR_REVOKED.
+int MPIX_Win_revoke(MPI_Win win) {
+    FTMPI_TRY(check_win("MPIX_Win_revoke", win));
+    return MPIX_Comm_revoke(win->comm);
+}
+
+int MPI_Win_invalidate(MPI_Win win) {
+    FTMPI_TRY(check_win("MPI_Win_invalidate", win));
+    return MPIX_Comm_revoke(win->comm);
+}
+
+int MPIX_Win_is_revoked(MPI_Win win, int *flag) {
+    FTMPI_TRY(check_win("MPIX_Win_is_revoked", win));
+    FTMPI_CHECK(check_nonnull("MPIX_Win_is_revoked", win->comm, flag, "flag"));
+    progress();
+    *flag = win->comm->revoked ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
+// Spec 000 §17.11.1: the same group of failed processes at every live
+// member, or an error at every one (the validate agreement of the hidden
+// communicator).
+int MPI_Win_validate(MPI_Win win, MPI_Group *failed) {
+    FTMPI_TRY(check_win("MPI_Win_validate", win));
+    return MPI_Comm_validate(win->comm, failed);
+}
+
+int MPI_Iwin_validate(MPI_Win win, MPI_Group *failed, MPI_Request *request) {
+    FTMPI_TRY(check_win("MPI_Iwin_validate", win));
+    return MPI_Icomm_validate(win->comm, failed, request);
+}
 
 // Completes this process's operations, then waits for every live member's
 // (spec 000 §17.11.2: the epoch completes among the live; a failure not yet
 // reported by a fence is reported).
 int MPI_Win_fence(int assert, MPI_Win win) {
-    FTMPI_TRY(check_win("MPI_Win_fence", win));
+    FTMPI_TRY(check_live("MPI_Win_fence", win));
     FTMPI_CHECK(check_assert("MPI_Win_fence", win, assert, k_all_asserts & ~MPI_MODE_NOCHECK));
     for (int r = 0; r < win->comm->size; ++r)
         if (win->targets[static_cast<std::size_t>(r)].lock != 0 || win->lock_all)
             return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_fence", "a passive-target epoch is open on %s",
                          comm_label(win->comm));
     int err = complete_all(win);
-    exchange_fence(win);
+    if (err == MPI_ERR_REVOKED || !exchange_fence(win)) return revoked_error("MPI_Win_fence", win);
     win->fence_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
     if (new_member_failures(win)) err = MPI_ERR_PROC_FAILED;
     if (err != MPI_SUCCESS) {
@@ -643,13 +902,15 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win) {
-    FTMPI_TRY(check_win("MPI_Win_unlock", win));
+    FTMPI_TRY(check_live("MPI_Win_unlock", win));
     FTMPI_CHECK(check_target("MPI_Win_unlock", win, rank, "rank"));
     if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
     if (win->targets[static_cast<std::size_t>(rank)].lock == 0)
         return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock", "rank %d is not locked on %s", rank,
                      comm_label(win->comm));
-    if (unlock_target(win, rank) != MPI_SUCCESS)
+    const int err = unlock_target(win, rank);
+    if (err == MPI_ERR_REVOKED) return revoked_error("MPI_Win_unlock", win);
+    if (err != MPI_SUCCESS)
         return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_unlock",
                      "rank %d of %s failed; the epoch is completed", rank, comm_label(win->comm));
     return MPI_SUCCESS;
@@ -658,7 +919,7 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
 // A shared lock at every member, in rank order (so two lock_alls never wait
 // on each other); on a failed member, the locks taken are released.
 int MPI_Win_lock_all(int assert, MPI_Win win) {
-    FTMPI_TRY(check_win("MPI_Win_lock_all", win));
+    FTMPI_TRY(check_live("MPI_Win_lock_all", win));
     FTMPI_CHECK(check_assert("MPI_Win_lock_all", win, assert, MPI_MODE_NOCHECK));
     if (win->lock_all || win->fence_epoch)
         return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "an epoch is already open on %s",
@@ -679,7 +940,10 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
         std::vector<char> payload(sizeof ty);
         std::memcpy(payload.data(), &ty, sizeof ty);
         if (member_failed(win, r) || !rma::send(win, r, Kind::lock, std::move(payload))) t.answer = -1;
-        while (t.answer == 0) progress_wait();
+        while (t.answer == 0) {
+            if (win->comm->revoked) return revoked_error("MPI_Win_lock_all", win);
+            progress_wait();
+        }
         if (t.answer < 0) {
             for (int q = 0; q < r; ++q) unlock_target(win, q);
             return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_lock_all",
@@ -694,13 +958,15 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
 }
 
 int MPI_Win_unlock_all(MPI_Win win) {
-    FTMPI_TRY(check_win("MPI_Win_unlock_all", win));
+    FTMPI_TRY(check_live("MPI_Win_unlock_all", win));
     if (!win->lock_all)
         return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all", "no MPI_Win_lock_all epoch is open on %s",
                      comm_label(win->comm));
     int err = MPI_SUCCESS, failed = -1;
     for (int r = 0; r < win->comm->size; ++r)
-        if (unlock_target(win, r) != MPI_SUCCESS) {
+        if (const int e = unlock_target(win, r); e == MPI_ERR_REVOKED) {
+            return revoked_error("MPI_Win_unlock_all", win);
+        } else if (e != MPI_SUCCESS) {
             err = MPI_ERR_PROC_FAILED;
             if (failed < 0) failed = r;
         }
@@ -712,18 +978,22 @@ int MPI_Win_unlock_all(MPI_Win win) {
 }
 
 int MPI_Win_flush(int rank, MPI_Win win) {
-    FTMPI_TRY(check_win("MPI_Win_flush", win));
+    FTMPI_TRY(check_live("MPI_Win_flush", win));
     FTMPI_CHECK(check_target("MPI_Win_flush", win, rank, "rank"));
     if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-    if (complete(win, [rank](int r) { return r == rank; }) != MPI_SUCCESS)
+    const int err = complete(win, [rank](int r) { return r == rank; });
+    if (err == MPI_ERR_REVOKED) return revoked_error("MPI_Win_flush", win);
+    if (err != MPI_SUCCESS)
         return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_flush", "rank %d of %s failed before its operations completed",
                      rank, comm_label(win->comm));
     return MPI_SUCCESS;
 }
 
 int MPI_Win_flush_all(MPI_Win win) {
-    FTMPI_TRY(check_win("MPI_Win_flush_all", win));
-    if (complete_all(win) != MPI_SUCCESS)
+    FTMPI_TRY(check_live("MPI_Win_flush_all", win));
+    const int err = complete_all(win);
+    if (err == MPI_ERR_REVOKED) return revoked_error("MPI_Win_flush_all", win);
+    if (err != MPI_SUCCESS)
         return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_flush_all",
                      "rank %d of %s failed before its operations completed", first_failed_target(win),
                      comm_label(win->comm));
@@ -755,5 +1025,6 @@ int MPI_Win_get_group_failed(MPI_Win win, MPI_Group *failed) {
 }
 
 int MPI_Win_get_failed(MPI_Win win, MPI_Group *failed) { return MPI_Win_get_group_failed(win, failed); }
+int MPIX_Win_get_failed(MPI_Win win, MPI_Group *failed) { return MPI_Win_get_group_failed(win, failed); }
 
 }  // extern "C"

@@ -13,6 +13,9 @@
 //   LOCK(type)                   -> lock manager                 -> GRANT | DENY
 //   UNLOCK                       -> lock manager (no answer)
 //   FENCE(seq)                   -> counted (a fence waits for every live member's)
+//   FREE                         -> noted (MPI_Win_free waits for every live member's)
+//   POST / COMPLETE              -> counted (PSCW: start waits for its targets' POSTs,
+//                                   wait for its origins' COMPLETEs)
 //
 // The target applies accumulates one whole operation at a time on the
 // progress thread: concurrent accumulates are atomic per operation, and the
@@ -46,6 +49,7 @@ struct Target {
     bool nocheck = false; // locked with MPI_MODE_NOCHECK: no lock message was sent
     int answer = 0;       // to a LOCK request: 0 waiting, 1 granted, -1 denied or failed
     bool failed = false;  // an operation to it was lost to its failure, not yet reported
+    bool pscw = false;    // in the access group of the open MPI_Win_start epoch
     MPI_Aint size = 0;    // its window's size and displacement unit (for range checks)
     int disp_unit = 1;
 };
@@ -56,6 +60,7 @@ struct Fetch {
     int count;
     MPI_Datatype type;
     int target;
+    MPI_Request request;  // MPI_Rget / MPI_Rget_accumulate: completed with the REPLY; else null
 };
 
 // A message that waits behind a rendezvous transfer from the same origin.
@@ -69,6 +74,9 @@ struct Source {
     bool receiving = false;          // a rendezvous transfer from it is under way
     std::deque<Deferred> deferred;   // its later messages, in order
     std::uint64_t fence = 0;         // the last FENCE sequence number received
+    bool freed = false;              // it is in MPI_Win_free: done with this window
+    std::uint64_t posts = 0, posts_used = 0;          // PSCW: its POSTs received, and consumed by MPI_Win_start
+    std::uint64_t completes = 0, completes_used = 0;  // PSCW: its COMPLETEs received, and consumed by wait/test
 };
 
 struct LockRequest {
@@ -94,6 +102,12 @@ struct ftmpi_win_s {
     std::map<std::uint64_t, ftmpi::mpi::rma::Fetch> fetches;
     bool fence_epoch = false;  // between fences (the last one without MPI_MODE_NOSUCCEED)
     bool lock_all = false;
+    // PSCW: the open access epoch's targets (MPI_Win_start) and exposure
+    // epoch's origins (MPI_Win_post), as window ranks, with those already
+    // failed when the epoch began.
+    bool access_open = false, exposure_open = false;
+    std::vector<int> access_group, exposure_group;
+    std::vector<int> access_failed, exposure_failed;
     std::uint64_t fence_seq = 0;
     std::size_t failures_reported = 0;  // members' failures a fence already reported
     // Target side.

@@ -205,6 +205,69 @@ static void lock_ops(void) {
     MPI_OK(MPI_Win_free(&win));
 }
 
+/* PSCW: a ring (each rank exposes to its predecessor and accesses its
+   successor), then everyone with everyone. */
+static void pscw(void) {
+    int *mem;
+    MPI_Win win;
+    MPI_OK(MPI_Win_allocate(SLOTS * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    MPI_Group world, prev_g, next_g;
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    MPI_OK(MPI_Group_incl(world, 1, &prev, &prev_g));
+    MPI_OK(MPI_Group_incl(world, 1, &next, &next_g));
+    for (int round = 0; round < 3; ++round) {
+        MPI_OK(MPI_Win_post(prev_g, 0, win));
+        MPI_OK(MPI_Win_start(next_g, 0, win));
+        int v = 1000 * round + rank;
+        MPI_OK(MPI_Put(&v, 1, MPI_INT, next, round, 1, MPI_INT, win));
+        MPI_OK(MPI_Win_complete(win));
+        MPI_OK(MPI_Win_wait(win));
+        CHECK(mem[round] == 1000 * round + prev, "pscw ring round %d: %d", round, mem[round]);
+    }
+    /* All with all; MPI_Win_test polls the exposure epoch to its end. */
+    MPI_OK(MPI_Win_post(world, 0, win));
+    MPI_OK(MPI_Win_start(world, 0, win));
+    for (int t = 0; t < size; ++t) {
+        int one = 1;
+        MPI_OK(MPI_Accumulate(&one, 1, MPI_INT, t, 10, 1, MPI_INT, MPI_SUM, win));
+    }
+    MPI_OK(MPI_Win_complete(win));
+    int flag = 0;
+    while (!flag) MPI_OK(MPI_Win_test(win, &flag));
+    CHECK(mem[10] == size, "pscw all: %d", mem[10]);
+    MPI_Group_free(&prev_g);
+    MPI_Group_free(&next_g);
+    MPI_Group_free(&world);
+    MPI_OK(MPI_Win_free(&win));
+}
+
+/* Request-based operations in a lock_all epoch. */
+static void requests(void) {
+    long *mem;
+    MPI_Win win;
+    MPI_OK(MPI_Win_allocate(SLOTS * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    for (int i = 0; i < SLOTS; ++i) mem[i] = 100L * rank + i;
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    const int next = (rank + 1) % size;
+    MPI_OK(MPI_Win_lock_all(0, win));
+    long got[4] = {0}, old = -1, add = 5, put = -7;
+    MPI_Request req[4];
+    MPI_OK(MPI_Rget(got, 4, MPI_LONG, next, 8, 4, MPI_LONG, win, &req[0]));
+    MPI_OK(MPI_Rget_accumulate(&add, 1, MPI_LONG, &old, 1, MPI_LONG, next, 20, 1, MPI_LONG, MPI_SUM, win, &req[1]));
+    MPI_OK(MPI_Rput(&put, 1, MPI_LONG, next, 30, 1, MPI_LONG, win, &req[2]));
+    MPI_OK(MPI_Raccumulate(&add, 1, MPI_LONG, next, 31, 1, MPI_LONG, MPI_SUM, win, &req[3]));
+    MPI_OK(MPI_Waitall(4, req, MPI_STATUSES_IGNORE));
+    for (int i = 0; i < 4; ++i) CHECK(got[i] == 100L * next + 8 + i, "rget[%d] = %ld", i, got[i]);
+    CHECK(old == 100L * next + 20, "rget_accumulate fetched %ld", old);
+    MPI_OK(MPI_Win_unlock_all(win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    CHECK(mem[20] == 100L * rank + 20 + 5, "rget_accumulate left %ld", mem[20]);
+    CHECK(mem[30] == -7, "rput left %ld", mem[30]);
+    CHECK(mem[31] == 100L * rank + 31 + 5, "raccumulate left %ld", mem[31]);
+    MPI_OK(MPI_Win_free(&win));
+}
+
 static void errors(void) {
     int *mem;
     MPI_Win win;
@@ -228,6 +291,9 @@ static void errors(void) {
     CHECK(cls == MPI_ERR_LOCKTYPE, "lock type 7: class %d", cls);
     MPI_Error_class(MPI_Win_unlock(0, win), &cls);
     CHECK(cls == MPI_ERR_RMA_SYNC, "unlock without lock: class %d", cls);
+    MPI_Request r;
+    MPI_Error_class(MPI_Rput(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &r), &cls);
+    CHECK(cls == MPI_ERR_RMA_SYNC, "rput outside a passive epoch: class %d", cls);
     MPI_Error_class(MPI_Win_fence(1 << 30, win), &cls);
     CHECK(cls == MPI_ERR_ASSERT, "bad assert: class %d", cls);
     MPI_OK(MPI_Win_free(&win));
@@ -244,6 +310,8 @@ int main(int argc, char **argv) {
     windows();
     fence_ops();
     lock_ops();
+    pscw();
+    requests();
     errors();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("rma: %d ranks ok\n", size);

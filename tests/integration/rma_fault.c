@@ -14,7 +14,20 @@
  *                     unlock_all reports the failure
  *   rma_fault holder  the victim holds rank 0's exclusive lock and dies: every
  *                     later lock of rank 0 fails with MPI_ERR_PROC_FAILED
+ *   rma_fault pscw    everyone posts to and starts on everyone, the victim
+ *                     dies inside the epochs: complete and wait report
+ *                     MPI_ERR_PROC_FAILED, the live origins' data landed
+ *   rma_fault validate  MPI_Win_validate and MPI_Iwin_validate give every
+ *                     survivor the same failed group: the victim
+ *   rma_fault create  the victim dies inside MPI_Win_allocate (at its first
+ *                     agreement, FTMPI_TEST_KILL_AT; 4 ranks): every survivor
+ *                     gets the same outcome
+ *   rma_fault revoke_fence  (no death) ranks 1.. block in a fence rank 0
+ *                     never joins; rank 0 revokes the window: MPIX_ERR_REVOKED
+ *   rma_fault revoke_lock   (no death) rank 2 blocks on rank 0's lock that
+ *                     rank 1 holds; rank 1 revokes: MPIX_ERR_REVOKED
  */
+#define _DEFAULT_SOURCE
 #include <signal.h>
 #include <unistd.h>
 
@@ -65,15 +78,34 @@ static void until_known(MPI_Win win) {
 }
 
 int main(int argc, char **argv) {
-    tl_init(&argc, &argv, &rank, &size, 3);
     const char *mode = argc > 1 ? argv[1] : "fence";
+    /* Rank 3 of 4 dies at its first agreement: the one inside MPI_Win_allocate. */
+    if (strcmp(mode, "create") == 0) setenv("FTMPI_TEST_KILL_AT", "agree.contribute:3", 1);
+    tl_init(&argc, &argv, &rank, &size, 3);
     victim = size - 1;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int *mem;
-    MPI_Win win;
+    MPI_Win win = MPI_WIN_NULL;
+    const int no_death = strncmp(mode, "revoke", 6) == 0;
+    const int survivors = no_death ? size : size - 1;
+    if (strcmp(mode, "create") == 0) {
+        CHECK(size == 4, "create runs with 4 ranks");
+        int rc = MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+        MPI_Comm shrunk;
+        MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk));
+        int ok = rc == MPI_SUCCESS, lo = -1, hi = -1;
+        MPI_OK(MPI_Allreduce(&ok, &lo, 1, MPI_INT, MPI_MIN, shrunk));
+        MPI_OK(MPI_Allreduce(&ok, &hi, 1, MPI_INT, MPI_MAX, shrunk));
+        CHECK(lo == hi, "MPI_Win_allocate succeeded at some survivors only (rc %d here)", rc);
+        CHECK(ok || cls_of(rc) == MPI_ERR_PROC_FAILED, "MPI_Win_allocate failed with class %d", cls_of(rc));
+        if (ok) MPI_OK(MPI_Win_free(&win));
+        MPI_Comm_free(&shrunk);
+        if (rank == 0) printf("rma_fault create: 3 survivors ok (window %s everywhere)\n", ok ? "created" : "refused");
+        MPI_Finalize();
+        return 0;
+    }
     MPI_OK(MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
-    const int survivors = size - 1;
 
     if (strcmp(mode, "fence") == 0) {
         MPI_OK(MPI_Win_fence(0, win));
@@ -145,6 +177,83 @@ int main(int argc, char **argv) {
         if (survivors > 1) {
             MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
             MPI_OK(MPI_Win_unlock(1, win));
+        }
+    } else if (strcmp(mode, "pscw") == 0) {
+        MPI_Group world;
+        MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+        MPI_OK(MPI_Win_post(world, 0, win));
+        MPI_OK(MPI_Win_start(world, 0, win));
+        if (rank == victim) die();
+        await_death();
+        for (int t = 0; t < size; ++t) {
+            int v = 50 + rank;
+            int rc = MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, win);
+            CHECK(rc == MPI_SUCCESS || (t == victim && cls_of(rc) == MPI_ERR_PROC_FAILED), "put to %d: %d", t, rc);
+        }
+        int rc = MPI_Win_complete(win);
+        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "complete: class %d", cls_of(rc));
+        rc = MPI_Win_wait(win);
+        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "wait: class %d", cls_of(rc));
+        for (int o = 0; o < survivors; ++o) CHECK(mem[o] == 50 + o, "mem[%d] = %d", o, mem[o]);
+        /* A new epoch leaves the known failure out and succeeds. */
+        MPI_OK(MPI_Win_post(world, 0, win));
+        MPI_OK(MPI_Win_start(world, 0, win));
+        MPI_OK(MPI_Win_complete(win));
+        MPI_OK(MPI_Win_wait(win));
+        MPI_Group_free(&world);
+    } else if (strcmp(mode, "validate") == 0) {
+        if (rank == victim) die();
+        await_death();
+        MPI_Group failed, ifailed, world;
+        MPI_OK(MPI_Win_validate(win, &failed));
+        MPI_Request req;
+        MPI_OK(MPI_Iwin_validate(win, &ifailed, &req));
+        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+        int n = -1, in = -1, r = -1, cmp = -1;
+        MPI_Group_size(failed, &n);
+        MPI_Group_size(ifailed, &in);
+        CHECK(n == 1 && in == 1, "validate: %d and %d failed", n, in);
+        int zero = 0;
+        MPI_OK(MPI_Group_translate_ranks(failed, 1, &zero, world, &r));
+        CHECK(r == victim, "validate named rank %d", r);
+        MPI_OK(MPI_Group_compare(failed, ifailed, &cmp));
+        CHECK(cmp == MPI_IDENT, "validate and iwin_validate differ");
+        MPI_Group_free(&failed);
+        MPI_Group_free(&ifailed);
+        MPI_Group_free(&world);
+    } else if (strcmp(mode, "revoke_fence") == 0) {
+        int x = 0, rc;
+        if (rank == 0) {
+            for (int r = 1; r < size; ++r) MPI_OK(MPI_Recv(&x, 1, MPI_INT, r, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MPI_OK(MPIX_Win_revoke(win));
+        } else {
+            MPI_OK(MPI_Send(&x, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
+        }
+        rc = MPI_Win_fence(0, win);
+        CHECK(cls_of(rc) == MPI_ERR_REVOKED, "fence on the revoked window: class %d", cls_of(rc));
+        int flag = 0;
+        MPI_OK(MPIX_Win_is_revoked(win, &flag));
+        CHECK(flag, "not revoked");
+        rc = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+        CHECK(cls_of(rc) == MPI_ERR_REVOKED, "lock on the revoked window: class %d", cls_of(rc));
+    } else if (strcmp(mode, "revoke_lock") == 0) {
+        int x = 0, rc;
+        if (rank == 1) {
+            MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+            MPI_OK(MPI_Send(&x, 1, MPI_INT, 2, 6, MPI_COMM_WORLD));
+            MPI_OK(MPI_Recv(&x, 1, MPI_INT, 2, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Win_invalidate(win));
+            rc = MPI_Win_unlock(0, win);
+            CHECK(cls_of(rc) == MPI_ERR_REVOKED, "unlock on the revoked window: class %d", cls_of(rc));
+        } else if (rank == 2) {
+            MPI_OK(MPI_Recv(&x, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Send(&x, 1, MPI_INT, 1, 7, MPI_COMM_WORLD));
+            rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+            CHECK(cls_of(rc) == MPI_ERR_REVOKED, "lock blocked by the holder: class %d", cls_of(rc));
+        } else {
+            rc = MPI_Win_fence(0, win);  /* drives progress until the revoke arrives */
+            CHECK(cls_of(rc) == MPI_ERR_REVOKED, "fence: class %d", cls_of(rc));
         }
     } else {
         CHECK(0, "unknown mode %s", mode);
