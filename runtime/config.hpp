@@ -54,6 +54,10 @@ namespace ftmpi::runtime {
     X(FT, int, 1,                                                                        \
       "0: the job ends at its first failure (ftmpirun --no-ft sets it): the MPIX_FT "    \
       "attribute reports 0")                                                             \
+    X(RMA_SHM, int, 1,                                                                   \
+      "1: MPI_Win_allocate puts each window in shared memory that the members on its "   \
+      "node map, so their puts and gets are plain copies; 0: every one-sided operation " \
+      "is a message to the target")                                                      \
     X(SLURM_KEEPER, int, 1,                                                              \
       "1: under srun, MPI_Init forks; the task Slurm started waits for the rank and "    \
       "exits 0 when the rank died of a signal after MPI_Init that the step did not get " \

@@ -26,7 +26,7 @@ struct Header {
     std::int32_t count;       // target count
     std::int32_t op;          // accumulate: predefined op id (OpId)
     std::int32_t basic;       // predefined_index of the target type's basic type (accumulate)
-    std::int32_t extent;      // of the target type
+    std::int64_t extent;      // of the target type
     std::uint32_t nblocks;    // the target type's data blocks, after the header
     std::uint32_t data_bytes; // packed origin data after the blocks (CAS: value then compare)
 };
@@ -284,14 +284,22 @@ bool send(MPI_Win w, int rank, Kind kind, std::vector<char> payload) {
 
 std::vector<char> operation(MPI_Aint disp, int count, MPI_Datatype type, int op, std::size_t data_bytes,
                             std::uint64_t fetch) {
-    const std::vector<WireBlock> blocks = blocks_of(type);
+    std::vector<WireBlock> blocks = blocks_of(type);
+    MPI_Aint extent = type->extent;
+    // Contiguous elements travel as one block: the target copies (or
+    // reduces) them in one go.
+    if (type->contiguous && count > 1) {
+        blocks = {{0, type->size * static_cast<std::size_t>(count)}};
+        extent *= count;
+        count = 1;
+    }
     const MPI_Datatype basic = basic_of(type);
     Header h{static_cast<std::int64_t>(disp),
              fetch,
              count,
              op,
              basic == MPI_DATATYPE_NULL ? -1 : predefined_index(basic),
-             static_cast<std::int32_t>(type->extent),
+             static_cast<std::int64_t>(extent),
              static_cast<std::uint32_t>(blocks.size()),
              static_cast<std::uint32_t>(data_bytes)};
     std::vector<char> out;

@@ -16,6 +16,8 @@
 #include "mpi/p2p/requests.hpp"
 #include "mpi/recovery.hpp"
 #include "mpi/rma/protocol.hpp"
+#include "runtime/config.hpp"
+#include "runtime/shm_segment.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -71,6 +73,8 @@ int complete(MPI_Win w, Pred pred) {
         if (w->comm->revoked) return MPI_ERR_REVOKED;
         progress_wait();
     }
+    // Direct copies into mapped memory are ordered before what follows.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
     int err = MPI_SUCCESS;
     for (int r = 0; r < w->comm->size; ++r) {
         Target &t = w->targets[static_cast<std::size_t>(r)];
@@ -213,11 +217,37 @@ MPI_Request fetch_request(MPI_Win w) {
     return new_request(ftmpi_request_s::Kind::coll, w->comm, nullptr, 0, nullptr, 0, 0, 0);
 }
 
+// Puts and gets to a member whose window memory is mapped here: the copy is
+// done now (complete at once, nothing to wait for). False: no mapping.
+bool direct_copy(MPI_Win w, const Access &a, bool put) {
+    char *mem = w->direct[static_cast<std::size_t>(a.target)];
+    if (mem == nullptr) return false;
+    char *at = mem + a.disp * w->targets[static_cast<std::size_t>(a.target)].disp_unit;
+    auto *origin = static_cast<char *>(const_cast<void *>(a.origin));
+    const std::size_t bytes = a.origin_type->size * static_cast<std::size_t>(a.origin_count);
+    if (bytes == 0) return true;
+    if (a.origin_type->contiguous && a.target_type->contiguous) {
+        if (put) std::memcpy(at, origin, bytes);
+        else std::memcpy(origin, at, bytes);
+        return true;
+    }
+    std::vector<char> packed(bytes);
+    if (put) {
+        pack(origin, static_cast<std::size_t>(a.origin_count), a.origin_type, packed.data());
+        unpack(packed.data(), bytes, at, a.target_type);
+    } else {
+        pack(at, static_cast<std::size_t>(a.target_count), a.target_type, packed.data());
+        unpack(packed.data(), bytes, origin, a.origin_type);
+    }
+    return true;
+}
+
 int put_or_acc(const char *call, Kind kind, const Access &a, MPI_Op op, MPI_Win w) {
     bool skip = false;
     FTMPI_TRY(check_access(call, w, a, &skip));
     if (kind == Kind::acc) FTMPI_CHECK(check_rma_op(call, w, op, a.target_type));
     if (skip) return MPI_SUCCESS;
+    if (kind == Kind::put && direct_copy(w, a, true)) return MPI_SUCCESS;
     const int id = kind == Kind::acc ? op->id : static_cast<int>(op_replace);
     std::vector<char> msg = rma::operation(a.disp, a.target_count, a.target_type, id,
                                            a.origin_type->size * static_cast<std::size_t>(a.origin_count), 0);
@@ -249,11 +279,22 @@ int get_acc(const char *call, const Access &a, void *result, int result_count, M
     return MPI_SUCCESS;
 }
 
+bool on_this_node(int job_rank) {
+    const auto &local = g.pm->job().local_peers;
+    return std::find(local.begin(), local.end(), job_rank) != local.end();
+}
+
 // Creation over `comm`, at every member alike (spec 000 §17.11): the hidden
 // communicator, then an agreement on every member's outcome, so the window
 // exists everywhere or nowhere.
-int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_unit, int flavor, bool owns,
-           MPI_Info info, MPI_Win *win) {
+//
+// MPI_Win_allocate puts each member's memory in a shared-memory segment,
+// which the members on its node map: their puts and gets to it are plain
+// copies (the rest, and every other member, use messages).
+// MPI_Win_allocate_shared makes one segment for all (members on one node),
+// rank after rank, contiguous. `base` is MPI_Win_create's memory, else null.
+int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_unit, int flavor, MPI_Info info,
+           MPI_Win *win, void *baseptr) {
     int slot = -1;
     std::uint64_t uid = 0;
     int err = agree_slot(comm, &slot, &uid);
@@ -262,20 +303,50 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
         std::int64_t size;
         std::int32_t disp_unit;
         std::int32_t ok;
+        char segment[48];
     };
+    runtime::Segment seg;
+    const bool mapped = flavor == MPI_WIN_FLAVOR_ALLOCATE && runtime::config().RMA_SHM != 0;
+    void *private_mem = nullptr;  // MPI_Win_allocate without shared memory
+    if (mapped) seg = runtime::create_segment(static_cast<std::size_t>(size));
+    else if (flavor == MPI_WIN_FLAVOR_ALLOCATE) private_mem = std::calloc(size > 0 ? static_cast<std::size_t>(size) : 1, 1);
     std::vector<Shape> shapes(static_cast<std::size_t>(comm->size));
-    if (hidden != MPI_COMM_NULL) {
-        const Shape mine{size, disp_unit, owns && base == nullptr && size > 0 ? 0 : 1};
-        err = team_allgather(hidden, &mine, sizeof mine, shapes.data());
+    Shape mine{size, disp_unit, flavor != MPI_WIN_FLAVOR_ALLOCATE || seg.addr != nullptr || private_mem != nullptr ? 1 : 0, {}};
+    std::snprintf(mine.segment, sizeof mine.segment, "%s", seg.name.c_str());
+    if (hidden != MPI_COMM_NULL) err = team_allgather(hidden, &mine, sizeof mine, shapes.data());
+    // The shared flavor: the lowest rank makes the one segment, the others map it.
+    std::size_t total = 0;
+    for (const Shape &sh : shapes) total += static_cast<std::size_t>(sh.size);
+    std::vector<std::pair<void *, std::size_t>> mappings;
+    char *shared = nullptr;
+    if (flavor == MPI_WIN_FLAVOR_SHARED && err == MPI_SUCCESS) {
+        char name[48] = {};
+        if (comm->rank == 0) {
+            seg = runtime::create_segment(total);
+            std::snprintf(name, sizeof name, "%s", seg.addr != nullptr ? seg.name.c_str() : "");
+            shared = static_cast<char *>(seg.addr);
+        }
+        err = team_bcast(hidden, 0, name, sizeof name);
+        if (err == MPI_SUCCESS && comm->rank != 0 && name[0] != '\0') {
+            shared = static_cast<char *>(runtime::map_segment(name, total));
+            if (shared != nullptr) mappings.emplace_back(shared, total);
+        }
     }
     int ok = err == MPI_SUCCESS ? 1 : 0;
-    for (const Shape &s : shapes) ok = ok && s.ok;
+    for (const Shape &sh : shapes) ok = ok && sh.ok;
+    if (flavor == MPI_WIN_FLAVOR_SHARED) ok = ok && shared != nullptr;
     agree_internal(comm, &ok);
     if (!ok) {
         if (hidden != MPI_COMM_NULL) discard_comm(hidden);
-        if (owns) std::free(base);
-        if (err == MPI_SUCCESS && owns && base == nullptr && size > 0)
-            return raise(comm, MPI_ERR_NO_MEM, call, "cannot allocate %ld bytes for the window", static_cast<long>(size));
+        for (auto [addr, len] : mappings) runtime::unmap_segment(addr, len);
+        if (seg.addr != nullptr) {
+            runtime::unmap_segment(seg.addr, seg.size);
+            runtime::unlink_segment(seg.name);
+        }
+        std::free(private_mem);
+        if (err == MPI_SUCCESS && mine.ok == 0)
+            return raise(comm, MPI_ERR_NO_MEM, call, "cannot allocate %ld bytes of shared memory for the window",
+                         static_cast<long>(size));
         return raise(comm, err != MPI_SUCCESS ? err : MPI_ERR_PROC_FAILED, call,
                      "window creation over %s failed at some member", comm_label(comm));
     }
@@ -286,20 +357,49 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
     errhandler_release(hidden->errhandler);  // the parent's: a window starts with MPI_ERRORS_ARE_FATAL
     hidden->errhandler = MPI_ERRORS_ARE_FATAL;
     errhandler_retain(MPI_ERRORS_ARE_FATAL);
-    w->base = base;
     w->size = size;
     w->disp_unit = disp_unit;
     w->flavor = flavor;
-    w->owns_memory = owns;
     if (info != MPI_INFO_NULL) w->info = info->entries;
-    w->targets.resize(static_cast<std::size_t>(comm->size));
-    w->sources.resize(static_cast<std::size_t>(comm->size));
-    for (std::size_t r = 0; r < shapes.size(); ++r) {
+    const std::size_t n = static_cast<std::size_t>(comm->size);
+    w->targets.resize(n);
+    w->sources.resize(n);
+    w->direct.assign(n, nullptr);
+    for (std::size_t r = 0; r < n; ++r) {
         w->targets[r].size = shapes[r].size;
         w->targets[r].disp_unit = shapes[r].disp_unit;
     }
+    if (seg.addr != nullptr) {
+        w->segment = seg.name;
+        mappings.emplace_back(seg.addr, seg.size);
+    }
+    if (flavor == MPI_WIN_FLAVOR_CREATE) {
+        w->base = base;
+    } else if (!mapped && flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        w->base = private_mem;
+        w->private_memory = private_mem;
+    } else if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
+        w->base = seg.addr;
+        w->direct[static_cast<std::size_t>(comm->rank)] = static_cast<char *>(seg.addr);
+        for (std::size_t r = 0; r < n; ++r) {
+            if (static_cast<int>(r) == comm->rank || shapes[r].size == 0 || !on_this_node(comm->procs[r])) continue;
+            void *p = runtime::map_segment(shapes[r].segment, static_cast<std::size_t>(shapes[r].size));
+            if (p == nullptr) continue;  // messages, then
+            w->direct[r] = static_cast<char *>(p);
+            mappings.emplace_back(p, static_cast<std::size_t>(shapes[r].size));
+        }
+    } else {  // shared
+        std::size_t off = 0;
+        for (std::size_t r = 0; r < n; ++r) {
+            w->direct[r] = shared + off;
+            off += static_cast<std::size_t>(shapes[r].size);
+        }
+        w->base = w->direct[static_cast<std::size_t>(comm->rank)];
+    }
+    w->mappings = std::move(mappings);
     rma::open_window(w);
     *win = w;
+    if (baseptr != nullptr) *static_cast<void **>(baseptr) = w->base;
     return MPI_SUCCESS;
 }
 
@@ -475,28 +575,48 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
     FTMPI_TRY(check_create("MPI_Win_create", comm, size, disp_unit, info, win));
     if (base == nullptr && size > 0)
         return raise(comm, MPI_ERR_BASE, "MPI_Win_create", "base is NULL with size %ld", static_cast<long>(size));
-    return create("MPI_Win_create", comm, base, size, disp_unit, MPI_WIN_FLAVOR_CREATE, false, info, win);
+    return create("MPI_Win_create", comm, base, size, disp_unit, MPI_WIN_FLAVOR_CREATE, info, win, nullptr);
 }
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
     FTMPI_TRY(check_create("MPI_Win_allocate", comm, size, disp_unit, info, win));
     FTMPI_CHECK(check_nonnull("MPI_Win_allocate", comm, baseptr, "baseptr"));
-    void *base = nullptr;
-    if (posix_memalign(&base, 64, size > 0 ? static_cast<std::size_t>(size) : 1) != 0) base = nullptr;
-    if (base != nullptr && size > 0) std::memset(base, 0, static_cast<std::size_t>(size));
-    FTMPI_TRY(create("MPI_Win_allocate", comm, base, size, disp_unit, MPI_WIN_FLAVOR_ALLOCATE, true, info, win));
-    *static_cast<void **>(baseptr) = base;
-    return MPI_SUCCESS;
+    return create("MPI_Win_allocate", comm, nullptr, size, disp_unit, MPI_WIN_FLAVOR_ALLOCATE, info, win, baseptr);
 }
 
-int MPI_Win_allocate_shared(MPI_Aint, int, MPI_Info, MPI_Comm comm, void *, MPI_Win *) {
-    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_allocate_shared", "not implemented yet in ftmpi");
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+    FTMPI_TRY(check_create("MPI_Win_allocate_shared", comm, size, disp_unit, info, win));
+    FTMPI_CHECK(check_nonnull("MPI_Win_allocate_shared", comm, baseptr, "baseptr"));
+    // Every member sees the same answer: the processes of comm are all on one node or not.
+    for (int p : comm->procs)
+        if (!on_this_node(p))
+            return raise(comm, MPI_ERR_RMA_SHARED, "MPI_Win_allocate_shared",
+                         "%s spans several nodes (job rank %d is on another); split it with "
+                         "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) first",
+                         comm_label(comm), p);
+    return create("MPI_Win_allocate_shared", comm, nullptr, size, disp_unit, MPI_WIN_FLAVOR_SHARED, info, win, baseptr);
 }
 
-int MPI_Win_shared_query(MPI_Win win, int, MPI_Aint *, int *, void *) {
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
     FTMPI_TRY(check_win("MPI_Win_shared_query", win));
-    return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query",
-                 "the window was not made by MPI_Win_allocate_shared");
+    FTMPI_CHECK(check_nonnull("MPI_Win_shared_query", win->comm, size, "size"));
+    FTMPI_CHECK(check_nonnull("MPI_Win_shared_query", win->comm, disp_unit, "disp_unit"));
+    FTMPI_CHECK(check_nonnull("MPI_Win_shared_query", win->comm, baseptr, "baseptr"));
+    if (win->flavor != MPI_WIN_FLAVOR_SHARED)
+        return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query",
+                     "the window was not made by MPI_Win_allocate_shared");
+    if (rank != MPI_PROC_NULL) FTMPI_CHECK(check_target("MPI_Win_shared_query", win, rank, "rank"));
+    // MPI_PROC_NULL: the first member with memory.
+    int r = rank;
+    if (r == MPI_PROC_NULL) {
+        r = 0;
+        while (r < win->comm->size - 1 && win->targets[static_cast<std::size_t>(r)].size == 0) ++r;
+    }
+    const Target &t = win->targets[static_cast<std::size_t>(r)];
+    *size = t.size;
+    *disp_unit = t.disp_unit;
+    *static_cast<void **>(baseptr) = win->direct[static_cast<std::size_t>(r)];
+    return MPI_SUCCESS;
 }
 
 int MPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win *) {
@@ -529,7 +649,9 @@ int MPI_Win_free(MPI_Win *win) {
     rma::close_window(w);
     w->comm->win = nullptr;
     discard_comm(w->comm);
-    if (w->owns_memory) std::free(w->base);
+    for (auto [addr, len] : w->mappings) ftmpi::runtime::unmap_segment(addr, len);
+    if (!w->segment.empty()) ftmpi::runtime::unlink_segment(w->segment);
+    std::free(w->private_memory);
     w->magic = Magic::dead;
     delete w;
     *win = MPI_WIN_NULL;
@@ -648,7 +770,7 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
     const Access a{origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype};
     bool skip = false;
     FTMPI_TRY(check_access("MPI_Get", win, a, &skip));
-    if (skip) return MPI_SUCCESS;
+    if (skip || direct_copy(win, a, false)) return MPI_SUCCESS;
     const std::uint64_t id = expect_reply(win, origin_addr, origin_count, origin_datatype, target_rank, nullptr);
     return issue("MPI_Get", win, target_rank, Kind::get,
                  rma::operation(target_disp, target_count, target_datatype, op_no_op, 0, id), id);
@@ -716,7 +838,7 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
     const Access a{origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype};
     bool skip = false;
     FTMPI_TRY(check_access("MPI_Rget", win, a, &skip));
-    if (skip) {
+    if (skip || direct_copy(win, a, false)) {
         *request = completed_request(win->comm);
         return MPI_SUCCESS;
     }

@@ -94,7 +94,13 @@ struct ftmpi_win_s {
     int disp_unit = 1;
     int flavor = MPI_WIN_FLAVOR_CREATE;
     int model = MPI_WIN_UNIFIED;
-    bool owns_memory = false;  // MPI_Win_allocate: freed with the window
+    // By rank: the member's window memory mapped in this process (members on
+    // this node, with MPI_Win_allocate or _shared), where puts and gets are
+    // plain copies; null: operations travel as messages.
+    std::vector<char *> direct;
+    std::vector<std::pair<void *, std::size_t>> mappings;  // unmapped at free
+    std::string segment;  // this process's segment, unlinked at free
+    void *private_memory = nullptr;  // MPI_Win_allocate with FTMPI_RMA_SHM=0: freed at free
     std::vector<std::pair<std::string, std::string>> info;  // hints as set (MPI_Win_get_info)
     // Origin side.
     std::vector<ftmpi::mpi::rma::Target> targets;

@@ -268,6 +268,41 @@ static void requests(void) {
     MPI_OK(MPI_Win_free(&win));
 }
 
+/* MPI_Win_allocate_shared: one contiguous segment, rank after rank; each
+   rank writes its neighbour's part with plain stores. */
+static void shared(void) {
+    int *mine;
+    MPI_Win win;
+    const MPI_Aint bytes = (MPI_Aint)(rank + 1) * (MPI_Aint)sizeof(int);
+    MPI_OK(MPI_Win_allocate_shared(bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &win));
+    char *prev_end = NULL;
+    for (int r = 0; r < size; ++r) {
+        MPI_Aint sz;
+        int unit;
+        int *base;
+        MPI_OK(MPI_Win_shared_query(win, r, &sz, &unit, &base));
+        CHECK(sz == (MPI_Aint)(r + 1) * (MPI_Aint)sizeof(int) && unit == (int)sizeof(int), "rank %d: size %ld unit %d", r,
+              (long)sz, unit);
+        CHECK(prev_end == NULL || (char *)base == prev_end, "rank %d's memory does not follow rank %d's", r, r - 1);
+        if (r == rank) CHECK(base == mine, "shared_query of self differs from baseptr");
+        prev_end = (char *)base + sz;
+    }
+    MPI_OK(MPI_Win_lock_all(0, win));
+    const int next = (rank + 1) % size;
+    int *theirs;
+    MPI_Aint sz;
+    int unit;
+    MPI_OK(MPI_Win_shared_query(win, next, &sz, &unit, &theirs));
+    for (int i = 0; i <= next; ++i) theirs[i] = 1000 * rank + i;
+    MPI_OK(MPI_Win_sync(win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_OK(MPI_Win_sync(win));
+    const int prev = (rank + size - 1) % size;
+    for (int i = 0; i <= rank; ++i) CHECK(mine[i] == 1000 * prev + i, "shared mine[%d] = %d", i, mine[i]);
+    MPI_OK(MPI_Win_unlock_all(win));
+    MPI_OK(MPI_Win_free(&win));
+}
+
 static void errors(void) {
     int *mem;
     MPI_Win win;
@@ -294,6 +329,11 @@ static void errors(void) {
     MPI_Request r;
     MPI_Error_class(MPI_Rput(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win, &r), &cls);
     CHECK(cls == MPI_ERR_RMA_SYNC, "rput outside a passive epoch: class %d", cls);
+    MPI_Aint qs;
+    int qu;
+    void *qb;
+    MPI_Error_class(MPI_Win_shared_query(win, 0, &qs, &qu, &qb), &cls);
+    CHECK(cls == MPI_ERR_RMA_FLAVOR, "shared_query on an allocated window: class %d", cls);
     MPI_Error_class(MPI_Win_fence(1 << 30, win), &cls);
     CHECK(cls == MPI_ERR_ASSERT, "bad assert: class %d", cls);
     MPI_OK(MPI_Win_free(&win));
@@ -312,6 +352,7 @@ int main(int argc, char **argv) {
     lock_ops();
     pscw();
     requests();
+    shared();
     errors();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("rma: %d ranks ok\n", size);

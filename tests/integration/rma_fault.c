@@ -190,6 +190,10 @@ int main(int argc, char **argv) {
             int rc = MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, win);
             CHECK(rc == MPI_SUCCESS || (t == victim && cls_of(rc) == MPI_ERR_PROC_FAILED), "put to %d: %d", t, rc);
         }
+        /* Once the failure is known here, complete reports it (the victim
+           failed during the epoch); before, a put that was a direct copy into
+           the victim's mapped memory may complete without error. */
+        until_known(win);
         int rc = MPI_Win_complete(win);
         CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "complete: class %d", cls_of(rc));
         rc = MPI_Win_wait(win);
