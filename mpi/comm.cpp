@@ -11,6 +11,8 @@ ftmpi_predefined_comm_s ftmpi_comm_self;
 ftmpi_predefined_group_s ftmpi_group_empty;
 ftmpi_predefined_message_s ftmpi_message_no_proc;
 char ftmpi_in_place_marker;
+int ftmpi_unweighted_marker;
+int ftmpi_weights_empty_marker;
 
 ftmpi_predefined_errhandler_s ftmpi_errors_are_fatal{
     {{ftmpi::mpi::Magic::errhandler, ftmpi_errhandler_s::Kind::fatal, nullptr, true}}};

@@ -22,6 +22,7 @@
 #include "mpi/checks.hpp"
 #include "mpi/group.hpp"
 #include "mpi/recovery.hpp"
+#include "mpi/topo/topology.hpp"
 #include "mpi/ulfm.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
@@ -222,6 +223,7 @@ void delete_comm_object(MPI_Comm c) {
         g.engine->destroy(c->coll_queue);
     }
     errhandler_release(c->errhandler);
+    delete c->topo;
     delete c;
 }
 
@@ -247,6 +249,27 @@ int uniform(MPI_Comm parent, const char *call, int err, MPI_Comm *made) {
     return raise(parent, MPI_ERR_PROC_FAILED, call,
                  "communicator creation over %s failed at another member (a process failed)", comm_label(parent));
 }
+
+}  // namespace
+
+int create_subcomm(MPI_Comm comm, const char *call, int err, std::vector<int> procs, MPI_Comm *newcomm) {
+    int slot = -1;
+    std::uint64_t uid = 0;
+    const int e2 = agree_slot(comm, &slot, &uid);  // every member takes part, whatever happened
+    if (err == MPI_SUCCESS) err = e2;
+    else if (e2 == MPI_SUCCESS) release_slot(static_cast<std::uint32_t>(slot) * 2);
+    const int me = g.pm->job().rank;
+    const bool member = std::find(procs.begin(), procs.end(), me) != procs.end();
+    MPI_Comm c = MPI_COMM_NULL;
+    if (err == MPI_SUCCESS && !member) release_slot(static_cast<std::uint32_t>(slot) * 2);
+    if (err == MPI_SUCCESS && member) c = make_comm(comm, slot, std::move(procs), uid);
+    FTMPI_TRY(uniform(comm, call, err, &c));
+    if (c != MPI_COMM_NULL) inherit_recognized(comm, c);
+    *newcomm = c;
+    return MPI_SUCCESS;
+}
+
+namespace {
 
 // The members of `group` that are also in `comm`, checked.
 int group_in_comm(const char *call, MPI_Comm comm, MPI_Group group) {
@@ -280,6 +303,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
         if (err == MPI_SUCCESS) c = make_comm(comm, slot, comm->procs, uid);
         FTMPI_TRY(uniform(comm, "MPI_Comm_dup", err, &c));
         inherit_recognized(comm, c);
+        if (comm->topo != nullptr) c->topo = new Topology(*comm->topo);
     }
     if (int err = copy_attributes(comm, c); err != MPI_SUCCESS) {
         discard_comm(c);
@@ -308,14 +332,8 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (argument color)", color);
     const int mine[2] = {color, key};
     std::vector<int> all(static_cast<std::size_t>(comm->size) * 2);
-    int err = team_allgather(comm, mine, sizeof mine, all.data());
-    int slot = -1;
-    std::uint64_t uid = 0;
-    const int e2 = agree_slot(comm, &slot, &uid);  // every member takes part, whatever happened
-    if (err == MPI_SUCCESS) err = e2;
-    else if (e2 == MPI_SUCCESS) release_slot(static_cast<std::uint32_t>(slot) * 2);
-    MPI_Comm c = MPI_COMM_NULL;
-    if (err == MPI_SUCCESS && color == MPI_UNDEFINED) release_slot(static_cast<std::uint32_t>(slot) * 2);
+    const int err = team_allgather(comm, mine, sizeof mine, all.data());
+    std::vector<int> procs;
     if (err == MPI_SUCCESS && color != MPI_UNDEFINED) {
         // Members of my color ordered by (key, rank in comm).
         std::vector<std::tuple<int, int>> members;
@@ -323,14 +341,9 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
             if (all[static_cast<std::size_t>(r) * 2] == color && !recognized(comm, r))
                 members.emplace_back(all[static_cast<std::size_t>(r) * 2 + 1], r);
         std::sort(members.begin(), members.end());
-        std::vector<int> procs;
         for (const auto &[k, r] : members) procs.push_back(comm->procs[static_cast<std::size_t>(r)]);
-        c = make_comm(comm, slot, std::move(procs), uid);
     }
-    FTMPI_TRY(uniform(comm, "MPI_Comm_split", err, &c));
-    if (c != MPI_COMM_NULL) inherit_recognized(comm, c);
-    *newcomm = c;
-    return MPI_SUCCESS;
+    return create_subcomm(comm, "MPI_Comm_split", err, std::move(procs), newcomm);
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm) {
@@ -352,18 +365,7 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
         return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_create",
                      "MPI_Comm_create on an inter-communicator is not implemented by ftmpi yet");
     FTMPI_TRY(group_in_comm("MPI_Comm_create", comm, group));
-    int slot = -1;
-    std::uint64_t uid = 0;
-    const int err = agree_slot(comm, &slot, &uid);
-    const int me = g.pm->job().rank;
-    const bool member = std::find(group->procs.begin(), group->procs.end(), me) != group->procs.end();
-    MPI_Comm c = MPI_COMM_NULL;
-    if (err == MPI_SUCCESS && !member) release_slot(static_cast<std::uint32_t>(slot) * 2);
-    if (err == MPI_SUCCESS && member) c = make_comm(comm, slot, group->procs, uid);
-    FTMPI_TRY(uniform(comm, "MPI_Comm_create", err, &c));
-    if (c != MPI_COMM_NULL) inherit_recognized(comm, c);
-    *newcomm = c;
-    return MPI_SUCCESS;
+    return create_subcomm(comm, "MPI_Comm_create", MPI_SUCCESS, group->procs, newcomm);
 }
 
 // Collective over the group's members only. Their exchange runs on comm's

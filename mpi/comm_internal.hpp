@@ -52,6 +52,14 @@ int team_swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, 
 // inheriting parent's error handler.
 MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint64_t uid);
 
+// A new communicator over `procs` (job ranks of comm's members, in order) at
+// the processes listed there, MPI_COMM_NULL at comm's other members (each
+// member may pass a different list; a process is in at most one). Collective
+// over comm and uniform under failures (spec 000 §17.8.2): `err` is this
+// member's outcome of whatever ran before (an exchange); the call fails at
+// every member when it failed anywhere. Errors are raised on comm from `call`.
+int create_subcomm(MPI_Comm comm, const char *call, int err, std::vector<int> procs, MPI_Comm *newcomm);
+
 // A new inter-communicator holding `slot`, over the hidden intra-communicator
 // `local` (its own group) and the remote group; `uid` is agreed by both
 // groups. Registers its fault-tolerance view (ftmpi_comm_s::ft).

@@ -30,6 +30,7 @@ enum class Magic : std::uint32_t {
 };
 class MatchQueue;
 struct Unexpected;
+struct Topology;
 }  // namespace ftmpi::mpi
 
 struct ftmpi_datatype_s {
@@ -130,6 +131,8 @@ struct ftmpi_comm_s {
     // The hidden communicator of a window (mpi/rma): errors raised on it go to
     // the window's handler, which gets the window.
     struct ftmpi_win_s *win = nullptr;
+    // The process topology (mpi/topo), owned; null when the communicator has none.
+    ftmpi::mpi::Topology *topo = nullptr;
 };
 
 struct ftmpi_info_s {

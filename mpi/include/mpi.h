@@ -145,6 +145,11 @@ typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
 #define MPI_THREAD_SERIALIZED 2
 #define MPI_THREAD_MULTIPLE 3
 
+/* process topologies (MPI_Topo_test) */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+
 #define MPI_IDENT 0
 #define MPI_CONGRUENT 1
 #define MPI_SIMILAR 2
@@ -193,6 +198,11 @@ typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
 extern char ftmpi_in_place_marker;
 #define MPI_IN_PLACE ((void *)&ftmpi_in_place_marker)
 #define MPI_BOTTOM ((void *)0)
+/* distributed graph weights: none, and none because there are no edges */
+extern int ftmpi_unweighted_marker;
+extern int ftmpi_weights_empty_marker;
+#define MPI_UNWEIGHTED (&ftmpi_unweighted_marker)
+#define MPI_WEIGHTS_EMPTY (&ftmpi_weights_empty_marker)
 
 /* ---- null handles ---- */
 #define MPI_COMM_NULL ((MPI_Comm)0)
@@ -464,6 +474,35 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]);
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result);
 int MPI_Group_free(MPI_Group *group);
+
+/* ---- process topologies ---- */
+int MPI_Dims_create(int nnodes, int ndims, int dims[]);
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                    MPI_Comm *comm_cart);
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
+int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
+int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank);
+int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]);
+int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest);
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                     MPI_Comm *comm_graph);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank);
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info, int reorder,
+                          MPI_Comm *comm_dist_graph);
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree,
+                             int destinations[], int destweights[]);
+int MPI_Topo_test(MPI_Comm comm, int *status);
 
 /* ---- errors ---- */
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
