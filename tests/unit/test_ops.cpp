@@ -84,7 +84,7 @@ TEST_CASE("ops reject the types the standard does not define them on", "[mpi][op
         {MPI_SUM, MPI_BYTE},         {MPI_MAX, MPI_C_BOOL},    {MPI_MAX, MPI_C_DOUBLE_COMPLEX},
         {MPI_BAND, MPI_DOUBLE},      {MPI_LAND, MPI_DOUBLE},   {MPI_BOR, MPI_C_BOOL},
         {MPI_MINLOC, MPI_INT},       {MPI_MAXLOC, MPI_DOUBLE}, {MPI_SUM, MPI_2INT},
-        {MPI_PROD, MPI_CHAR},        {MPI_LXOR, MPI_FLOAT},    {MPI_MIN, MPI_DOUBLE_INT},
+        {MPI_PROD, MPI_CHARACTER},   {MPI_LXOR, MPI_FLOAT},    {MPI_MIN, MPI_DOUBLE_INT},
     };
     for (const auto &b : bad) {
         INFO("op id " << b.op->id << " on " << b.type->name);
@@ -139,6 +139,9 @@ TEST_CASE("Fortran types reduce with the ops the standard defines on them", "[mp
     CHECK(op_supports(MPI_BOR, MPI_LOGICAL8) == MPI_ERR_OP);
     // CHARACTER: no reduction but REPLACE / NO_OP.
     CHECK(op_supports(MPI_MAX, MPI_CHARACTER) == MPI_ERR_OP);
+    // MPI_CHAR reduces like a C integer, as in Open MPI and MPICH.
+    CHECK(op_supports(MPI_SUM, MPI_CHAR) == MPI_SUCCESS);
+    CHECK(run<char>(MPI_SUM, MPI_CHAR, {1, 2}, {10, 20}) == std::vector<char>{11, 22});
     CHECK(run<char>(MPI_REPLACE, MPI_CHARACTER, {'a', 'b'}, {'x', 'y'}) == std::vector<char>{'a', 'b'});
     // The pairs: MINLOC and MAXLOC only; 2REAL and 2DOUBLE_PRECISION hold the index in the value's type.
     struct I2 {
