@@ -103,6 +103,29 @@ void gather(const Header &h, const WireBlock *blocks, const char *at, std::vecto
 
 void lock_grant_queued(MPI_Win w);
 
+// Whether the bytes an operation touches at `addr` are all window memory
+// here (a dynamic window: one attached region).
+bool accessible(MPI_Win w, const Header &h, const std::vector<WireBlock> &blocks, std::uintptr_t addr) {
+    if (h.count <= 0 || blocks.empty()) return true;
+    std::int64_t lo = blocks[0].off, hi = blocks[0].off + static_cast<std::int64_t>(blocks[0].len);
+    for (const WireBlock &b : blocks) {
+        lo = std::min(lo, b.off);
+        hi = std::max(hi, b.off + static_cast<std::int64_t>(b.len));
+    }
+    const std::int64_t span = (h.count - 1) * h.extent;
+    lo += std::min<std::int64_t>(0, span);
+    hi += std::max<std::int64_t>(0, span);
+    const std::uintptr_t first = addr + static_cast<std::uintptr_t>(lo), end = addr + static_cast<std::uintptr_t>(hi);
+    auto inside = [&](const void *base, std::size_t size) {
+        const auto b = reinterpret_cast<std::uintptr_t>(base);
+        return first >= b && end <= b + size && first <= end;
+    };
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) return inside(w->base, static_cast<std::size_t>(w->size));
+    for (const auto &[base, size] : w->attached)
+        if (inside(base, size)) return true;
+    return false;
+}
+
 // Handles one message of `source` (its tag is the kind).
 void process(MPI_Win w, int source, int tag, const char *p, std::size_t len) {
     switch (static_cast<Kind>(tag)) {
@@ -116,15 +139,26 @@ void process(MPI_Win w, int source, int tag, const char *p, std::size_t len) {
         std::vector<WireBlock> blocks(h.nblocks);
         std::memcpy(blocks.data(), p + sizeof h, h.nblocks * sizeof(WireBlock));
         const char *data = p + sizeof h + h.nblocks * sizeof(WireBlock);
-        char *at = static_cast<char *>(w->base) + h.disp * w->disp_unit;
+        const auto addr = reinterpret_cast<std::uintptr_t>(w->base) + static_cast<std::uintptr_t>(h.disp * w->disp_unit);
+        char *at = reinterpret_cast<char *>(addr);
         const auto kind = static_cast<Kind>(tag);
+        // The origin checked the range where it could; a dynamic window's
+        // is only known here. Nothing outside the memory is touched.
+        const std::int32_t status = accessible(w, h, blocks, addr) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
         if (kind == Kind::put || kind == Kind::acc) {
-            apply(h, blocks.data(), data, at);
-            send(w, source, Kind::ack, {});
+            if (status == MPI_SUCCESS) apply(h, blocks.data(), data, at);
+            std::vector<char> ack;
+            if (status != MPI_SUCCESS) append(ack, status);
+            send(w, source, Kind::ack, std::move(ack));
             return;
         }
         std::vector<char> reply;
         append(reply, h.fetch);
+        append(reply, status);
+        if (status != MPI_SUCCESS) {
+            send(w, source, Kind::reply, std::move(reply));
+            return;
+        }
         gather(h, blocks.data(), at, reply);
         if (kind == Kind::get_acc) {
             apply(h, blocks.data(), data, at);
@@ -138,19 +172,23 @@ void process(MPI_Win w, int source, int tag, const char *p, std::size_t len) {
     case Kind::ack: {
         Target &t = w->targets[static_cast<std::size_t>(source)];
         if (t.pending > 0) --t.pending;
+        if (len >= sizeof(std::int32_t) && t.error == MPI_SUCCESS) t.error = read_at<std::int32_t>(p);
         return;
     }
     case Kind::reply: {
-        if (len < sizeof(std::uint64_t)) return;
+        constexpr std::size_t head = sizeof(std::uint64_t) + sizeof(std::int32_t);
+        if (len < head) return;
         auto it = w->fetches.find(read_at<std::uint64_t>(p));
         if (it == w->fetches.end()) return;  // its target was declared failed meanwhile
         const Fetch f = it->second;
         w->fetches.erase(it);
-        unpack(p + sizeof(std::uint64_t), len - sizeof(std::uint64_t), f.buf, f.type);
+        const auto status = read_at<std::int32_t>(p + sizeof(std::uint64_t));
+        if (status == MPI_SUCCESS) unpack(p + head, len - head, f.buf, f.type);
         dt_release(f.type);
-        if (f.request != nullptr) complete_request(f.request, MPI_SUCCESS, len - sizeof(std::uint64_t));
+        if (f.request != nullptr) complete_request(f.request, status, len - head);
         Target &t = w->targets[static_cast<std::size_t>(source)];
         if (t.pending > 0) --t.pending;
+        if (status != MPI_SUCCESS && t.error == MPI_SUCCESS) t.error = status;
         return;
     }
     case Kind::lock: {

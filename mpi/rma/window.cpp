@@ -78,11 +78,31 @@ int complete(MPI_Win w, Pred pred) {
     int err = MPI_SUCCESS;
     for (int r = 0; r < w->comm->size; ++r) {
         Target &t = w->targets[static_cast<std::size_t>(r)];
-        if (pred(r) && t.failed) {
+        if (!pred(r)) continue;
+        if (t.failed) {
             t.failed = false;
             err = MPI_ERR_PROC_FAILED;
+        } else if (t.error != MPI_SUCCESS) {
+            if (err == MPI_SUCCESS) {
+                err = t.error;
+                w->refused_by = r;
+            }
+            t.error = MPI_SUCCESS;
         }
     }
+    return err;
+}
+
+// Raises what a synchronization learned that is not a failure: the window
+// was revoked, or a target refused an operation outside its memory (a
+// dynamic window's range is only known there). Returns `err` otherwise.
+int sync_error(const char *call, MPI_Win w, int err) {
+    if (err == MPI_ERR_REVOKED)
+        return raise(w->comm, MPI_ERR_REVOKED, call, "%s was revoked while this call waited", comm_label(w->comm));
+    if (err == MPI_ERR_RMA_RANGE)
+        return raise(w->comm, err, call,
+                     "an operation toward rank %d of %s fell outside its window memory (nothing was written there)",
+                     w->refused_by, comm_label(w->comm));
     return err;
 }
 
@@ -104,7 +124,7 @@ bool in_epoch(MPI_Win w, int rank) {
 
 // Target-side bounds of `count` elements of `type` at `disp`.
 bool in_range(MPI_Win w, int rank, MPI_Aint disp, int count, MPI_Datatype type) {
-    if (count == 0) return true;
+    if (count == 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return true;  // a dynamic window: checked at the target
     const Target &t = w->targets[static_cast<std::size_t>(rank)];
     MPI_Aint lo = 0, hi = static_cast<MPI_Aint>(type->size);
     if (!type->predefined) {
@@ -619,18 +639,42 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
     return MPI_SUCCESS;
 }
 
-int MPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win *) {
-    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_create_dynamic", "not implemented yet in ftmpi");
+// Displacements are addresses at the target (MPI_Get_address there); the
+// target checks that an operation falls in memory it attached, and refuses
+// it otherwise (MPI_ERR_RMA_RANGE at the origin's next synchronization).
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+    FTMPI_TRY(check_create("MPI_Win_create_dynamic", comm, 0, 1, info, win));
+    return create("MPI_Win_create_dynamic", comm, nullptr, 0, 1, MPI_WIN_FLAVOR_DYNAMIC, info, win, nullptr);
 }
 
-int MPI_Win_attach(MPI_Win win, void *, MPI_Aint) {
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
     FTMPI_TRY(check_win("MPI_Win_attach", win));
-    return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_attach", "the window was not made by MPI_Win_create_dynamic");
+    if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_attach", "the window was not made by MPI_Win_create_dynamic");
+    if (size < 0) return raise(win->comm, MPI_ERR_SIZE, "MPI_Win_attach", "negative size %ld", static_cast<long>(size));
+    if (base == nullptr && size > 0)
+        return raise(win->comm, MPI_ERR_BASE, "MPI_Win_attach", "base is NULL with size %ld", static_cast<long>(size));
+    const auto b = reinterpret_cast<std::uintptr_t>(base);
+    for (const auto &[other, len] : win->attached) {
+        const auto o = reinterpret_cast<std::uintptr_t>(other);
+        if (b < o + len && o < b + static_cast<std::uintptr_t>(size))
+            return raise(win->comm, MPI_ERR_RMA_ATTACH, "MPI_Win_attach",
+                         "memory at %p (%ld bytes) overlaps memory already attached at %p", base,
+                         static_cast<long>(size), other);
+    }
+    win->attached.emplace_back(base, static_cast<std::size_t>(size));
+    return MPI_SUCCESS;
 }
 
-int MPI_Win_detach(MPI_Win win, const void *) {
+int MPI_Win_detach(MPI_Win win, const void *base) {
     FTMPI_TRY(check_win("MPI_Win_detach", win));
-    return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_detach", "the window was not made by MPI_Win_create_dynamic");
+    if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_detach", "the window was not made by MPI_Win_create_dynamic");
+    auto it = std::find_if(win->attached.begin(), win->attached.end(), [&](const auto &a) { return a.first == base; });
+    if (it == win->attached.end())
+        return raise(win->comm, MPI_ERR_RMA_ATTACH, "MPI_Win_detach", "no memory is attached at %p (argument base)", base);
+    win->attached.erase(it);
+    return MPI_SUCCESS;
 }
 
 // Completes at every survivor, whatever failed (spec 000 §17.11): this
@@ -921,6 +965,8 @@ int MPI_Win_complete(MPI_Win win) {
                      comm_label(win->comm));
     int err = complete(win, [win](int r) { return win->targets[static_cast<std::size_t>(r)].pscw; });
     if (err == MPI_ERR_REVOKED) return revoked_error("MPI_Win_complete", win);
+    const int refused = err == MPI_ERR_RMA_RANGE ? err : MPI_SUCCESS;
+    if (refused != MPI_SUCCESS) err = MPI_SUCCESS;
     int failed = -1;
     for (int t : win->access_group) {
         win->targets[static_cast<std::size_t>(t)].pscw = false;
@@ -932,6 +978,7 @@ int MPI_Win_complete(MPI_Win win) {
     }
     win->access_open = false;
     win->access_group.clear();
+    if (refused != MPI_SUCCESS && failed < 0) return sync_error("MPI_Win_complete", win, refused);
     if (err != MPI_SUCCESS || failed >= 0)
         return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_complete",
                      "rank %d of %s failed during the epoch; it is completed with the others",
@@ -1009,6 +1056,7 @@ int MPI_Win_fence(int assert, MPI_Win win) {
                          comm_label(win->comm));
     int err = complete_all(win);
     if (err == MPI_ERR_REVOKED || !exchange_fence(win)) return revoked_error("MPI_Win_fence", win);
+    if (err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_fence", win, err);
     win->fence_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
     if (new_member_failures(win)) err = MPI_ERR_PROC_FAILED;
     if (err != MPI_SUCCESS) {
@@ -1031,7 +1079,7 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
         return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock", "rank %d is not locked on %s", rank,
                      comm_label(win->comm));
     const int err = unlock_target(win, rank);
-    if (err == MPI_ERR_REVOKED) return revoked_error("MPI_Win_unlock", win);
+    if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_unlock", win, err);
     if (err != MPI_SUCCESS)
         return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_unlock",
                      "rank %d of %s failed; the epoch is completed", rank, comm_label(win->comm));
@@ -1088,11 +1136,14 @@ int MPI_Win_unlock_all(MPI_Win win) {
     for (int r = 0; r < win->comm->size; ++r)
         if (const int e = unlock_target(win, r); e == MPI_ERR_REVOKED) {
             return revoked_error("MPI_Win_unlock_all", win);
+        } else if (e == MPI_ERR_RMA_RANGE) {
+            if (err == MPI_SUCCESS) err = e;
         } else if (e != MPI_SUCCESS) {
             err = MPI_ERR_PROC_FAILED;
             if (failed < 0) failed = r;
         }
     win->lock_all = false;
+    if (err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_unlock_all", win, err);
     if (err != MPI_SUCCESS)
         return raise(win->comm, err, "MPI_Win_unlock_all", "rank %d of %s failed; the epoch is completed", failed,
                      comm_label(win->comm));
@@ -1104,7 +1155,7 @@ int MPI_Win_flush(int rank, MPI_Win win) {
     FTMPI_CHECK(check_target("MPI_Win_flush", win, rank, "rank"));
     if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
     const int err = complete(win, [rank](int r) { return r == rank; });
-    if (err == MPI_ERR_REVOKED) return revoked_error("MPI_Win_flush", win);
+    if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_flush", win, err);
     if (err != MPI_SUCCESS)
         return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_flush", "rank %d of %s failed before its operations completed",
                      rank, comm_label(win->comm));
@@ -1114,7 +1165,7 @@ int MPI_Win_flush(int rank, MPI_Win win) {
 int MPI_Win_flush_all(MPI_Win win) {
     FTMPI_TRY(check_live("MPI_Win_flush_all", win));
     const int err = complete_all(win);
-    if (err == MPI_ERR_REVOKED) return revoked_error("MPI_Win_flush_all", win);
+    if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_flush_all", win, err);
     if (err != MPI_SUCCESS)
         return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_flush_all",
                      "rank %d of %s failed before its operations completed", first_failed_target(win),

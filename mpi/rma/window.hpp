@@ -50,6 +50,7 @@ struct Target {
     int answer = 0;       // to a LOCK request: 0 waiting, 1 granted, -1 denied or failed
     bool failed = false;  // an operation to it was lost to its failure, not yet reported
     bool pscw = false;    // in the access group of the open MPI_Win_start epoch
+    int error = MPI_SUCCESS;  // an operation the target refused (MPI_ERR_RMA_RANGE), not yet reported
     MPI_Aint size = 0;    // its window's size and displacement unit (for range checks)
     int disp_unit = 1;
 };
@@ -101,6 +102,7 @@ struct ftmpi_win_s {
     std::vector<std::pair<void *, std::size_t>> mappings;  // unmapped at free
     std::string segment;  // this process's segment, unlinked at free
     void *private_memory = nullptr;  // MPI_Win_allocate with FTMPI_RMA_SHM=0: freed at free
+    std::vector<std::pair<void *, std::size_t>> attached;  // a dynamic window's memory (MPI_Win_attach)
     std::vector<std::pair<std::string, std::string>> info;  // hints as set (MPI_Win_get_info)
     // Origin side.
     std::vector<ftmpi::mpi::rma::Target> targets;
@@ -116,6 +118,7 @@ struct ftmpi_win_s {
     std::vector<int> access_failed, exposure_failed;
     std::uint64_t fence_seq = 0;
     std::size_t failures_reported = 0;  // members' failures a fence already reported
+    int refused_by = -1;  // the target of the last refused operation (MPI_ERR_RMA_RANGE)
     // Target side.
     std::vector<ftmpi::mpi::rma::Source> sources;
     int exclusive_holder = -1;

@@ -303,6 +303,48 @@ static void shared(void) {
     MPI_OK(MPI_Win_free(&win));
 }
 
+/* MPI_Win_create_dynamic: displacements are the target's addresses of
+   memory it attached; an access outside it is refused (MPI_ERR_RMA_RANGE
+   at the next synchronization) and writes nothing. */
+static void dynamic(void) {
+    MPI_Win win;
+    MPI_OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    int *mem = calloc(16, sizeof(int)), *other = calloc(4, sizeof(int));
+    MPI_OK(MPI_Win_attach(win, mem, 16 * sizeof(int)));
+    MPI_OK(MPI_Win_attach(win, other, 4 * sizeof(int)));
+    int cls = -1;
+    MPI_Error_class(MPI_Win_attach(win, mem + 8, 4 * sizeof(int)), &cls);
+    CHECK(cls == MPI_ERR_RMA_ATTACH, "overlapping attach: class %d", cls);
+    MPI_Aint mine, *addr = malloc(sizeof(MPI_Aint) * (size_t)size);
+    MPI_OK(MPI_Get_address(mem, &mine));
+    MPI_OK(MPI_Allgather(&mine, 1, MPI_AINT, addr, 1, MPI_AINT, MPI_COMM_WORLD));
+    const int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    MPI_OK(MPI_Win_fence(0, win));
+    int v[3] = {rank, rank + 1, rank + 2};
+    MPI_OK(MPI_Put(v, 3, MPI_INT, next, addr[next] + 4 * (MPI_Aint)sizeof(int), 3, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < 3; ++i) CHECK(mem[4 + i] == prev + i, "dynamic put: mem[%d] = %d", 4 + i, mem[4 + i]);
+    int back[3] = {-1, -1, -1};
+    MPI_OK(MPI_Get(back, 3, MPI_INT, next, addr[next] + 4 * (MPI_Aint)sizeof(int), 3, MPI_INT, win));
+    MPI_OK(MPI_Win_fence(0, win));
+    for (int i = 0; i < 3; ++i) CHECK(back[i] == rank + i, "dynamic get: back[%d] = %d", i, back[i]);
+    /* Past the end of the attached memory: refused, nothing written. */
+    MPI_OK(MPI_Put(v, 3, MPI_INT, next, addr[next] + 14 * (MPI_Aint)sizeof(int), 3, MPI_INT, win));
+    MPI_Error_class(MPI_Win_fence(0, win), &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE, "put past the attached memory: fence class %d", cls);
+    CHECK(mem[14] == 0 && mem[15] == 0, "a refused put wrote %d %d", mem[14], mem[15]);
+    MPI_OK(MPI_Win_fence(0, win));
+    MPI_OK(MPI_Win_detach(win, mem));
+    MPI_Error_class(MPI_Win_detach(win, mem), &cls);
+    CHECK(cls == MPI_ERR_RMA_ATTACH, "second detach: class %d", cls);
+    MPI_OK(MPI_Win_detach(win, other));
+    MPI_OK(MPI_Win_free(&win));
+    free(mem);
+    free(other);
+    free(addr);
+}
+
 static void errors(void) {
     int *mem;
     MPI_Win win;
@@ -353,6 +395,7 @@ int main(int argc, char **argv) {
     pscw();
     requests();
     shared();
+    dynamic();
     errors();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("rma: %d ranks ok\n", size);
