@@ -73,8 +73,9 @@ int complete(MPI_Win w, Pred pred) {
         if (w->comm->revoked) return MPI_ERR_REVOKED;
         progress_wait();
     }
-    // Direct copies into mapped memory are ordered before what follows.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // Direct copies into mapped memory are ordered before what follows
+    // (whatever tells the target they are done: a message, a store it reads).
+    std::atomic_thread_fence(std::memory_order_release);
     int err = MPI_SUCCESS;
     for (int r = 0; r < w->comm->size; ++r) {
         Target &t = w->targets[static_cast<std::size_t>(r)];
