@@ -345,6 +345,91 @@ static void dynamic(void) {
     free(addr);
 }
 
+static int handler_calls = 0;
+static MPI_Win handler_win = MPI_WIN_NULL;
+static void win_handler(MPI_Win *win, int *code, ...) {
+    ++handler_calls;
+    handler_win = *win;
+    (void)code;
+}
+
+/* Info objects, window info and error handlers, MPI_Alloc_mem, and a lock
+   with MPI_MODE_NOCHECK. */
+static void objects(void) {
+    MPI_Info info, dup;
+    char value[MPI_MAX_INFO_VAL + 1], key[MPI_MAX_INFO_KEY + 1];
+    int flag = 0, n = -1, len = -1;
+    MPI_OK(MPI_Info_create(&info));
+    MPI_OK(MPI_Info_set(info, "no_locks", "false"));
+    MPI_OK(MPI_Info_set(info, "accumulate_ordering", "rar,raw"));
+    MPI_OK(MPI_Info_set(info, "no_locks", "true")); /* replaces */
+    MPI_OK(MPI_Info_get_nkeys(info, &n));
+    CHECK(n == 2, "nkeys %d", n);
+    MPI_OK(MPI_Info_get_nthkey(info, 1, key));
+    CHECK(strcmp(key, "accumulate_ordering") == 0, "nthkey 1 '%s'", key);
+    MPI_OK(MPI_Info_get(info, "no_locks", MPI_MAX_INFO_VAL, value, &flag));
+    CHECK(flag && strcmp(value, "true") == 0, "no_locks '%s'", value);
+    MPI_OK(MPI_Info_get(info, "accumulate_ordering", 3, value, &flag));
+    CHECK(flag && strcmp(value, "rar") == 0, "truncated get '%s'", value);
+    MPI_OK(MPI_Info_get_valuelen(info, "accumulate_ordering", &len, &flag));
+    CHECK(flag && len == 7, "valuelen %d", len);
+    MPI_OK(MPI_Info_get(info, "absent", MPI_MAX_INFO_VAL, value, &flag));
+    CHECK(!flag, "absent key found");
+    MPI_OK(MPI_Info_dup(info, &dup));
+    MPI_OK(MPI_Info_delete(dup, "no_locks"));
+    MPI_OK(MPI_Info_get_nkeys(dup, &n));
+    CHECK(n == 1, "dup after delete: nkeys %d", n);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int cls = -1;
+    MPI_Error_class(MPI_Info_delete(dup, "no_locks"), &cls);
+    CHECK(cls == MPI_ERR_INFO_NOKEY, "delete of an absent key: class %d", cls);
+    MPI_Error_class(MPI_Info_set(dup, "", "x"), &cls);
+    CHECK(cls == MPI_ERR_INFO_KEY, "empty key: class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_OK(MPI_Info_free(&dup));
+    CHECK(dup == MPI_INFO_NULL, "Info_free left the handle");
+
+    double *mem;
+    MPI_OK(MPI_Alloc_mem(8 * sizeof(double), MPI_INFO_NULL, &mem));
+    CHECK(((uintptr_t)mem % 8) == 0, "MPI_Alloc_mem misaligned");
+    MPI_Win win;
+    MPI_OK(MPI_Win_create(mem, 8 * sizeof(double), sizeof(double), info, MPI_COMM_WORLD, &win));
+    MPI_Info used;
+    MPI_OK(MPI_Win_get_info(win, &used));
+    MPI_OK(MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, value, &flag));
+    CHECK(flag && strcmp(value, "true") == 0, "window info no_locks '%s'", value);
+    MPI_OK(MPI_Info_free(&used));
+    MPI_OK(MPI_Info_free(&info));
+
+    /* The window's own handler gets the window; the communicator's is not called. */
+    MPI_Errhandler eh, got;
+    MPI_OK(MPI_Win_create_errhandler(win_handler, &eh));
+    MPI_OK(MPI_Win_set_errhandler(win, eh));
+    MPI_OK(MPI_Win_get_errhandler(win, &got));
+    CHECK(got == eh, "Win_get_errhandler returned another handler");
+    MPI_Errhandler_free(&got);
+    int rc = MPI_Win_unlock(0, win); /* no lock: MPI_ERR_RMA_SYNC, to the handler */
+    CHECK(rc != MPI_SUCCESS && handler_calls == 1 && handler_win == win, "handler calls %d", handler_calls);
+    MPI_OK(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
+    CHECK(handler_calls == 2, "call_errhandler: %d calls", handler_calls);
+    MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_ARE_FATAL));
+    MPI_Errhandler_free(&eh);
+
+    /* MPI_MODE_NOCHECK: no lock traffic; the epoch still works. */
+    for (int i = 0; i < 8; ++i) mem[i] = 0;
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    const int next = (rank + 1) % size;
+    double v = rank + 0.5;
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, next, MPI_MODE_NOCHECK, win));
+    MPI_OK(MPI_Put(&v, 1, MPI_DOUBLE, next, 0, 1, MPI_DOUBLE, win));
+    MPI_OK(MPI_Win_unlock(next, win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    const int prev = (rank + size - 1) % size;
+    CHECK(mem[0] == prev + 0.5, "nocheck put: %f", mem[0]);
+    MPI_OK(MPI_Win_free(&win));
+    MPI_OK(MPI_Free_mem(mem));
+}
+
 static void errors(void) {
     int *mem;
     MPI_Win win;
@@ -396,6 +481,7 @@ int main(int argc, char **argv) {
     requests();
     shared();
     dynamic();
+    objects();
     errors();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("rma: %d ranks ok\n", size);
