@@ -142,6 +142,7 @@ TEST_CASE("Fortran types reduce with the ops the standard defines on them", "[mp
     // MPI_CHAR reduces like a C integer, as in Open MPI and MPICH.
     CHECK(op_supports(MPI_SUM, MPI_CHAR) == MPI_SUCCESS);
     CHECK(run<char>(MPI_SUM, MPI_CHAR, {1, 2}, {10, 20}) == std::vector<char>{11, 22});
+    CHECK(run<wchar_t>(MPI_MAX, MPI_WCHAR, {L'a', L'z'}, {L'b', L'y'}) == std::vector<wchar_t>{L'b', L'z'});
     CHECK(run<char>(MPI_REPLACE, MPI_CHARACTER, {'a', 'b'}, {'x', 'y'}) == std::vector<char>{'a', 'b'});
     // The pairs: MINLOC and MAXLOC only; 2REAL and 2DOUBLE_PRECISION hold the index in the value's type.
     struct I2 {
