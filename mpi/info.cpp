@@ -121,4 +121,38 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
     return MPI_SUCCESS;
 }
 
+// Communicator hints: kept as given and returned by MPI_Comm_get_info; none
+// changes how ftmpi communicates.
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+    FTMPI_TRY(check_init("MPI_Comm_set_info"));
+    FTMPI_CHECK(check_comm("MPI_Comm_set_info", comm));
+    if (info == MPI_INFO_NULL || info->magic != Magic::info)
+        return raise(comm, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info (argument info)");
+    for (const auto &e : info->entries) {
+        auto it = std::find_if(comm->info.begin(), comm->info.end(), [&](const auto &x) { return x.first == e.first; });
+        if (it != comm->info.end()) it->second = e.second;
+        else comm->info.push_back(e);
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
+    FTMPI_TRY(check_init("MPI_Comm_get_info"));
+    FTMPI_CHECK(check_comm("MPI_Comm_get_info", comm));
+    FTMPI_CHECK(check_nonnull("MPI_Comm_get_info", comm, info_used, "info_used"));
+    *info_used = new ftmpi_info_s{Magic::info, comm->info};
+    return MPI_SUCCESS;
+}
+
+// MPI_Comm_dup, then the new communicator's hints are `info` (not comm's).
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
+    FTMPI_TRY(check_init("MPI_Comm_dup_with_info"));
+    if (info != MPI_INFO_NULL && info->magic != Magic::info)
+        return raise(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info", "invalid info (argument info)");
+    FTMPI_TRY(MPI_Comm_dup(comm, newcomm));
+    (*newcomm)->info.clear();
+    if (info != MPI_INFO_NULL) (*newcomm)->info = info->entries;
+    return MPI_SUCCESS;
+}
+
 }  // extern "C"

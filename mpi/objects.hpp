@@ -133,6 +133,8 @@ struct ftmpi_comm_s {
     struct ftmpi_win_s *win = nullptr;
     // The process topology (mpi/topo), owned; null when the communicator has none.
     ftmpi::mpi::Topology *topo = nullptr;
+    // Hints set by MPI_Comm_set_info / MPI_Comm_dup_with_info (MPI_Comm_get_info).
+    std::vector<std::pair<std::string, std::string>> info;
 };
 
 struct ftmpi_info_s {
