@@ -8,50 +8,132 @@
 #include "error.hpp"
 
 namespace ftmpi::launcher {
+namespace {
 
-BindingPlan plan_bindings(BindPolicy policy, int np) {
+using Topology = std::unique_ptr<hwloc_topology, void (*)(hwloc_topology_t)>;
+using Bitmap = std::unique_ptr<hwloc_bitmap_s, void (*)(hwloc_bitmap_t)>;
+
+Bitmap new_bitmap() { return Bitmap(hwloc_bitmap_alloc(), hwloc_bitmap_free); }
+
+// The allowed objects of `type`, in logical order.
+std::vector<hwloc_obj_t> allowed_objs(hwloc_topology_t topo, hwloc_obj_type_t type) {
+  hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo);
+  std::vector<hwloc_obj_t> out;
+  for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_obj_by_type(topo, type, o)) != nullptr;)
+    if (o->cpuset && hwloc_bitmap_intersects(o->cpuset, allowed)) out.push_back(o);
+  return out;
+}
+
+// The order in which ranks take `units` (cores or hardware threads): in
+// logical order, or round-robin over the sockets / NUMA nodes they belong to.
+std::vector<hwloc_obj_t> map_order(hwloc_topology_t topo, const std::vector<hwloc_obj_t>& units,
+                                   MapPolicy map) {
+  if (map != MapPolicy::kSocket && map != MapPolicy::kNuma) return units;
+  const auto groups = allowed_objs(topo, map == MapPolicy::kSocket ? HWLOC_OBJ_PACKAGE : HWLOC_OBJ_NUMANODE);
+  if (groups.size() < 2) return units;
+  std::vector<std::vector<hwloc_obj_t>> per_group(groups.size());
+  for (hwloc_obj_t u : units)
+    for (size_t g = 0; g < groups.size(); ++g)
+      if (hwloc_bitmap_isincluded(u->cpuset, groups[g]->cpuset)) {
+        per_group[g].push_back(u);
+        break;
+      }
+  std::vector<hwloc_obj_t> out;
+  for (size_t k = 0; out.size() < units.size(); ++k)
+    for (auto& g : per_group)
+      if (k < g.size()) out.push_back(g[k]);
+  return out;
+}
+
+const char* unit_name(BindPolicy b) {
+  switch (b) {
+    case BindPolicy::kHwthread: return "hwthread";
+    case BindPolicy::kSocket: return "socket";
+    case BindPolicy::kNuma: return "numa";
+    default: return "core";
+  }
+}
+
+// The object of the bind unit that holds `u` (u itself for core/hwthread
+// when it is of that type).
+hwloc_obj_t bind_obj(hwloc_topology_t topo, hwloc_obj_t u, BindPolicy b) {
+  switch (b) {
+    case BindPolicy::kSocket:
+      return hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, u);
+    case BindPolicy::kNuma: {
+      // NUMA nodes are memory children in hwloc 2: the one whose cpuset covers u.
+      for (hwloc_obj_t n = nullptr; (n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n)) != nullptr;)
+        if (hwloc_bitmap_isincluded(u->cpuset, n->cpuset)) return n;
+      return nullptr;
+    }
+    case BindPolicy::kCore:
+      return u->type == HWLOC_OBJ_CORE ? u : hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, u);
+    default:
+      return u;
+  }
+}
+
+}  // namespace
+
+BindingPlan plan_bindings(const Options& o) {
+  const int np = o.np;
   BindingPlan plan;
   plan.ranks.resize(static_cast<size_t>(np));
-  if (policy == BindPolicy::kNone) return plan;
+  if (o.bind == BindPolicy::kNone) return plan;
 
-  hwloc_topology_t topo;
-  if (hwloc_topology_init(&topo) != 0) throw LauncherError("hwloc_topology_init failed");
-  std::unique_ptr<hwloc_topology, void (*)(hwloc_topology_t)> guard(topo, hwloc_topology_destroy);
-  if (hwloc_topology_load(topo) != 0) throw LauncherError("hwloc_topology_load failed");
+  hwloc_topology_t raw;
+  if (hwloc_topology_init(&raw) != 0) throw LauncherError("hwloc_topology_init failed");
+  Topology topo(raw, hwloc_topology_destroy);
+  if (hwloc_topology_load(raw) != 0) throw LauncherError("hwloc_topology_load failed");
 
   // By default hwloc keeps only what this process may use (the allowed cpuset).
-  hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo);
-  std::vector<hwloc_obj_t> cores;
-  for (hwloc_obj_t c = nullptr;
-       (c = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, c)) != nullptr;) {
-    if (hwloc_bitmap_intersects(c->cpuset, allowed)) cores.push_back(c);
-  }
+  hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(raw);
+  const auto cores = allowed_objs(raw, HWLOC_OBJ_CORE);
   plan.ncores = static_cast<int>(cores.size());
   if (cores.empty()) {
     plan.warnings.push_back("no cores found in the allowed cpuset; not binding");
     return plan;
   }
-  if (policy == BindPolicy::kDefault && np > plan.ncores) return plan;
-  if (np > plan.ncores)
-    plan.warnings.push_back(std::to_string(np) + " ranks on " + std::to_string(plan.ncores) +
-                            " cores: oversubscribed, binding round-robin");
+  const bool hw = o.map == MapPolicy::kHwthread;
+  const auto units = map_order(raw, hw ? allowed_objs(raw, HWLOC_OBJ_PU) : cores, o.map);
+  const int nunits = static_cast<int>(units.size());
+  // Default: bind to the mapped unit when every rank gets its own.
+  BindPolicy bind = o.bind;
+  if (bind == BindPolicy::kDefault) {
+    if (np * o.pe > nunits) return plan;
+    bind = hw ? BindPolicy::kHwthread : BindPolicy::kCore;
+  }
+  if (np * o.pe > nunits)
+    plan.warnings.push_back(std::to_string(np) + " ranks" +
+                            (o.pe > 1 ? " of " + std::to_string(o.pe) + " " + (hw ? "hwthreads" : "cores") : "") +
+                            " on " + std::to_string(nunits) + (hw ? " hwthreads" : " cores") +
+                            ": oversubscribed, binding round-robin");
 
-  hwloc_bitmap_t set = hwloc_bitmap_alloc();
+  Bitmap set = new_bitmap();
   for (int r = 0; r < np; ++r) {
-    hwloc_obj_t core = cores[static_cast<size_t>(r % plan.ncores)];
-    hwloc_bitmap_and(set, core->cpuset, allowed);
     RankBinding& b = plan.ranks[static_cast<size_t>(r)];
+    hwloc_bitmap_zero(set.get());
+    std::string first, last;
+    // PE=n: the rank's n consecutive units (in map order) together.
+    for (int k = 0; k < o.pe; ++k) {
+      hwloc_obj_t u = units[static_cast<size_t>((r * o.pe + k) % nunits)];
+      hwloc_obj_t obj = bind_obj(raw, u, o.pe > 1 ? (hw ? BindPolicy::kHwthread : BindPolicy::kCore) : bind);
+      if (obj == nullptr) obj = u;  // no socket/NUMA object above it: the unit itself
+      hwloc_bitmap_or(set.get(), set.get(), obj->cpuset);
+      (k == 0 ? first : last) = std::to_string(obj->logical_index);
+    }
+    hwloc_bitmap_and(set.get(), set.get(), allowed);
     b.bound = true;
-    b.core = static_cast<int>(core->logical_index);
+    b.where = o.pe > 1 ? std::string(hw ? "hwthreads " : "cores ") + first + "-" + last
+                       : std::string(unit_name(bind)) + " " + first;
     CPU_ZERO(&b.cpus);
-    hwloc_cpuset_to_glibc_sched_affinity(topo, set, &b.cpus, sizeof b.cpus);
+    hwloc_cpuset_to_glibc_sched_affinity(raw, set.get(), &b.cpus, sizeof b.cpus);
     char* text = nullptr;
-    if (hwloc_bitmap_taskset_asprintf(&text, set) >= 0 && text) {
+    if (hwloc_bitmap_taskset_asprintf(&text, set.get()) >= 0 && text) {
       b.cpuset_text = text;
       std::free(text);
     }
   }
-  hwloc_bitmap_free(set);
   return plan;
 }
 

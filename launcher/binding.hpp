@@ -12,7 +12,7 @@ namespace ftmpi::launcher {
 
 struct RankBinding {
   bool bound = false;
-  int core = -1;            // hwloc logical index of the core
+  std::string where;        // "core 3", "socket 0", "cores 2-3" (hwloc logical indexes)
   cpu_set_t cpus{};         // applied with sched_setaffinity in the child
   std::string cpuset_text;  // "0x1" style (taskset format)
 };
@@ -23,9 +23,12 @@ struct BindingPlan {
   std::vector<std::string> warnings;
 };
 
-// --bind-to core binds rank i to allowed core i % ncores (warning when
-// np > ncores); the default policy binds only when np <= ncores. Throws
-// LauncherError when the topology cannot be loaded.
-BindingPlan plan_bindings(BindPolicy policy, int np);
+// Ranks take the allowed cores (hardware threads with --map-by hwthread) in
+// --map-by order, o.pe each, round-robin when there are too few (with a
+// warning); each is bound to the --bind-to unit holding its first one (all
+// its units with PE > 1). The default policy binds to the mapped unit only
+// when every rank gets its own. Throws LauncherError when the topology
+// cannot be loaded.
+BindingPlan plan_bindings(const Options& o);
 
 }  // namespace ftmpi::launcher

@@ -197,6 +197,7 @@ void Runner::spawn_all(const BindingPlan& plan) {
   }
   extra.push_back("FTMPI_LAUNCHER=ftmpirun");
   if (!o_.ft) extra.push_back("FTMPI_FT=0");  // MPIX_FT tells the ranks
+  if (!o_.initial_errhandler.empty()) extra.push_back("FTMPI_ERRHANDLER=" + o_.initial_errhandler);
 
   CStrings argv(o_.argv);
   const std::string exec_err = "ftmpirun: cannot execute " + o_.program_path + "\n";
@@ -207,7 +208,16 @@ void Runner::spawn_all(const BindingPlan& plan) {
 
   for (int r = 0; r < np; ++r) {
     std::vector<std::string> env = server_->setup_client(r);
-    env.insert(env.end(), extra.begin(), extra.end());
+    // Open MPI's and MPICH's names for the rank's place, for scripts and
+    // libraries that read them (one node: local rank = rank). PMI_SIZE > 1
+    // next to PMIX_NAMESPACE is fine for libftmpi (runtime/launcher_env.hpp).
+    const std::string rs = std::to_string(r), ns = std::to_string(np);
+    for (const char* v : {"OMPI_COMM_WORLD_RANK=", "OMPI_COMM_WORLD_LOCAL_RANK=",
+                          "OMPI_COMM_WORLD_NODE_RANK=", "PMI_RANK=", "MPI_LOCALRANKID="})
+      env.push_back(v + rs);
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE=", "OMPI_COMM_WORLD_LOCAL_SIZE=", "PMI_SIZE=", "MPI_LOCALNRANKS="})
+      env.push_back(v + ns);
+    env.insert(env.end(), extra.begin(), extra.end());  // -x may override any of them
     CStrings envp(merge_env(base, env));
     // Stdin: the launcher's, through a pipe, for rank 0 only; /dev/null otherwise.
     Channel out = make_stdout_channel(&warned_no_pty), err = make_pipe();
@@ -469,14 +479,13 @@ void Runner::loop() {
 
 int Runner::run() {
   // Everything that can fail on bad input happens before the first fork.
-  BindingPlan plan = plan_bindings(o_.bind, o_.np);
+  BindingPlan plan = plan_bindings(o_);
   for (const auto& w : plan.warnings) say("warning: " + w);
   if (o_.report_bindings) {
     for (int r = 0; r < o_.np; ++r) {
       const RankBinding& b = plan.ranks[static_cast<size_t>(r)];
       if (b.bound)
-        say("rank " + std::to_string(r) + " bound to core " + std::to_string(b.core) +
-            " (cpuset " + b.cpuset_text + ")");
+        say("rank " + std::to_string(r) + " bound to " + b.where + " (cpuset " + b.cpuset_text + ")");
       else
         say("rank " + std::to_string(r) + " not bound");
     }

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     std::printf("ftmpirun (ftmpi) %s\n", FTMPI_VERSION);
     return 0;
   }
+  for (const auto& w : opts.warnings) std::fprintf(stderr, "ftmpirun: %s\n", w.c_str());
   int rc = kExitInternal;
   try {
     rc = run_job(opts);

@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string_view>
 
 #include "error.hpp"
+#include "hosts.hpp"
 
 namespace ftmpi::launcher {
 namespace {
@@ -19,15 +21,6 @@ bool is_executable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
          ::access(path.c_str(), X_OK) == 0;
-}
-
-int parse_np(const std::string& opt, const std::string& text) {
-  char* end = nullptr;
-  errno = 0;
-  long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || v <= 0 || v > 65536)
-    throw UsageError(opt + " expects a positive integer (at most 65536), got '" + text + "'");
-  return static_cast<int>(v);
 }
 
 double parse_timeout(const std::string& text) {
@@ -46,18 +39,102 @@ bool valid_env_name(std::string_view name) {
   return true;
 }
 
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+BindPolicy parse_bind(const std::string& v) {
+  const std::string l = lower(v);
+  if (l == "core") return BindPolicy::kCore;
+  if (l == "hwthread") return BindPolicy::kHwthread;
+  if (l == "socket" || l == "package") return BindPolicy::kSocket;
+  if (l == "numa") return BindPolicy::kNuma;
+  if (l == "none") return BindPolicy::kNone;
+  throw UsageError("--bind-to expects core, hwthread, socket, numa or none, got '" + v + "'");
+}
+
+// "unit[:PE=n[,OVERSUBSCRIBE]]".
+void parse_map(const std::string& v, Options& o) {
+  const std::string l = lower(v);
+  const std::string unit = l.substr(0, l.find(':'));
+  if (unit == "core" || unit == "slot" || unit == "node") o.map = MapPolicy::kCore;
+  else if (unit == "hwthread") o.map = MapPolicy::kHwthread;
+  else if (unit == "socket" || unit == "package") o.map = MapPolicy::kSocket;
+  else if (unit == "numa") o.map = MapPolicy::kNuma;
+  else
+    throw UsageError("--map-by expects core, socket, numa, hwthread, node or slot "
+                     "(optionally :PE=n), got '" + v + "'");
+  if (unit.size() == l.size()) return;
+  std::string mods = l.substr(unit.size() + 1);
+  std::size_t pos = 0;
+  while (pos <= mods.size()) {
+    const std::size_t comma = mods.find(',', pos);
+    const std::string m = mods.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (m.rfind("pe=", 0) == 0) o.pe = parse_count("--map-by ...:PE", m.substr(3));
+    else if (m != "oversubscribe")  // more ranks than cores is always allowed
+      throw UsageError("--map-by: unknown modifier '" + m + "' in '" + v +
+                       "' (accepted: PE=n, OVERSUBSCRIBE)");
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+}
+
+bool parse_with_ft(const std::string& v) {
+  const std::string l = lower(v);
+  if (l == "ulfm") return true;
+  if (l == "mpi" || l == "no") return false;
+  throw UsageError("--with-ft expects ulfm, mpi or no, got '" + v + "'");
+}
+
+std::string parse_errhandler(const std::string& opt, const std::string& v) {
+  const std::string l = lower(v);
+  if (l == "mpi_errors_are_fatal" || l == "mpi_errors_return" || l == "mpi_errors_abort") return l;
+  throw UsageError(opt + " expects mpi_errors_are_fatal, mpi_errors_return or mpi_errors_abort, got '" +
+                   v + "'");
+}
+
+void add_export(Options& o, const std::string& opt, const std::string& name,
+                std::optional<std::string> value) {
+  if (!valid_env_name(name)) throw UsageError(opt + ": '" + name + "' is not a variable name");
+  o.exports.emplace_back(name, std::move(value));
+}
+
 }  // namespace
+
+int parse_count(const std::string& what, const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || v <= 0 || v > 65536)
+    throw UsageError(what + " expects a positive integer (at most 65536), got '" + text + "'");
+  return static_cast<int>(v);
+}
 
 const char* usage_text() {
   return "usage: ftmpirun [options] program [args...]\n"
-         "  -n, -np, --np N     number of ranks (default 1)\n"
+         "  -n, -np, --np N     number of ranks (default: -ppn N, else the hosts' slots, else 1)\n"
          "  -x VAR[=value]      export VAR (from this environment or with value) to the ranks\n"
+         "  -genv, -env VAR VALUE  export VAR=VALUE to the ranks (MPICH)\n"
          "  --tag-output        prefix every output line with [rank]\n"
          "  --timeout SECONDS   kill the job after SECONDS (exit code 124)\n"
-         "  --bind-to core|none bind rank i to core i (default: core when N <= cores)\n"
+         "  --bind-to core|hwthread|socket|numa|none\n"
+         "                      bind each rank (default: core when N <= cores)\n"
+         "  --map-by core|socket|numa|hwthread|node|slot[:PE=n]\n"
+         "                      order ranks take the cores in; PE=n: n cores per rank\n"
          "  --report-bindings   print each rank's binding on stderr\n"
-         "  --no-ft             classic mode: the first failed rank kills the job\n"
+         "  -H, --host HOST[:SLOTS][,...]  --hostfile, --machinefile, -f FILE\n"
+         "                      hosts must all be this node (one node only)\n"
+         "  -ppn, --npernode, -N N  ranks per node: -n N on this one node\n"
+         "  --no-ft, --with-ft mpi|no  classic mode: the first failed rank kills the job\n"
+         "  --with-ft ulfm      fault tolerant (the default)\n"
+         "  -initial-errhandler mpi_errors_are_fatal|mpi_errors_return|mpi_errors_abort\n"
+         "                      MPI_COMM_WORLD's and MPI_COMM_SELF's handler at MPI_Init\n"
+         "  --mca KEY VALUE     Open MPI parameters: ignored with a warning, except\n"
+         "                      mpi_ft_enable 0|1 (= --with-ft mpi|ulfm)\n"
+         "  --oversubscribe, --allow-run-as-root  accepted (always allowed)\n"
          "  --version, --help\n"
+         "Long options may also be spelled with one dash (-bind-to core).\n"
          "Options stop at the first non-option argument or at '--'.\n";
 }
 
@@ -87,6 +164,9 @@ std::string resolve_program(const std::string& name) {
 
 Options parse_options(int argc, char** argv) {
   Options o;
+  std::optional<int> np, ppn;
+  std::vector<HostEntry> hosts;
+  std::set<std::string> mca_warned;
   int i = 1;
   // Returns the value of option `opt`: the text after '=' when given inline,
   // else the next argument.
@@ -99,6 +179,8 @@ Options parse_options(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--") { ++i; break; }
     if (arg.size() < 2 || arg[0] != '-') break;  // first non-option: the program
+    // Long options with one dash (Open MPI and MPICH accept both): -bind-to.
+    if (arg[1] != '-' && arg.size() > 2 && arg != "-np") arg = "-" + arg;
     std::string opt = arg;
     std::optional<std::string> inl;
     if (arg.rfind("--", 0) == 0) {
@@ -109,7 +191,7 @@ Options parse_options(int argc, char** argv) {
       if (inl) throw UsageError("option " + opt + " does not take a value");
     };
     if (opt == "-n" || opt == "-np" || opt == "--np" || opt == "--n") {
-      o.np = parse_np(opt, value_of(opt, inl));
+      np = parse_count(opt, value_of(opt, inl));
     } else if (opt == "-x") {
       std::string v = value_of(opt, inl);
       auto eq = v.find('=');
@@ -117,20 +199,49 @@ Options parse_options(int argc, char** argv) {
       if (!valid_env_name(name)) throw UsageError("-x expects VAR or VAR=value, got '" + v + "'");
       if (eq == std::string::npos) o.exports.emplace_back(name, std::nullopt);
       else o.exports.emplace_back(name, v.substr(eq + 1));
+    } else if (opt == "--genv" || opt == "--env") {
+      const std::string name = value_of(opt, inl);
+      add_export(o, opt.substr(1), name, value_of(opt, std::nullopt));
+    } else if (opt == "--genvall") {
+      no_value();  // the ranks get the whole environment anyway
     } else if (opt == "--tag-output") {
       no_value(); o.tag_output = true;
     } else if (opt == "--timeout") {
       o.timeout_text = value_of(opt, inl);
       o.timeout_s = parse_timeout(o.timeout_text);
     } else if (opt == "--bind-to") {
-      std::string v = value_of(opt, inl);
-      if (v == "core") o.bind = BindPolicy::kCore;
-      else if (v == "none") o.bind = BindPolicy::kNone;
-      else throw UsageError("--bind-to expects 'core' or 'none', got '" + v + "'");
+      o.bind = parse_bind(value_of(opt, inl));
+    } else if (opt == "--map-by") {
+      parse_map(value_of(opt, inl), o);
     } else if (opt == "--report-bindings") {
       no_value(); o.report_bindings = true;
     } else if (opt == "--no-ft") {
       no_value(); o.ft = false;
+    } else if (opt == "--with-ft") {
+      o.ft = parse_with_ft(value_of(opt, inl));
+    } else if (opt == "--initial-errhandler") {
+      o.initial_errhandler = parse_errhandler(opt, value_of(opt, inl));
+    } else if (opt == "--oversubscribe" || opt == "--allow-run-as-root") {
+      no_value();  // more ranks than cores is allowed; ftmpirun never refuses root
+    } else if (opt == "-H" || opt == "--host" || opt == "--hosts") {
+      auto h = parse_host_list(value_of(opt, inl), opt);
+      hosts.insert(hosts.end(), h.begin(), h.end());
+    } else if (opt == "--hostfile" || opt == "--machinefile" || opt == "-f") {
+      auto h = read_hostfile(value_of(opt, inl));
+      hosts.insert(hosts.end(), h.begin(), h.end());
+    } else if (opt == "--ppn" || opt == "--npernode" || opt == "-N") {
+      ppn = parse_count(opt, value_of(opt, inl));
+    } else if (opt == "--mca") {
+      const std::string key = value_of(opt, inl);
+      const std::string value = value_of(opt, std::nullopt);
+      if (key == "mpi_ft_enable") {
+        const std::string l = lower(value);
+        if (l == "1" || l == "true" || l == "yes") o.ft = true;
+        else if (l == "0" || l == "false" || l == "no") o.ft = false;
+        else throw UsageError("--mca mpi_ft_enable expects 0 or 1, got '" + value + "'");
+      } else if (mca_warned.insert(key).second) {
+        o.warnings.push_back("ignoring --mca " + key + " " + value + " (an Open MPI parameter)");
+      }
     } else if (opt == "--version" || opt == "-V") {
       o.action = Options::Action::kVersion;
       return o;
@@ -138,9 +249,16 @@ Options parse_options(int argc, char** argv) {
       o.action = Options::Action::kHelp;
       return o;
     } else {
-      throw UsageError("unknown option '" + arg + "' (see ftmpirun --help)");
+      throw UsageError("unknown option '" + std::string(argv[i]) + "' (see ftmpirun --help)");
     }
   }
+  const std::optional<int> slots =
+      hosts.empty() ? std::nullopt : std::optional<int>(check_hosts_local(hosts));
+  if (np && ppn && *np > *ppn)
+    throw UsageError("-n " + std::to_string(*np) + " asks for more ranks than " + std::to_string(*ppn) +
+                     " per node, and ftmpirun starts jobs on one node only (drop -ppn/--npernode/-N, "
+                     "or use srun --mpi=pmix for several nodes)");
+  o.np = np ? *np : ppn ? *ppn : slots ? *slots : 1;
   if (i >= argc) throw UsageError("no program given (see ftmpirun --help)");
   o.program_path = resolve_program(argv[i]);
   for (; i < argc; ++i) o.argv.emplace_back(argv[i]);

@@ -8,7 +8,11 @@
 
 namespace ftmpi::launcher {
 
-enum class BindPolicy { kDefault, kCore, kNone };
+// --bind-to: the unit each rank is bound to (kDefault: core when ranks <= cores).
+enum class BindPolicy { kDefault, kCore, kHwthread, kSocket, kNuma, kNone };
+// --map-by: the order in which ranks take the node's cores or hardware
+// threads (node and slot: one node, so the default core order).
+enum class MapPolicy { kCore, kHwthread, kSocket, kNuma };
 
 struct Options {
   enum class Action { kRun, kHelp, kVersion };
@@ -20,20 +24,30 @@ struct Options {
   std::optional<double> timeout_s;   // --timeout; always > 0 when set
   std::string timeout_text;          // as the user spelled it, for messages
   BindPolicy bind = BindPolicy::kDefault;
+  MapPolicy map = MapPolicy::kCore;
+  int pe = 1;                        // --map-by ...:PE=n, cores per rank
   bool report_bindings = false;
-  bool ft = true;                    // false with --no-ft
+  bool ft = true;                    // false with --no-ft, --with-ft mpi|no
+  std::string initial_errhandler;    // -initial-errhandler, lower case; empty: not given
+  std::vector<std::string> warnings; // printed as "ftmpirun: warning..." before the job
   std::string program_path;          // resolved, executable
   std::vector<std::string> argv;     // argv[0] is the program as given
 };
 
 // Parses argv. Throws UsageError (message without the "ftmpirun: " prefix)
 // on any bad usage; resolves the program through PATH and checks that it is
-// an executable regular file. Has no side effects.
+// an executable regular file. Reads hostfiles and the host name, has no
+// other side effects. The number of ranks is -n, else -ppn's N, else the
+// hosts' slot total, else 1.
 Options parse_options(int argc, char** argv);
 
 // Searches PATH like execvp (a name containing '/' is used as is).
 // Throws UsageError when nothing executable is found.
 std::string resolve_program(const std::string& name);
+
+// A count in 1..65536 (ranks, slots, cores). Throws UsageError
+// "<what> expects a positive integer ...".
+int parse_count(const std::string& what, const std::string& text);
 
 const char* usage_text();
 

@@ -41,7 +41,7 @@ void setup_predefined_comms(int rank, int size) {
         c.procs = std::move(procs);
         c.queue = g.engine->open(ctx, uid);
         c.coll_queue = g.engine->open(ctx + 1, uid);
-        c.errhandler = MPI_ERRORS_ARE_FATAL;
+        c.errhandler = initial_errhandler();
         c.predefined = true;
         std::strncpy(c.name, name, sizeof c.name - 1);
     };
@@ -109,7 +109,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
     FTMPI_CHECK(check_comm("MPI_Comm_get_errhandler", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_get_errhandler", comm, errhandler, "errhandler"));
-    *errhandler = comm->errhandler ? comm->errhandler : MPI_ERRORS_ARE_FATAL;
+    *errhandler = comm->errhandler ? comm->errhandler : initial_errhandler();
     errhandler_retain(*errhandler);  // the returned handle is the user's to free
     return MPI_SUCCESS;
 }

@@ -2,8 +2,11 @@
 
 #include <unistd.h>
 
+#include <strings.h>
+
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
@@ -135,6 +138,19 @@ const char *error_class_text(int cls) {
     return r ? r->text : nullptr;
 }
 
+MPI_Errhandler predefined_errhandler(const char *name) {
+    if (strcasecmp(name, "mpi_errors_are_fatal") == 0) return MPI_ERRORS_ARE_FATAL;
+    if (strcasecmp(name, "mpi_errors_return") == 0) return MPI_ERRORS_RETURN;
+    if (strcasecmp(name, "mpi_errors_abort") == 0) return MPI_ERRORS_ABORT;
+    return nullptr;
+}
+
+MPI_Errhandler initial_errhandler() {
+    const char *v = std::getenv("FTMPI_ERRHANDLER");
+    MPI_Errhandler h = v && *v ? predefined_errhandler(v) : nullptr;
+    return h ? h : MPI_ERRORS_ARE_FATAL;
+}
+
 const char *comm_label(MPI_Comm comm) {
     if (comm == MPI_COMM_NULL) return "MPI_COMM_NULL";
     if (comm->magic != Magic::comm) return "(invalid communicator)";
@@ -150,7 +166,7 @@ int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *
     std::vsnprintf(msg, sizeof msg, fmt, ap);
 
     MPI_Comm target = (comm != MPI_COMM_NULL && comm->magic == Magic::comm) ? comm : MPI_COMM_WORLD;
-    MPI_Errhandler h = target->errhandler ? target->errhandler : MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler h = target->errhandler ? target->errhandler : initial_errhandler();
     if (h->kind == ftmpi_errhandler_s::Kind::ret) return returned;
     if (h->kind == ftmpi_errhandler_s::Kind::user && h->fn != nullptr) {
         int c = code;
@@ -165,8 +181,13 @@ int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *
     const int cls = class_of_code(code);
     const char *cname = cls >= 0 && find(cls) ? error_class_name(cls) : "user-defined error class";
     char line[1024];
-    int n = std::snprintf(line, sizeof line, "ftmpi: rank %d: fatal error in %s: %s (%s)\n",
-                          g.pm ? g.pm->job().rank : 0, call, msg, cname);
+    const int rank = g.pm ? g.pm->job().rank : 0;
+    // MPI_ERRORS_ABORT should end only the communicator's processes; here it
+    // ends the job, as MPI_ERRORS_ARE_FATAL does, and says which handler acted.
+    int n = h->kind == ftmpi_errhandler_s::Kind::abort
+                ? std::snprintf(line, sizeof line, "ftmpi: rank %d: error in %s: %s (%s); MPI_ERRORS_ABORT on %s: aborting\n",
+                                rank, call, msg, cname, comm_label(target))
+                : std::snprintf(line, sizeof line, "ftmpi: rank %d: fatal error in %s: %s (%s)\n", rank, call, msg, cname);
     ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<size_t>(n > 0 ? n : 0));
     (void)ignored;
     if (g.pm) g.pm->abort(code, std::string(call) + ": " + msg);

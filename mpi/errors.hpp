@@ -20,6 +20,16 @@ const char *error_class_text(int cls);
 // statuses say which requests failed).
 [[gnu::format(printf, 4, 5)]] int raise_in_status(MPI_Comm comm, int code, const char *call, const char *fmt, ...);
 
+// The predefined handler named `name` (mpi_errors_are_fatal, mpi_errors_return
+// or mpi_errors_abort, any case), or nullptr.
+MPI_Errhandler predefined_errhandler(const char *name);
+
+// The handler MPI_COMM_WORLD and MPI_COMM_SELF start with, and that errors
+// raised before MPI_Init get: FTMPI_ERRHANDLER's (ftmpirun
+// -initial-errhandler), read from the environment (load_config validated it
+// at init); MPI_ERRORS_ARE_FATAL when unset or invalid.
+MPI_Errhandler initial_errhandler();
+
 // Error handler reference counts: communicators hold their handler.
 void errhandler_retain(MPI_Errhandler h);
 void errhandler_release(MPI_Errhandler h);

@@ -38,6 +38,10 @@ int init(const char *call, int required, int *provided) {
         return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "MPI is already initialized");
     try {
         runtime::load_config();
+        if (predefined_errhandler(runtime::config().ERRHANDLER.c_str()) == nullptr)
+            throw std::runtime_error("invalid value '" + runtime::config().ERRHANDLER +
+                                     "' for FTMPI_ERRHANDLER (expected mpi_errors_are_fatal, mpi_errors_return or "
+                                     "mpi_errors_abort)");
         if (std::getenv("PMIX_NAMESPACE") == nullptr) runtime::check_no_pmix_launch();
         // Before any thread or connection exists: under srun the process
         // forks here, and the child is the rank.
@@ -69,9 +73,9 @@ int init(const char *call, int required, int *provided) {
         const int yield = runtime::config().YIELD;
         g.yield = yield == 1 || (yield == -1 && static_cast<int>(job.local_peers.size()) > runtime::node_pus());
     } catch (const std::exception &e) {
-        // The error goes to the error handler, MPI_ERRORS_ARE_FATAL before
-        // init: the message names the cause and the job ends through the
-        // process manager (the other ranks never wait for this one in the
+        // The error goes to the initial error handler (FTMPI_ERRHANDLER,
+        // MPI_ERRORS_ARE_FATAL by default). Under that default the message
+        // names the cause and the job ends through the process manager (the other ranks never wait for this one in the
         // init exchange), so a program never runs on past a failed init.
         g.transport.reset();
         g.engine.reset();

@@ -54,6 +54,10 @@ namespace ftmpi::runtime {
     X(FT, int, 1,                                                                        \
       "0: the job ends at its first failure (ftmpirun --no-ft sets it): the MPIX_FT "    \
       "attribute reports 0")                                                             \
+    X(ERRHANDLER, std::string, "mpi_errors_are_fatal",                                   \
+      "initial error handler of MPI_COMM_WORLD and MPI_COMM_SELF, also for errors "      \
+      "raised before MPI_Init: mpi_errors_are_fatal, mpi_errors_return or "              \
+      "mpi_errors_abort (ftmpirun -initial-errhandler sets it)")                         \
     X(RMA_SHM, int, 1,                                                                   \
       "1: MPI_Win_allocate puts each window in shared memory that the members on its "   \
       "node map, so their puts and gets are plain copies; 0: every one-sided operation " \
