@@ -105,4 +105,55 @@ int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Coun
     return counted("MPI_Get_elements_x", status, datatype, true, count);
 }
 
+// For generalized requests and tools: the status then says `count` elements
+// of `datatype` arrived (MPI_Get_count and MPI_Get_elements read it back).
+int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+    using namespace ftmpi::mpi;
+    FTMPI_CHECK(check_nonnull("MPI_Status_set_elements_x", MPI_COMM_NULL, status, "status"));
+    FTMPI_CHECK(check_type("MPI_Status_set_elements_x", MPI_COMM_NULL, datatype));
+    if (count < 0)
+        return raise(MPI_COMM_NULL, MPI_ERR_COUNT, "MPI_Status_set_elements_x", "negative count %lld",
+                     static_cast<long long>(count));
+    status->ftmpi_count = static_cast<std::size_t>(count) * datatype->size;
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
+    return MPI_Status_set_elements_x(status, datatype, count);
+}
+
+int MPI_Status_set_cancelled(MPI_Status *status, int flag) {
+    FTMPI_CHECK(ftmpi::mpi::check_nonnull("MPI_Status_set_cancelled", MPI_COMM_NULL, status, "status"));
+    status->ftmpi_cancelled = flag != 0 ? 1 : 0;
+    return MPI_SUCCESS;
+}
+
+// The predefined type of a Fortran type class and byte size (MPI 3.1
+// §17.2.5): MPI_INTEGERn, MPI_REALn, and the complex types.
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
+    using namespace ftmpi::mpi;
+    FTMPI_CHECK(check_nonnull("MPI_Type_match_size", MPI_COMM_NULL, datatype, "datatype"));
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    switch (typeclass) {
+    case MPI_TYPECLASS_INTEGER:
+        t = size == 1 ? MPI_INTEGER1 : size == 2 ? MPI_INTEGER2 : size == 4 ? MPI_INTEGER4 : size == 8 ? MPI_INTEGER8 : t;
+        break;
+    case MPI_TYPECLASS_REAL:
+        t = size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8 : t;
+#ifdef MPI_REAL16
+        if (size == 16) t = MPI_REAL16;
+#endif
+        break;
+    case MPI_TYPECLASS_COMPLEX: t = size == 8 ? MPI_COMPLEX : size == 16 ? MPI_DOUBLE_COMPLEX : t; break;
+    default:
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_match_size",
+                     "invalid typeclass %d (MPI_TYPECLASS_REAL, _INTEGER or _COMPLEX)", typeclass);
+    }
+    if (t == MPI_DATATYPE_NULL)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_match_size", "no type of class %d has %d bytes", typeclass,
+                     size);
+    *datatype = t;
+    return MPI_SUCCESS;
+}
+
 }  // extern "C"

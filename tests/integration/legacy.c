@@ -1,6 +1,7 @@
 /*
  * The deprecated MPI-1 calls (as the calls that replaced them), the
- * communicator info calls, and MPI_Pcontrol.
+ * communicator info calls, the status setters, MPI_Type_match_size and
+ * MPI_Pcontrol.
  */
 #include "testlib.h"
 
@@ -102,6 +103,31 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, dup));
     CHECK(sum == size, "allreduce on the dup: %d", sum);
     MPI_OK(MPI_Comm_free(&dup));
+
+    /* Status setters and Type_match_size. */
+    MPI_Status st_;
+    int cnt = -1, cancelled = -1;
+    MPI_OK(MPI_Status_set_elements(&st_, MPI_DOUBLE, 5));
+    MPI_OK(MPI_Get_count(&st_, MPI_DOUBLE, &cnt));
+    CHECK(cnt == 5, "Status_set_elements then Get_count: %d", cnt);
+    MPI_OK(MPI_Status_set_elements_x(&st_, MPI_INT, 3));
+    MPI_OK(MPI_Get_elements(&st_, MPI_INT, &cnt));
+    CHECK(cnt == 3, "Status_set_elements_x then Get_elements: %d", cnt);
+    MPI_OK(MPI_Status_set_cancelled(&st_, 1));
+    MPI_OK(MPI_Test_cancelled(&st_, &cancelled));
+    CHECK(cancelled == 1, "Status_set_cancelled: %d", cancelled);
+    MPI_Datatype m;
+    MPI_OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 8, &m));
+    CHECK(m == MPI_INTEGER8, "match_size integer 8");
+    MPI_OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &m));
+    CHECK(m == MPI_REAL8, "match_size real 8");
+    MPI_OK(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 16, &m));
+    CHECK(m == MPI_DOUBLE_COMPLEX, "match_size complex 16");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int cls = -1;
+    MPI_Error_class(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &m), &cls);
+    CHECK(cls == MPI_ERR_ARG, "match_size integer 3: class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
     MPI_OK(MPI_Pcontrol(1));
     MPI_OK(MPI_Pcontrol(0, "ignored"));
