@@ -1,4 +1,6 @@
 // MPI_Info objects: ordered (key, value) string pairs.
+#include "mpi/info.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -27,6 +29,17 @@ auto find(MPI_Info info, const char *key) {
 }
 
 }  // namespace
+
+void merge_hints(Hints &into, MPI_Info info) {
+    for (const auto &e : info->entries) {
+        auto it = std::find_if(into.begin(), into.end(), [&](const auto &x) { return x.first == e.first; });
+        if (it != into.end()) it->second = e.second;
+        else into.push_back(e);
+    }
+}
+
+MPI_Info info_of(const Hints &hints) { return new ftmpi_info_s{Magic::info, hints}; }
+
 }  // namespace ftmpi::mpi
 
 using namespace ftmpi::mpi;
@@ -128,11 +141,7 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
     FTMPI_CHECK(check_comm("MPI_Comm_set_info", comm));
     if (info == MPI_INFO_NULL || info->magic != Magic::info)
         return raise(comm, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info (argument info)");
-    for (const auto &e : info->entries) {
-        auto it = std::find_if(comm->info.begin(), comm->info.end(), [&](const auto &x) { return x.first == e.first; });
-        if (it != comm->info.end()) it->second = e.second;
-        else comm->info.push_back(e);
-    }
+    merge_hints(comm->info, info);
     return MPI_SUCCESS;
 }
 
@@ -140,7 +149,7 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
     FTMPI_TRY(check_init("MPI_Comm_get_info"));
     FTMPI_CHECK(check_comm("MPI_Comm_get_info", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_get_info", comm, info_used, "info_used"));
-    *info_used = new ftmpi_info_s{Magic::info, comm->info};
+    *info_used = info_of(comm->info);
     return MPI_SUCCESS;
 }
 

@@ -19,6 +19,7 @@
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
 #include "runtime/launcher_env.hpp"
+#include "runtime/shm_names.hpp"
 #include "runtime/task_keeper.hpp"
 #include "runtime/topology.hpp"
 #include "transport/control.hpp"
@@ -49,6 +50,11 @@ int init(const char *call, int required, int *provided) {
         g.pm = runtime::connect_process_manager();
         const auto &job = g.pm->job();
         runtime::set_log_rank(job.rank);
+        // One process per node removes what earlier jobs killed outright left
+        // in /dev/shm (runtime/shm_names.hpp).
+        if (!job.local_peers.empty() && job.local_peers.front() == job.rank)
+            if (const int n = runtime::remove_stale_shm_regions(); n > 0)
+                FTMPI_INFO("removed %d shared-memory regions of processes that are gone", n);
         runtime::arm_test_hooks(job.rank);
         g.engine = std::make_unique<Engine>();
         // The detector's control endpoint publishes its address before the
@@ -75,8 +81,9 @@ int init(const char *call, int required, int *provided) {
     } catch (const std::exception &e) {
         // The error goes to the initial error handler (FTMPI_ERRHANDLER,
         // MPI_ERRORS_ARE_FATAL by default). Under that default the message
-        // names the cause and the job ends through the process manager (the other ranks never wait for this one in the
-        // init exchange), so a program never runs on past a failed init.
+        // names the cause and the job ends through the process manager (the
+        // other ranks never wait for this one in the init exchange), so a
+        // program never runs on past a failed init.
         g.transport.reset();
         g.engine.reset();
         return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "%s", e.what());

@@ -1,7 +1,12 @@
 #include "runtime/shm_names.hpp"
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
 
 #include <cstdio>
 #include <cstring>
@@ -21,17 +26,52 @@ std::string new_shm_region_name() {
     return prefix_of(::getpid()) + tail;
 }
 
-int remove_shm_regions_of(pid_t pid) {
-    const std::string prefix = prefix_of(pid);
+namespace {
+
+// Unlinks the regions in /dev/shm for which `doomed(pid of its creator)`.
+template <typename Doomed>
+int remove_regions(Doomed doomed) {
+    constexpr std::size_t k_prefix = sizeof "ftmpi-" - 1;
     int removed = 0;
     DIR *d = ::opendir(k_dir);
     if (d == nullptr) return 0;
     while (dirent *e = ::readdir(d)) {
-        if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) != 0) continue;
-        if (::unlinkat(::dirfd(d), e->d_name, 0) == 0) ++removed;
+        if (std::strncmp(e->d_name, "ftmpi-", k_prefix) != 0) continue;
+        char *end = nullptr;
+        const long pid = std::strtol(e->d_name + k_prefix, &end, 10);
+        if (end == e->d_name + k_prefix || *end != '-' || pid <= 0) continue;
+        if (doomed(static_cast<pid_t>(pid), ::dirfd(d), e->d_name) && ::unlinkat(::dirfd(d), e->d_name, 0) == 0)
+            ++removed;
     }
     ::closedir(d);
     return removed;
+}
+
+// Whether `pid` names no live process: none at all, or a zombie.
+bool gone(pid_t pid) {
+    if (::kill(pid, 0) != 0) return errno == ESRCH;
+    char path[64], stat[256] = {};
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    FILE *f = std::fopen(path, "re");
+    if (f == nullptr) return false;
+    const bool ok = std::fgets(stat, sizeof stat, f) != nullptr;
+    std::fclose(f);
+    const char *paren = ok ? std::strrchr(stat, ')') : nullptr;
+    return paren != nullptr && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+}  // namespace
+
+int remove_shm_regions_of(pid_t pid) {
+    return remove_regions([pid](pid_t owner, int, const char *) { return owner == pid; });
+}
+
+int remove_stale_shm_regions() {
+    const uid_t me = ::geteuid();
+    return remove_regions([me](pid_t owner, int dir, const char *name) {
+        struct stat st;
+        return ::fstatat(dir, name, &st, 0) == 0 && st.st_uid == me && gone(owner);
+    });
 }
 
 }  // namespace ftmpi::runtime

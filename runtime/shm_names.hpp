@@ -19,4 +19,11 @@ std::string new_shm_region_name();
 // Removes every region a process with `pid` created. Returns how many.
 int remove_shm_regions_of(pid_t pid);
 
+// Removes this user's regions whose process is gone (no such pid, or a
+// zombie): those of a job whose processes were all killed at once, which no
+// survivor, launcher or task keeper was left to remove (a cancelled or
+// aborted srun step, a lost node). Returns how many. Assumes the processes
+// that share /dev/shm share this pid namespace.
+int remove_stale_shm_regions();
+
 }  // namespace ftmpi::runtime

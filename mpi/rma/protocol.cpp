@@ -51,7 +51,6 @@ struct RecvBox : transport::Op {
     std::vector<char> buf;
 };
 
-bool member_failed(MPI_Win w, int rank) { return ft::failures().is_failed(w->comm->procs[static_cast<std::size_t>(rank)]); }
 
 template <typename T>
 void append(std::vector<char> &out, const T &v) {

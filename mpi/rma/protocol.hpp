@@ -6,12 +6,18 @@
 #include <cstdint>
 #include <vector>
 
+#include "ft/failures.hpp"
 #include "mpi/rma/window.hpp"
 
 namespace ftmpi::mpi::rma {
 
 // The message kinds (the tag on the window's context).
 enum class Kind : std::int32_t { put = 1, acc, get, get_acc, cas, ack, reply, lock, unlock, grant, deny, fence, post, complete, free };
+
+// Whether window rank `rank` is known failed here.
+inline bool member_failed(MPI_Win w, int rank) {
+    return ft::failures().is_failed(w->comm->procs[static_cast<std::size_t>(rank)]);
+}
 
 // Sends `payload` to window rank `rank`. False when the target is known failed
 // (nothing was sent).

@@ -13,6 +13,7 @@
 #include "mpi/comm_internal.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/group.hpp"
+#include "mpi/info.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "mpi/recovery.hpp"
 #include "mpi/rma/protocol.hpp"
@@ -24,6 +25,7 @@ namespace {
 
 using rma::Kind;
 using rma::Target;
+using rma::member_failed;
 
 constexpr int k_all_asserts = MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
 
@@ -58,7 +60,6 @@ int check_target(const char *call, MPI_Win w, int rank, const char *arg = "targe
     return check_dest(call, w->comm, rank, arg);
 }
 
-bool member_failed(MPI_Win w, int rank) { return ft::failures().is_failed(w->comm->procs[static_cast<std::size_t>(rank)]); }
 
 // Drives progress until no operation to the targets `pred` selects is
 // pending. Returns MPI_ERR_PROC_FAILED (and clears the mark) when one of them
@@ -476,6 +477,32 @@ bool new_member_failures(MPI_Win w) {
     return fresh;
 }
 
+// Takes the lock of `type` at `rank` (MPI_Win_lock, each target of
+// MPI_Win_lock_all): a LOCK request, then its GRANT. With MPI_MODE_NOCHECK no
+// message: the user promises no conflicting lock.
+int acquire(const char *call, MPI_Win w, int rank, int type, bool nocheck) {
+    Target &t = w->targets[static_cast<std::size_t>(rank)];
+    if (!nocheck) {
+        t.answer = 0;
+        std::vector<char> payload(sizeof(std::int32_t));
+        const std::int32_t ty = type;
+        std::memcpy(payload.data(), &ty, sizeof ty);
+        if (member_failed(w, rank) || !rma::send(w, rank, Kind::lock, std::move(payload))) t.answer = -1;
+        while (t.answer == 0) {
+            if (w->comm->revoked) return revoked_error(call, w);
+            progress_wait();
+        }
+        if (t.answer < 0)
+            return raise(w->comm, MPI_ERR_PROC_FAILED, call,
+                         member_failed(w, rank) ? "rank %d of %s failed"
+                                                : "the lock at rank %d of %s is lost: a process that held it failed",
+                         rank, comm_label(w->comm));
+    }
+    t.lock = type;
+    t.nocheck = nocheck;
+    return MPI_SUCCESS;
+}
+
 int lock_call(const char *call, int type, int rank, int assert, MPI_Win w) {
     FTMPI_TRY(check_live(call, w));
     MPI_Comm c = w->comm;
@@ -489,27 +516,7 @@ int lock_call(const char *call, int type, int rank, int assert, MPI_Win w) {
         return raise(c, MPI_ERR_RMA_SYNC, call, "an epoch toward rank %d is already open on %s", rank, comm_label(c));
     if (member_failed(w, rank))
         return raise(c, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument rank)", rank, comm_label(c));
-    if ((assert & MPI_MODE_NOCHECK) != 0) {
-        t.lock = type;
-        t.nocheck = true;
-        return MPI_SUCCESS;
-    }
-    t.answer = 0;
-    std::vector<char> payload(sizeof(std::int32_t));
-    const std::int32_t ty = type;
-    std::memcpy(payload.data(), &ty, sizeof ty);
-    if (!rma::send(w, rank, Kind::lock, std::move(payload))) t.answer = -1;
-    while (t.answer == 0) {
-        if (w->comm->revoked) return revoked_error(call, w);
-        progress_wait();
-    }
-    if (t.answer < 0)
-        return raise(c, MPI_ERR_PROC_FAILED, call,
-                     member_failed(w, rank) ? "rank %d of %s failed" : "the lock at rank %d of %s is lost: a process that held it failed",
-                     rank, comm_label(c));
-    t.lock = type;
-    t.nocheck = false;
-    return MPI_SUCCESS;
+    return acquire(call, w, rank, type, (assert & MPI_MODE_NOCHECK) != 0);
 }
 
 // Ends the lock epoch toward `rank` (its operations completed first).
@@ -749,18 +756,14 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
     FTMPI_TRY(check_win("MPI_Win_set_info", win));
     if (info == MPI_INFO_NULL || info->magic != Magic::info)
         return raise(win->comm, MPI_ERR_INFO, "MPI_Win_set_info", "invalid info (argument info)");
-    for (const auto &e : info->entries) {
-        auto it = std::find_if(win->info.begin(), win->info.end(), [&](const auto &x) { return x.first == e.first; });
-        if (it != win->info.end()) it->second = e.second;
-        else win->info.push_back(e);
-    }
+    merge_hints(win->info, info);
     return MPI_SUCCESS;
 }
 
 int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
     FTMPI_TRY(check_win("MPI_Win_get_info", win));
     FTMPI_CHECK(check_nonnull("MPI_Win_get_info", win->comm, info_used, "info_used"));
-    *info_used = new ftmpi_info_s{Magic::info, win->info};
+    *info_used = info_of(win->info);
     return MPI_SUCCESS;
 }
 
@@ -1100,29 +1103,12 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
             return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "rank %d is already locked on %s", r,
                          comm_label(win->comm));
     for (int r = 0; r < win->comm->size; ++r) {
-        Target &t = win->targets[static_cast<std::size_t>(r)];
-        if ((assert & MPI_MODE_NOCHECK) != 0) {
-            t.lock = MPI_LOCK_SHARED;
-            t.nocheck = true;
-            continue;
+        if (const int err = acquire("MPI_Win_lock_all", win, r, MPI_LOCK_SHARED, (assert & MPI_MODE_NOCHECK) != 0);
+            err != MPI_SUCCESS) {
+            if (err == MPI_ERR_PROC_FAILED)
+                for (int q = 0; q < r; ++q) unlock_target(win, q);
+            return err;
         }
-        t.answer = 0;
-        const std::int32_t ty = MPI_LOCK_SHARED;
-        std::vector<char> payload(sizeof ty);
-        std::memcpy(payload.data(), &ty, sizeof ty);
-        if (member_failed(win, r) || !rma::send(win, r, Kind::lock, std::move(payload))) t.answer = -1;
-        while (t.answer == 0) {
-            if (win->comm->revoked) return revoked_error("MPI_Win_lock_all", win);
-            progress_wait();
-        }
-        if (t.answer < 0) {
-            for (int q = 0; q < r; ++q) unlock_target(win, q);
-            return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_lock_all",
-                         member_failed(win, r) ? "rank %d of %s failed" : "the lock at rank %d of %s is lost: a process that held it failed",
-                         r, comm_label(win->comm));
-        }
-        t.lock = MPI_LOCK_SHARED;
-        t.nocheck = false;
     }
     win->lock_all = true;
     return MPI_SUCCESS;

@@ -46,12 +46,16 @@ if [[ -n $left ]]; then
 fi
 # A killed rank's keeper removes its shm regions (runtime/task_keeper.hpp),
 # but without a keeper (FTMPI_SLURM_KEEPER=0) or with the keeper killed too
-# (a lost node) nothing does: remove the regions this job's processes left,
+# (a lost node, an aborted or cancelled step) nothing does until the next
+# job's MPI_Init sweeps them: remove the regions this job's processes left,
 # those whose process is gone. 16 MiB each in /dev/shm.
 while IFS= read -r f; do
   pid=${f#/dev/shm/ftmpi-}
   pid=${pid%%-*}
-  kill -0 "$pid" 2>/dev/null || rm -f "$f"
+  # Gone, or a zombie not reaped yet (a killed keeper's rank, reparented).
+  if ! kill -0 "$pid" 2>/dev/null || grep -q '^State:[[:space:]]*Z' "/proc/$pid/status" 2>/dev/null; then
+    rm -f "$f"
+  fi
 done < <(find /dev/shm -maxdepth 1 -name 'ftmpi-*' -newer "$marker")
 rm -f "$marker"
 exit $rc
