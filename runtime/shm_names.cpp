@@ -47,8 +47,9 @@ int remove_regions(Doomed doomed) {
     return removed;
 }
 
-// Whether `pid` names no live process: none at all, or a zombie.
-bool gone(pid_t pid) {
+}  // namespace
+
+bool process_gone(pid_t pid) {
     if (::kill(pid, 0) != 0) return errno == ESRCH;
     char path[64], stat[256] = {};
     std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
@@ -60,8 +61,6 @@ bool gone(pid_t pid) {
     return paren != nullptr && paren[1] == ' ' && paren[2] == 'Z';
 }
 
-}  // namespace
-
 int remove_shm_regions_of(pid_t pid) {
     return remove_regions([pid](pid_t owner, int, const char *) { return owner == pid; });
 }
@@ -70,7 +69,7 @@ int remove_stale_shm_regions() {
     const uid_t me = ::geteuid();
     return remove_regions([me](pid_t owner, int dir, const char *name) {
         struct stat st;
-        return ::fstatat(dir, name, &st, 0) == 0 && st.st_uid == me && gone(owner);
+        return ::fstatat(dir, name, &st, 0) == 0 && st.st_uid == me && process_gone(owner);
     });
 }
 

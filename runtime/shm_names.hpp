@@ -19,6 +19,9 @@ std::string new_shm_region_name();
 // Removes every region a process with `pid` created. Returns how many.
 int remove_shm_regions_of(pid_t pid);
 
+// Whether `pid` names no live process: none at all, or a zombie.
+bool process_gone(pid_t pid);
+
 // Removes this user's regions whose process is gone (no such pid, or a
 // zombie): those of a job whose processes were all killed at once, which no
 // survivor, launcher or task keeper was left to remove (a cancelled or

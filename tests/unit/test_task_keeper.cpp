@@ -52,18 +52,6 @@ void signal_ready() {
     if (write(g_ready_fd, &me, sizeof me) != sizeof me) _exit(97);
 }
 
-// Whether process `pid` is gone: no such process, or a zombie no one reaps
-// (the rank is reparented when its keeper dies).
-bool gone(pid_t pid) {
-    char path[64], buf[256] = {};
-    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-    FILE *f = std::fopen(path, "r");
-    if (f == nullptr) return true;
-    const bool ok = std::fgets(buf, sizeof buf, f) != nullptr;
-    std::fclose(f);
-    const char *paren = ok ? std::strrchr(buf, ')') : nullptr;
-    return paren == nullptr || paren[1] == '\0' || paren[2] == 'Z' || paren[2] == 'X';
-}
 
 Task start(const std::function<void()> &rank, pid_t launcher = 0, bool wait_ready = false) {
     int fds[2];
@@ -156,9 +144,9 @@ TEST_CASE("task keeper: the rank dies with its keeper", "[keeper]") {
     REQUIRE(WIFSIGNALED(st));
     // The rank gets SIGKILL when its keeper dies (it would wait forever otherwise).
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!gone(t.rank) && std::chrono::steady_clock::now() < until)
+    while (!ftmpi::runtime::process_gone(t.rank) && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    REQUIRE(gone(t.rank));
+    REQUIRE(ftmpi::runtime::process_gone(t.rank));
 }
 
 TEST_CASE("task keeper: the shm regions of a killed rank are removed", "[keeper]") {
