@@ -166,7 +166,8 @@ struct ftmpi_predefined_op_s : ftmpi_predefined<ftmpi_op_s, 64> {};
 struct ftmpi_request_s {
     ftmpi::transport::Op op;  // first member: a transport completion names the request
     ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::request;
-    enum class Kind : std::uint8_t { send, recv, done, coll } kind = Kind::send;  // coll: a nonblocking collective (mpi/coll)
+    // coll: a nonblocking collective (mpi/coll); generalized: MPI_Grequest_start's (mpi/p2p/grequest.cpp)
+    enum class Kind : std::uint8_t { send, recv, done, coll, generalized } kind = Kind::send;
     bool complete = false;
     bool persistent = false;
     bool active = false;    // persistent: started and not yet completed by Wait/Test

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mpi/attributes.hpp"
 #include "mpi/dt/checks.hpp"
 #include "mpi/dt/derived.hpp"
 
@@ -164,6 +165,11 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
     FTMPI_TRY(check_new("MPI_Type_dup", 0, oldtype, newtype));
     MPI_Datatype t = make_type(layout_of(oldtype));
     t->committed = oldtype->committed;  // a duplicate of a committed type is committed
+    if (const int rc = copy_attributes(oldtype, t); rc != MPI_SUCCESS) {
+        delete_attributes(t);
+        dt_release(t);
+        return raise(MPI_COMM_NULL, rc, "MPI_Type_dup", "an attribute's copy callback failed");
+    }
     *newtype = t;
     return MPI_SUCCESS;
 }
@@ -181,6 +187,8 @@ int MPI_Type_free(MPI_Datatype *datatype) {
     if ((*datatype)->predefined)
         return raise(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Type_free", "cannot free predefined datatype %s",
                      (*datatype)->name);
+    if (const int rc = delete_attributes(*datatype); rc != MPI_SUCCESS)
+        return raise(MPI_COMM_NULL, rc, "MPI_Type_free", "an attribute's delete callback failed");
     dt_release(*datatype);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

@@ -28,6 +28,7 @@ int check_request(const char *call, MPI_Request *request) {
 
 int report(const char *call, MPI_Comm comm, int err) {
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    if (comm == MPI_COMM_NULL) return raise(comm, err, call, "generalized request completed with an error");
     return raise(comm, err, call, "request completed with an error on %s", comm_label(comm));
 }
 
@@ -273,7 +274,12 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
     }
     if (!request->complete) progress();
     *flag = request->complete ? 1 : 0;
-    if (*flag && status != MPI_STATUS_IGNORE) *status = request->status;
+    if (!*flag) return MPI_SUCCESS;
+    int err = MPI_SUCCESS;
+    if (request->kind == ftmpi_request_s::Kind::generalized) err = grequest_query(request);
+    if (status != MPI_STATUS_IGNORE) *status = request->status;
+    if (err != MPI_SUCCESS)
+        return raise(MPI_COMM_NULL, err, "MPI_Request_get_status", "the generalized request's query callback failed");
     return MPI_SUCCESS;
 }
 
@@ -295,6 +301,11 @@ int MPI_Cancel(MPI_Request *request) {
     MPI_Request r = *request;
     if (r == MPI_REQUEST_NULL)
         return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, "MPI_Cancel", "argument request is MPI_REQUEST_NULL");
+    if (r->kind == ftmpi_request_s::Kind::generalized) {
+        if (const int rc = grequest_cancel(r); rc != MPI_SUCCESS)
+            return raise(MPI_COMM_NULL, rc, "MPI_Cancel", "the generalized request's cancel callback failed");
+        return MPI_SUCCESS;
+    }
     if (r->kind == ftmpi_request_s::Kind::recv && r->posted && queue_of(r).remove_posted(r)) {
         r->status.ftmpi_cancelled = 1;
         r->status.MPI_SOURCE = MPI_ANY_SOURCE;

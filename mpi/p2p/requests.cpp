@@ -78,6 +78,7 @@ MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *b
 }
 
 void release_request(MPI_Request r) {
+    if (r->kind == ftmpi_request_s::Kind::generalized) grequest_free(r);
     if (MPI_Comm c = r->comm) {
         r->comm = nullptr;
         if (--c->refs == 0 && c->freed) delete_comm_object(c);
@@ -264,7 +265,14 @@ void start_recv(MPI_Request r) {
 
 int retire_request(MPI_Request *slot, MPI_Status *status) {
     MPI_Request r = *slot;
-    const int err = r->status.MPI_ERROR;
+    int err = r->status.MPI_ERROR;
+    if (r->kind == ftmpi_request_s::Kind::generalized) {
+        // The query callback gives the status and the call's code, then the
+        // free callback runs (its code when the query succeeded).
+        const int q = grequest_query(r);
+        const int f = grequest_free(r);
+        err = q != MPI_SUCCESS ? q : f;
+    }
     if (status != MPI_STATUS_IGNORE) *status = r->status;
     if (r->persistent) {
         r->active = false;

@@ -40,6 +40,14 @@ inline void wait_complete(MPI_Request r) {
 // persistent ones). Returns the request's error class.
 int retire_request(MPI_Request *slot, MPI_Status *status);
 
+// Generalized requests (mpi/p2p/grequest.cpp). grequest_query fills r->status
+// through the user's query callback and returns its code; grequest_free runs
+// the free callback (once) and returns its code.
+int grequest_query(MPI_Request r);
+int grequest_free(MPI_Request r);
+// MPI_Cancel of a generalized request: its cancel callback.
+int grequest_cancel(MPI_Request r);
+
 // The status of a null or inactive request.
 void empty_status(MPI_Status *status);
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "mpi/attributes.hpp"
 #include "mpi/checks.hpp"
 #include "mpi/coll/ops.hpp"
 #include "mpi/comm_internal.hpp"
@@ -21,13 +22,6 @@
 #include "runtime/shm_segment.hpp"
 
 namespace ftmpi::mpi {
-namespace {
-
-using rma::Kind;
-using rma::Target;
-using rma::member_failed;
-
-constexpr int k_all_asserts = MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
 
 bool valid_win(MPI_Win w) { return w != MPI_WIN_NULL && w->magic == Magic::win; }
 
@@ -38,6 +32,14 @@ int check_win(const char *call, MPI_Win w) {
     return raise(MPI_COMM_NULL, MPI_ERR_WIN, call, "invalid window (argument win is %s)",
                  w == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a window");
 }
+
+namespace {
+
+using rma::Kind;
+using rma::Target;
+using rma::member_failed;
+
+constexpr int k_all_asserts = MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
 
 // A non-local call on a revoked window (MPIX_Win_revoke) fails at once.
 int check_live(const char *call, MPI_Win w) {
@@ -696,6 +698,8 @@ int MPI_Win_free(MPI_Win *win) {
     for (int r = 0; r < w->comm->size && !w->comm->revoked; ++r)
         if (w->targets[static_cast<std::size_t>(r)].lock != 0 || w->lock_all)
             return raise(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free", "a passive-target epoch is still open (unlock first)");
+    if (const int rc = delete_attributes(w); rc != MPI_SUCCESS)
+        return raise(w->comm, rc, "MPI_Win_free", "an attribute's delete callback failed");
     complete_all(w);
     exchange_free(w);
     rma::close_window(w);
@@ -722,9 +726,7 @@ int MPI_Win_get_attr(MPI_Win win, int keyval, void *attribute_val, int *flag) {
     case MPI_WIN_DISP_UNIT: *out = &win->disp_unit; break;
     case MPI_WIN_CREATE_FLAVOR: *out = &win->flavor; break;
     case MPI_WIN_MODEL: *out = &win->model; break;
-    default:
-        *flag = 0;
-        return raise(win->comm, MPI_ERR_KEYVAL, "MPI_Win_get_attr", "invalid keyval %d for a window", keyval);
+    default: return get_user_attr("MPI_Win_get_attr", win, keyval, attribute_val, flag);
     }
     return MPI_SUCCESS;
 }

@@ -125,9 +125,14 @@ struct ftmpi_win_s {
     std::vector<int> shared_holders;
     std::deque<ftmpi::mpi::rma::LockRequest> lock_queue;
     int lock_poisoned_by = -1;  // a holder that failed: the lock is never granted again
+    std::map<int, void *> attrs;  // keyval -> attribute value (mpi/attributes.cpp)
 };
 
 namespace ftmpi::mpi {
+
+bool valid_win(MPI_Win w);
+// Checks that `win` is a window; errors on an invalid one go to MPI_COMM_WORLD's handler.
+int check_win(const char *call, MPI_Win w);
 
 // Progress thread, after new failures: fails what they make impossible on
 // every window (called from on_new_failures).

@@ -1,0 +1,89 @@
+// Handle conversions between C handles and Fortran integer handles
+// (MPI_Comm_c2f ... MPI_Message_f2c), and MPI_Status_c2f/f2c.
+//
+// C handles are pointers; the Fortran side is an int. Each kind of handle has
+// a table: the first conversion of a handle gives it the next index, and the
+// index names that address from then on (an object created later at the
+// address of a freed one takes over its index). Index 0 is the null handle.
+// MPI_*_f2c of an index that was never handed out returns the null handle.
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+#include "mpi/checks.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+template <typename H>
+struct HandleTable {
+    std::vector<H> by_index{H{}};  // [0]: the null handle
+    std::unordered_map<H, MPI_Fint> index;
+
+    MPI_Fint c2f(H h) {
+        if (h == H{}) return 0;
+        auto [it, added] = index.try_emplace(h, static_cast<MPI_Fint>(by_index.size()));
+        if (added) by_index.push_back(h);
+        return it->second;
+    }
+    H f2c(MPI_Fint i) const {
+        return i > 0 && static_cast<std::size_t>(i) < by_index.size() ? by_index[static_cast<std::size_t>(i)] : H{};
+    }
+};
+
+template <typename H>
+HandleTable<H> &table() {
+    static HandleTable<H> t;
+    return t;
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+#define FTMPI_HANDLE_CONVERSIONS(NAME, H)                                \
+    MPI_Fint MPI_##NAME##_c2f(H h) { return table<H>().c2f(h); }         \
+    H MPI_##NAME##_f2c(MPI_Fint i) { return table<H>().f2c(i); }
+
+extern "C" {
+
+static_assert(sizeof(MPI_Status) % sizeof(MPI_Fint) == 0, "MPI_F_STATUS_SIZE is a whole number of MPI_Fint");
+
+// Distinct addresses that no Fortran status array can have.
+static MPI_Fint f_status_ignore_storage[1];
+static MPI_Fint f_statuses_ignore_storage[1];
+MPI_Fint *MPI_F_STATUS_IGNORE = f_status_ignore_storage;
+MPI_Fint *MPI_F_STATUSES_IGNORE = f_statuses_ignore_storage;
+
+FTMPI_HANDLE_CONVERSIONS(Comm, MPI_Comm)
+FTMPI_HANDLE_CONVERSIONS(Type, MPI_Datatype)
+FTMPI_HANDLE_CONVERSIONS(Group, MPI_Group)
+FTMPI_HANDLE_CONVERSIONS(Request, MPI_Request)
+FTMPI_HANDLE_CONVERSIONS(Op, MPI_Op)
+FTMPI_HANDLE_CONVERSIONS(Errhandler, MPI_Errhandler)
+FTMPI_HANDLE_CONVERSIONS(Info, MPI_Info)
+FTMPI_HANDLE_CONVERSIONS(Win, MPI_Win)
+FTMPI_HANDLE_CONVERSIONS(Message, MPI_Message)
+
+// A Fortran status is the C status's bytes, MPI_F_STATUS_SIZE integers.
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) {
+    const char *call = "MPI_Status_c2f";
+    if (c_status == MPI_STATUS_IGNORE || c_status == MPI_STATUSES_IGNORE)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "argument c_status is MPI_STATUS_IGNORE");
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, f_status, "f_status"));
+    std::memcpy(f_status, c_status, sizeof(MPI_Status));
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) {
+    const char *call = "MPI_Status_f2c";
+    if (f_status == MPI_F_STATUS_IGNORE || f_status == MPI_F_STATUSES_IGNORE)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "argument f_status is MPI_F_STATUS_IGNORE");
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, f_status, "f_status"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, c_status, "c_status"));
+    std::memcpy(c_status, f_status, sizeof(MPI_Status));
+    return MPI_SUCCESS;
+}
+
+}  // extern "C"
