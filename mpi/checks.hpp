@@ -18,6 +18,7 @@ inline bool valid_type(MPI_Datatype t) { return t != MPI_DATATYPE_NULL && t->mag
 
 inline int check_init(const char *call) {
     if (g.initialized && !g.finalized) return MPI_SUCCESS;
+    if (g.forked) return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "called in a process forked after MPI_Init");
     return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "called %s MPI_Init", g.finalized ? "after MPI_Finalize" : "before");
 }
 

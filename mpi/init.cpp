@@ -15,6 +15,7 @@
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "runtime/config.hpp"
+#include "runtime/fork_guard.hpp"
 #include "runtime/fatal_signals.hpp"
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
@@ -33,6 +34,18 @@ void setup_predefined_comms(int rank, int size);
 void yield_cpu() { sched_yield(); }
 
 namespace {
+
+// A process forked by this rank after MPI_Init is not an MPI process: its MPI
+// calls fail (MPI_ERR_OTHER), and nothing it does reaches the rank's
+// connections (the objects behind them are left alone, never destroyed).
+void forked_child() {
+    g.initialized = false;
+    g.forked = true;
+    g_api_locking = false;  // the lock may be held by a thread the child does not have
+    (void)g.pm.release();
+    (void)g.engine.release();
+    (void)g.transport.release();
+}
 
 int init(const char *call, int required, int *provided) {
     if (g.initialized)
@@ -88,11 +101,14 @@ int init(const char *call, int required, int *provided) {
         g.engine.reset();
         return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "%s", e.what());
     }
-    // The data path is single-threaded: calls from several threads must not overlap.
-    g.thread_level = required < MPI_THREAD_SERIALIZED ? required : MPI_THREAD_SERIALIZED;
+    // The data path is single-threaded; under MPI_THREAD_MULTIPLE every MPI
+    // call holds the library lock (mpi/api_lock.hpp).
+    g.thread_level = required;
+    g_api_locking = required == MPI_THREAD_MULTIPLE;
     if (provided) *provided = g.thread_level;
     g.main_thread = pthread_self();
     g.initialized = true;
+    runtime::arm_fork_guard(forked_child);
     runtime::task_keeper_joined();
     return MPI_SUCCESS;
 }
@@ -136,6 +152,8 @@ int MPI_Finalize(void) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (g.transport->busy() && std::chrono::steady_clock::now() < until) progress_wait();
     g.finalized = true;
+    g_api_locking = false;  // this call's guard still releases the lock
+    ftmpi::runtime::disarm_fork_guard();
     ftmpi::ft::failures().stop_detector();
     g.pm->finalize();
     ftmpi::ft::failures().attach(nullptr, 0);

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "ft/failures.hpp"
+#include "mpi/api_lock.hpp"
 #include "runtime/process_manager.hpp"
 #include "transport/transport.hpp"
 
@@ -24,6 +25,7 @@ struct State {
     std::unique_ptr<transport::Transport> transport;
     bool initialized = false;
     bool finalized = false;
+    bool forked = false;  // this process was forked by a rank after MPI_Init (runtime/fork_guard.hpp)
     int thread_level = MPI_THREAD_SINGLE;
     pthread_t main_thread{};
     bool yield = false;
@@ -44,10 +46,12 @@ inline void progress() {
 
 void yield_cpu();
 
-// One turn of a blocking wait.
+// One turn of a blocking wait. Under MPI_THREAD_MULTIPLE the turn ends by
+// giving the library lock to the other threads (mpi/api_lock.hpp).
 inline void progress_wait() {
     progress();
-    if (g.yield) yield_cpu();
+    if (g_api_locking) api_lock_yield();
+    else if (g.yield) yield_cpu();
 }
 
 }  // namespace ftmpi::mpi
