@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Unmodified third-party MPI programs, built with the installed ftmpicc as a
 # user would, then run under ftmpirun:
-#   - OSU micro-benchmarks 7.2: the whole suite builds; the one-sided
-#     programs run to completion at 2 ranks and the neighborhood ones at 4
-#     (small sizes);
+#   - OSU micro-benchmarks 7.2: the whole suite builds; every benchmark runs
+#     to completion with small sizes: the point-to-point and one-sided ones
+#     (two-process programs; osu_latency_mt under MPI_THREAD_MULTIPLE,
+#     osu_latency_mp forking its helpers) at 2 ranks, every blocking,
+#     nonblocking and neighborhood collective and the start-up ones at 4;
 #   - Intel MPI Benchmarks: IMB-RMA, IMB-MPI1, IMB-NBC and IMB-EXT build under
 #     their own -Werror and run their whole lists at 2 ranks (small sizes).
 # usage: .ci/third_party.sh PREFIX   (ftmpi installed there)
@@ -28,11 +30,13 @@ osu=$work/osu-micro-benchmarks-7.2/c/mpi
 (cd "$work"/osu-micro-benchmarks-7.2 && ./configure CC="$cc" CXX="$cxx" >/dev/null && make -j2 >/dev/null) ||
   { echo "FAIL: OSU 7.2 does not build"; exit 1; }
 passed=0
-# osu NP BENCHMARK: runs it with small sizes, and checks it printed results.
+# osu NP BENCHMARK [RESULT-REGEX]: runs it with small sizes, and checks it
+# printed results (by default a "size value" line).
 osu_run() {
-  local np=$1 b=$2 out=$work/${2//\//_}.out
-  if ! timeout 120 "$run" -n "$np" "$osu/$b" -m 1:1024 -i 50 -x 5 >"$out" 2>&1 ||
-     ! grep -qE '^[0-9]+ +[0-9.]+' "$out"; then
+  local np=$1 b=$2 re=${3:-'^[0-9]+ +[0-9.]+'} out=$work/${2//\//_}.out opts=(-i 50 -x 5)
+  [[ $b == startup/* ]] && opts=() || [[ $b == */osu_*barrier ]] || opts+=(-m 1:1024)
+  if ! timeout 120 "$run" -n "$np" "$osu/$b" "${opts[@]}" >"$out" 2>&1 ||
+     ! grep -qE "$re" "$out"; then
     echo "FAIL: $b at $np ranks"; cat "$out"; exit 1
   fi
   passed=$((passed + 1))
@@ -45,6 +49,21 @@ for b in allgather allgatherv alltoall alltoallv alltoallw; do
   osu_run 4 collective/neighborhood/osu_neighbor_$b
   osu_run 4 collective/neighborhood/osu_ineighbor_$b
 done
+for b in latency bw bibw latency_mp latency_mt mbw_mr multi_lat; do
+  osu_run 2 pt2pt/standard/osu_$b
+done
+for b in latency bw bibw; do
+  osu_run 2 pt2pt/persistent/osu_${b}_persistent
+done
+for b in allgather allgatherv allreduce alltoall alltoallv alltoallw bcast gather gatherv reduce \
+         reduce_scatter scatter scatterv; do
+  osu_run 4 collective/blocking/osu_$b
+  osu_run 4 collective/non_blocking/osu_i$b
+done
+osu_run 4 collective/blocking/osu_barrier '^ +[0-9.]+$'
+osu_run 4 collective/non_blocking/osu_ibarrier '^ +[0-9.]+ +[0-9.]+'
+osu_run 4 startup/osu_hello 'This is a test with 4 processes'
+osu_run 4 startup/osu_init 'nprocs: 4'
 
 tar xzf "$imb_tar" -C "$work"
 for t in IMB-RMA IMB-MPI1 IMB-NBC IMB-EXT; do
@@ -55,4 +74,4 @@ for t in IMB-RMA IMB-MPI1 IMB-NBC IMB-EXT; do
   fi
   passed=$((passed + 1))
 done
-echo "third-party check: $passed passed, 0 failed (OSU: builds; one-sided x9 at 2 ranks, neighborhood x10 at 4; IMB-RMA, -MPI1, -NBC, -EXT at 2)"
+echo "third-party check: $passed passed, 0 failed (OSU: builds; one-sided x9 and point-to-point x10 at 2 ranks, collectives x30, neighborhood x10 and start-up x2 at 4; IMB-RMA, -MPI1, -NBC, -EXT at 2)"
