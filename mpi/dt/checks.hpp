@@ -34,6 +34,15 @@ inline int check_blocklength(const char *call, int len, const char *arg = "block
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "negative %s %d", arg, len);
 }
 
+// The arguments every constructor has: a count (0 where it has none), the
+// old type and where the new one goes.
+inline int check_constructor(const char *call, int count, MPI_Datatype old, MPI_Datatype *newtype) {
+    FTMPI_CHECK(check_count(call, MPI_COMM_NULL, count));
+    FTMPI_CHECK(check_type(call, MPI_COMM_NULL, old, "oldtype"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, newtype, "newtype"));
+    return MPI_SUCCESS;
+}
+
 // The handle the caller passes in to a free/commit: non-null pointer, valid type.
 inline int check_type_slot(const char *call, MPI_Datatype *slot) {
     FTMPI_TRY(check_nonnull(call, MPI_COMM_NULL, slot, "datatype"));
