@@ -142,13 +142,11 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
                              const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_subarray";
     FTMPI_TRY(check_constructor(call, 0, oldtype, newtype));
-    if (ndims <= 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, call, "ndims is %d (must be positive)", ndims);
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array_of_sizes, "array_of_sizes"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array_of_subsizes, "array_of_subsizes"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array_of_starts, "array_of_starts"));
-    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
-        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "order is %d (must be MPI_ORDER_C or MPI_ORDER_FORTRAN)",
-                     order);
+    FTMPI_TRY(check_array_shape(call, ndims,
+                                {{array_of_sizes, "array_of_sizes"},
+                                 {array_of_subsizes, "array_of_subsizes"},
+                                 {array_of_starts, "array_of_starts"}},
+                                order));
     for (int d = 0; d < ndims; ++d) {
         if (array_of_sizes[d] <= 0)
             return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_sizes[%d] is %d (must be positive)", d,

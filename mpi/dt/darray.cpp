@@ -80,14 +80,12 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
     if (size <= 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, k_call, "size is %d (must be positive)", size);
     if (rank < 0 || rank >= size)
         return raise(MPI_COMM_NULL, MPI_ERR_ARG, k_call, "rank is %d (must be in 0..%d)", rank, size - 1);
-    if (ndims <= 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, k_call, "ndims is %d (must be positive)", ndims);
-    FTMPI_CHECK(check_nonnull(k_call, MPI_COMM_NULL, array_of_gsizes, "array_of_gsizes"));
-    FTMPI_CHECK(check_nonnull(k_call, MPI_COMM_NULL, array_of_distribs, "array_of_distribs"));
-    FTMPI_CHECK(check_nonnull(k_call, MPI_COMM_NULL, array_of_dargs, "array_of_dargs"));
-    FTMPI_CHECK(check_nonnull(k_call, MPI_COMM_NULL, array_of_psizes, "array_of_psizes"));
-    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
-        return raise(MPI_COMM_NULL, MPI_ERR_ARG, k_call, "order is %d (must be MPI_ORDER_C or MPI_ORDER_FORTRAN)",
-                     order);
+    FTMPI_TRY(check_array_shape(k_call, ndims,
+                                {{array_of_gsizes, "array_of_gsizes"},
+                                 {array_of_distribs, "array_of_distribs"},
+                                 {array_of_dargs, "array_of_dargs"},
+                                 {array_of_psizes, "array_of_psizes"}},
+                                order));
     MPI_Aint procs = 1;
     for (int d = 0; d < ndims; ++d) {
         FTMPI_TRY(check_dimension(d, array_of_gsizes[d], array_of_distribs[d], array_of_dargs[d], array_of_psizes[d]));

@@ -1,8 +1,8 @@
 // Derived datatypes: the flattened layout of one element, the constructors'
 // common builder, reference counting, and pack/unpack.
 //
-// Every derived type is flattened when it is constructed (so a type never
-// needs the types it was built from: freeing those is always safe) into
+// Every derived type is flattened when it is constructed (so moving data never
+// looks at the types it was built from: freeing those is always safe) into
 //   - blocks: (offset, length) byte runs of one element, in typemap order
 //     (the order data is packed in), adjacent runs merged;
 //   - sig: the type signature as runs of (basic type, count), merged;
@@ -12,7 +12,7 @@
 // A derived type also keeps its constructor's arguments (Contents) for
 // MPI_Type_get_envelope / MPI_Type_get_contents, with a reference on each
 // derived input type: get_contents can hand those out after the user freed
-// them.
+// them, and an input lives as long as a type built from it.
 //
 // Threading: like the rest of libftmpi's MPI layer, single-threaded.
 #pragma once

@@ -31,12 +31,6 @@
 
 static int rank, size;
 
-static int class_of(int rc) {
-    int c = -1;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 static int combiner_of(MPI_Datatype t) {
     int ni, na, nd, c;
     MPI_OK(MPI_Type_get_envelope(t, &ni, &na, &nd, &c));
@@ -237,7 +231,7 @@ static void part_b(void) {
     copy = t;
     MPI_OK(MPI_Type_free(&t));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    CHECK(class_of(MPI_Type_free(&copy)) == MPI_ERR_TYPE, "second free of a handle");
+    CHECK(tl_class_of(MPI_Type_free(&copy)) == MPI_ERR_TYPE, "second free of a handle");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_OK(MPI_Type_free(&holder));
 }
@@ -749,41 +743,19 @@ static int env_null_out(void) {
     int a, b, c;
     return MPI_Type_get_envelope(MPI_INT, &a, &b, &c, NULL);
 }
-static int contents_null_type(void) {
+/* MPI_Type_get_contents of t with room for mi integers, ma addresses, md types. */
+static int contents_call(MPI_Datatype t, int mi, int ma, int md, int null_addrs) {
     int i[4];
     MPI_Aint a[4];
-    MPI_Datatype t[4];
-    return MPI_Type_get_contents(MPI_DATATYPE_NULL, 4, 4, 4, i, a, t);
+    MPI_Datatype d[4];
+    return MPI_Type_get_contents(t, mi, ma, md, i, null_addrs ? NULL : a, d);
 }
-static int contents_named(void) {
-    int i[4];
-    MPI_Aint a[4];
-    MPI_Datatype t[4];
-    return MPI_Type_get_contents(MPI_INT, 4, 4, 4, i, a, t);
-}
-static int contents_few_ints(void) {
-    int i[4];
-    MPI_Aint a[4];
-    MPI_Datatype t[4];
-    return MPI_Type_get_contents(g_vec, 2, 4, 4, i, a, t);
-}
-static int contents_few_addrs(void) {
-    int i[4];
-    MPI_Aint a[4];
-    MPI_Datatype t[4];
-    return MPI_Type_get_contents(g_hvec, 4, 0, 4, i, a, t);
-}
-static int contents_few_types(void) {
-    int i[4];
-    MPI_Aint a[4];
-    MPI_Datatype t[4];
-    return MPI_Type_get_contents(g_struct, 4, 4, 1, i, a, t);
-}
-static int contents_null_array(void) {
-    int i[4];
-    MPI_Datatype t[4];
-    return MPI_Type_get_contents(g_hvec, 4, 4, 4, i, NULL, t);
-}
+static int contents_null_type(void) { return contents_call(MPI_DATATYPE_NULL, 4, 4, 4, 0); }
+static int contents_named(void) { return contents_call(MPI_INT, 4, 4, 4, 0); }
+static int contents_few_ints(void) { return contents_call(g_vec, 2, 4, 4, 0); }
+static int contents_few_addrs(void) { return contents_call(g_hvec, 4, 0, 4, 0); }
+static int contents_few_types(void) { return contents_call(g_struct, 4, 4, 1, 0); }
+static int contents_null_array(void) { return contents_call(g_hvec, 4, 4, 4, 1); }
 
 /* MPI_Type_create_darray with one argument changed from a valid 2x3 grid of a 6x6 array. */
 static int darray_with(int size_, int rank_, int ndims, int g0, int dist0, int darg0, int p0, int order,
@@ -948,8 +920,8 @@ static void part_g(void) {
         if (cases[i].expected == MPI_SUCCESS)
             CHECK(rc == MPI_SUCCESS, "case \"%s\": returned %d, expected MPI_SUCCESS", cases[i].name, rc);
         else
-            CHECK(rc != MPI_SUCCESS && class_of(rc) == cases[i].expected,
-                  "case \"%s\": returned %d (class %d), expected class %d", cases[i].name, rc, class_of(rc),
+            CHECK(rc != MPI_SUCCESS && tl_class_of(rc) == cases[i].expected,
+                  "case \"%s\": returned %d (class %d), expected class %d", cases[i].name, rc, tl_class_of(rc),
                   cases[i].expected);
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
