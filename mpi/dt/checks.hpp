@@ -2,6 +2,9 @@
 // returns MPI_SUCCESS or raise()'s result, with the call and argument named.
 #pragma once
 
+#include <initializer_list>
+#include <utility>
+
 #include "mpi/checks.hpp"
 
 namespace ftmpi::mpi {
@@ -32,6 +35,26 @@ inline int check_blocklength(const char *call, int len, const char *arg = "block
     if (len >= 0) return MPI_SUCCESS;
     if (index >= 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "negative %s[%d] %d", arg, index, len);
     return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "negative %s %d", arg, len);
+}
+
+// The arguments every constructor has: a count (0 where it has none), the
+// old type and where the new one goes.
+inline int check_constructor(const char *call, int count, MPI_Datatype old, MPI_Datatype *newtype) {
+    FTMPI_CHECK(check_count(call, MPI_COMM_NULL, count));
+    FTMPI_CHECK(check_type(call, MPI_COMM_NULL, old, "oldtype"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, newtype, "newtype"));
+    return MPI_SUCCESS;
+}
+
+// The shape arguments of the array constructors (subarray, darray): ndims > 0
+// (MPI_ERR_DIMS), each per-dimension array (pointer, argument name) non-null,
+// and order MPI_ORDER_C or MPI_ORDER_FORTRAN.
+inline int check_array_shape(const char *call, int ndims, std::initializer_list<std::pair<const int *, const char *>> arrays,
+                             int order) {
+    if (ndims <= 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, call, "ndims is %d (must be positive)", ndims);
+    for (const auto &[array, arg] : arrays) FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array, arg));
+    if (order == MPI_ORDER_C || order == MPI_ORDER_FORTRAN) return MPI_SUCCESS;
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "order is %d (must be MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
 }
 
 // The handle the caller passes in to a free/commit: non-null pointer, valid type.

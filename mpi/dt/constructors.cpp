@@ -3,10 +3,11 @@
 // Every constructor validates its arguments (MPI_ERR_COUNT, MPI_ERR_ARG,
 // MPI_ERR_TYPE; reported on MPI_COMM_NULL, i.e. MPI_COMM_WORLD's handler),
 // then flattens into a Layout (mpi/dt/derived.hpp) and returns a new
-// uncommitted handle owning it.
+// uncommitted handle owning it and a record of its arguments (Contents).
 #include <cstring>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mpi/attributes.hpp"
@@ -17,23 +18,13 @@ using namespace ftmpi::mpi;
 
 namespace {
 
-int check_new(const char *call, int count, MPI_Datatype old, MPI_Datatype *newtype) {
-    FTMPI_CHECK(check_count(call, MPI_COMM_NULL, count));
-    FTMPI_CHECK(check_type(call, MPI_COMM_NULL, old, "oldtype"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, newtype, "newtype"));
-    return MPI_SUCCESS;
-}
-
-int finish(Layout l, MPI_Datatype *newtype) {
-    *newtype = make_type(std::move(l));
-    return MPI_SUCCESS;
-}
-
-// Indexed family: displacement i is disp[i] * unit bytes.
+// Indexed family: displacement i is disp[i] * unit bytes. Contents: count,
+// the block lengths (or the one block length), then the displacements, with
+// the ints (int displacements) or as addresses (MPI_Aint ones).
 template <typename Disp>
-int indexed(const char *call, int count, const int *lens, int same_len, const Disp *disps, MPI_Aint unit,
-            MPI_Datatype old, MPI_Datatype *newtype) {
-    FTMPI_TRY(check_new(call, count, old, newtype));
+int indexed(const char *call, int combiner, int count, const int *lens, int same_len, const Disp *disps,
+            MPI_Aint unit, MPI_Datatype old, MPI_Datatype *newtype) {
+    FTMPI_TRY(check_constructor(call, count, old, newtype));
     if (lens != nullptr) FTMPI_CHECK(check_array(call, lens, count, "array_of_blocklengths"));
     else FTMPI_CHECK(check_blocklength(call, same_len));
     FTMPI_CHECK(check_array(call, disps, count, "array_of_displacements"));
@@ -44,7 +35,12 @@ int indexed(const char *call, int count, const int *lens, int same_len, const Di
         if (lens != nullptr) FTMPI_CHECK(check_blocklength(call, len, "array_of_blocklengths", i));
         pieces.push_back({static_cast<MPI_Aint>(disps[i]) * unit, static_cast<std::size_t>(len), old});
     }
-    return finish(build_layout(pieces), newtype);
+    Contents c{combiner, {count}, {}, {old}};
+    if (lens != nullptr) c.ints.insert(c.ints.end(), lens, lens + count);
+    else c.ints.push_back(same_len);
+    if constexpr (std::is_same_v<Disp, int>) c.ints.insert(c.ints.end(), disps, disps + count);
+    else c.addrs.assign(disps, disps + count);
+    return finish_type(build_layout(pieces), std::move(c), newtype);
 }
 
 // Names set on predefined types (their `name` points into this map).
@@ -55,39 +51,42 @@ std::map<MPI_Datatype, std::string> g_predefined_names;
 extern "C" {
 
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    FTMPI_TRY(check_new("MPI_Type_contiguous", count, oldtype, newtype));
-    return finish(build_layout({{0, static_cast<std::size_t>(count), oldtype}}), newtype);
+    FTMPI_TRY(check_constructor("MPI_Type_contiguous", count, oldtype, newtype));
+    return finish_type(build_layout({{0, static_cast<std::size_t>(count), oldtype}}),
+                       {MPI_COMBINER_CONTIGUOUS, {count}, {}, {oldtype}}, newtype);
 }
 
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                             MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_hvector";
-    FTMPI_TRY(check_new(call, count, oldtype, newtype));
+    FTMPI_TRY(check_constructor(call, count, oldtype, newtype));
     FTMPI_CHECK(check_blocklength(call, blocklength));
     std::vector<Piece> pieces;
     pieces.reserve(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i)
         pieces.push_back({static_cast<MPI_Aint>(i) * stride, static_cast<std::size_t>(blocklength), oldtype});
-    return finish(build_layout(pieces), newtype);
+    return finish_type(build_layout(pieces), {MPI_COMBINER_HVECTOR, {count, blocklength}, {stride}, {oldtype}},
+                       newtype);
 }
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_vector";
-    FTMPI_TRY(check_new(call, count, oldtype, newtype));
+    FTMPI_TRY(check_constructor(call, count, oldtype, newtype));
     FTMPI_CHECK(check_blocklength(call, blocklength));
     std::vector<Piece> pieces;
     pieces.reserve(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i)
         pieces.push_back({static_cast<MPI_Aint>(i) * stride * oldtype->extent, static_cast<std::size_t>(blocklength),
                           oldtype});
-    return finish(build_layout(pieces), newtype);
+    return finish_type(build_layout(pieces), {MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {oldtype}},
+                       newtype);
 }
 
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
                      MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_indexed";
     FTMPI_CHECK(check_array(call, array_of_blocklengths, count, "array_of_blocklengths"));
-    return indexed(call, count, array_of_blocklengths, 0, array_of_displacements,
+    return indexed(call, MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0, array_of_displacements,
                    valid_type(oldtype) ? oldtype->extent : 0, oldtype, newtype);
 }
 
@@ -95,19 +94,20 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const
                              MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_hindexed";
     FTMPI_CHECK(check_array(call, array_of_blocklengths, count, "array_of_blocklengths"));
-    return indexed(call, count, array_of_blocklengths, 0, array_of_displacements, 1, oldtype, newtype);
+    return indexed(call, MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, array_of_displacements, 1, oldtype,
+                   newtype);
 }
 
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                   MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return indexed("MPI_Type_create_indexed_block", count, nullptr, blocklength, array_of_displacements,
-                   valid_type(oldtype) ? oldtype->extent : 0, oldtype, newtype);
+    return indexed("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, nullptr, blocklength,
+                   array_of_displacements, valid_type(oldtype) ? oldtype->extent : 0, oldtype, newtype);
 }
 
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return indexed("MPI_Type_create_hindexed_block", count, nullptr, blocklength, array_of_displacements, 1,
-                   oldtype, newtype);
+    return indexed("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, nullptr, blocklength,
+                   array_of_displacements, 1, oldtype, newtype);
 }
 
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
@@ -127,25 +127,27 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const M
         pieces.push_back({array_of_displacements[i], static_cast<std::size_t>(array_of_blocklengths[i]),
                           array_of_types[i]});
     }
-    return finish(build_layout(pieces, true), newtype);
+    Contents c{MPI_COMBINER_STRUCT, {count}, {array_of_displacements, array_of_displacements + count},
+               {array_of_types, array_of_types + count}};
+    c.ints.insert(c.ints.end(), array_of_blocklengths, array_of_blocklengths + count);
+    return finish_type(build_layout(pieces, true), std::move(c), newtype);
 }
 
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
-    FTMPI_TRY(check_new("MPI_Type_create_resized", 0, oldtype, newtype));
-    return finish(resized_layout(layout_of(oldtype), lb, extent), newtype);
+    FTMPI_TRY(check_constructor("MPI_Type_create_resized", 0, oldtype, newtype));
+    return finish_type(resized_layout(layout_of(oldtype), lb, extent), {MPI_COMBINER_RESIZED, {}, {lb, extent}, {oldtype}},
+                       newtype);
 }
 
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                              const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_subarray";
-    FTMPI_TRY(check_new(call, 0, oldtype, newtype));
-    if (ndims <= 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, call, "ndims is %d (must be positive)", ndims);
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array_of_sizes, "array_of_sizes"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array_of_subsizes, "array_of_subsizes"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array_of_starts, "array_of_starts"));
-    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
-        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "order is %d (must be MPI_ORDER_C or MPI_ORDER_FORTRAN)",
-                     order);
+    FTMPI_TRY(check_constructor(call, 0, oldtype, newtype));
+    FTMPI_TRY(check_array_shape(call, ndims,
+                                {{array_of_sizes, "array_of_sizes"},
+                                 {array_of_subsizes, "array_of_subsizes"},
+                                 {array_of_starts, "array_of_starts"}},
+                                order));
     for (int d = 0; d < ndims; ++d) {
         if (array_of_sizes[d] <= 0)
             return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_sizes[%d] is %d (must be positive)", d,
@@ -157,13 +159,19 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
             return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_starts[%d] is %d (must be in 0..%d)", d,
                          array_of_starts[d], array_of_sizes[d] - array_of_subsizes[d]);
     }
-    return finish(subarray_layout(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype),
-                  newtype);
+    const auto n = static_cast<std::size_t>(ndims);
+    std::vector<MPI_Aint> sizes(array_of_sizes, array_of_sizes + n);
+    std::vector<std::vector<IndexRun>> runs(n);
+    for (std::size_t d = 0; d < n; ++d) runs[d].push_back({array_of_starts[d], array_of_subsizes[d]});
+    Contents c{MPI_COMBINER_SUBARRAY, {ndims}, {}, {oldtype}};
+    for (const int *a : {array_of_sizes, array_of_subsizes, array_of_starts}) c.ints.insert(c.ints.end(), a, a + n);
+    c.ints.push_back(order);
+    return finish_type(array_layout(sizes, runs, order, oldtype), std::move(c), newtype);
 }
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    FTMPI_TRY(check_new("MPI_Type_dup", 0, oldtype, newtype));
-    MPI_Datatype t = make_type(layout_of(oldtype));
+    FTMPI_TRY(check_constructor("MPI_Type_dup", 0, oldtype, newtype));
+    MPI_Datatype t = make_type(layout_of(oldtype), {MPI_COMBINER_DUP, {}, {}, {oldtype}});
     t->committed = oldtype->committed;  // a duplicate of a committed type is committed
     if (const int rc = copy_attributes(oldtype, t); rc != MPI_SUCCESS) {
         delete_attributes(t);
@@ -183,13 +191,23 @@ int MPI_Type_commit(MPI_Datatype *datatype) {
 // The handle becomes MPI_DATATYPE_NULL; the type itself lives on while a
 // request in progress holds a reference to it.
 int MPI_Type_free(MPI_Datatype *datatype) {
-    FTMPI_TRY(check_type_slot("MPI_Type_free", datatype));
-    if ((*datatype)->predefined)
-        return raise(MPI_COMM_NULL, MPI_ERR_TYPE, "MPI_Type_free", "cannot free predefined datatype %s",
-                     (*datatype)->name);
-    if (const int rc = delete_attributes(*datatype); rc != MPI_SUCCESS)
-        return raise(MPI_COMM_NULL, rc, "MPI_Type_free", "an attribute's delete callback failed");
-    dt_release(*datatype);
+    const char *call = "MPI_Type_free";
+    FTMPI_TRY(check_type_slot(call, datatype));
+    MPI_Datatype t = *datatype;
+    if (t->predefined)
+        return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call, "cannot free predefined datatype %s", t->name);
+    if (t->derived->permanent)
+        return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call,
+                     "cannot free a datatype returned by MPI_Type_create_f90_* (it is predefined)");
+    if (t->derived->handles == 0)
+        return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call, "datatype was already freed (every handle to it)");
+    // The attributes go with the user's last handle (MPI_Type_get_contents
+    // hands out more handles to the same object).
+    if (t->derived->handles == 1)
+        if (const int rc = delete_attributes(t); rc != MPI_SUCCESS)
+            return raise(MPI_COMM_NULL, rc, call, "an attribute's delete callback failed");
+    --t->derived->handles;
+    dt_release(t);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }

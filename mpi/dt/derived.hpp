@@ -1,13 +1,18 @@
 // Derived datatypes: the flattened layout of one element, the constructors'
 // common builder, reference counting, and pack/unpack.
 //
-// Every derived type is flattened when it is constructed (so a type never
-// needs the types it was built from: freeing those is always safe) into
+// Every derived type is flattened when it is constructed (so moving data never
+// looks at the types it was built from: freeing those is always safe) into
 //   - blocks: (offset, length) byte runs of one element, in typemap order
 //     (the order data is packed in), adjacent runs merged;
 //   - sig: the type signature as runs of (basic type, count), merged;
 //   - the bounds: lb/ub (with resized markers), true_lb/true_ub (data only).
 // MPI_Type_commit only marks the type usable for communication.
+//
+// A derived type also keeps its constructor's arguments (Contents) for
+// MPI_Type_get_envelope / MPI_Type_get_contents, with a reference on each
+// derived input type: get_contents can hand those out after the user freed
+// them, and an input lives as long as a type built from it.
 //
 // Threading: like the rest of libftmpi's MPI layer, single-threaded.
 #pragma once
@@ -15,6 +20,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "mpi/objects.hpp"
@@ -57,6 +63,15 @@ struct Piece {
     MPI_Datatype type;
 };
 
+// One constructor call as MPI_Type_get_contents reports it (MPI 3.1 §4.1.13):
+// the combiner and the arguments, each array in the standard's order.
+struct Contents {
+    int combiner = MPI_COMBINER_NAMED;
+    std::vector<int> ints;
+    std::vector<MPI_Aint> addrs;
+    std::vector<MPI_Datatype> types;
+};
+
 // The layout of a predefined or derived type.
 Layout layout_of(MPI_Datatype t);
 
@@ -68,23 +83,53 @@ Layout build_layout(const std::vector<Piece> &pieces, bool struct_padding = fals
 // A copy of `l` with bounds lb and lb + extent (MPI_Type_create_resized).
 Layout resized_layout(Layout l, MPI_Aint lb, MPI_Aint extent);
 
-// MPI_Type_create_subarray. Arguments already validated.
-Layout subarray_layout(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
-                       MPI_Datatype old);
+// A run of `len` consecutive indices from `start` along one array dimension.
+struct IndexRun {
+    MPI_Aint start;
+    MPI_Aint len;
+};
 
-// A new uncommitted handle that owns `l`, with one reference (the user's).
-MPI_Datatype make_type(Layout l);
+// The elements of an n-dimensional array of `old` (dimension d has sizes[d]
+// elements) whose index along every dimension d is in runs[d] (runs in
+// increasing order), in the array's storage order (MPI_ORDER_C: the last
+// dimension varies fastest; MPI_ORDER_FORTRAN: the first). Bounds: the whole
+// array (lb 0, extent product(sizes) * old's extent), as subarray and darray
+// types have. Arguments already validated.
+Layout array_layout(const std::vector<MPI_Aint> &sizes, const std::vector<std::vector<IndexRun>> &runs, int order,
+                    MPI_Datatype old);
 
-// References: requests in progress hold one on a derived type. The last
-// release destroys it. No-ops on predefined types.
+// A new uncommitted handle that owns `l` and records `c` (taking a reference
+// on each derived type in c.types), with one reference (the user's).
+MPI_Datatype make_type(Layout l, Contents c);
+// A constructor's last step: *newtype = make_type(l, c); MPI_SUCCESS.
+inline int finish_type(Layout l, Contents c, MPI_Datatype *newtype) {
+    *newtype = make_type(std::move(l), std::move(c));
+    return MPI_SUCCESS;
+}
+
+// References: requests in progress and types built from a derived type hold
+// one on it. The last release destroys it (and releases its Contents' types).
+// No-ops on predefined types.
 void dt_acquire(MPI_Datatype t);
 void dt_release(MPI_Datatype t);
+
+// A further user handle on `t` (MPI_Type_get_contents' returned types): one
+// more reference, and one more MPI_Type_free the user owes. No-op on
+// predefined types and on MPI_Type_create_f90_* types.
+void dt_new_handle(MPI_Datatype t);
 
 // Copies `count` elements at `buf` into `out` (count * t->size bytes).
 void pack(const void *buf, std::size_t count, MPI_Datatype t, void *out);
 // Copies `bytes` packed bytes (at most count * t->size; a partial last element
 // is allowed) from `in` into the elements at `buf`.
 void unpack(const void *in, std::size_t bytes, void *buf, MPI_Datatype t);
+
+// The external32 representation (MPI_Pack_external): bytes of one packed
+// element of t; `count` elements at `buf` packed into `out`; `count` packed
+// elements at `in` unpacked into the elements at `buf`.
+std::size_t external32_size(MPI_Datatype t);
+void pack_external32(const void *buf, std::size_t count, MPI_Datatype t, void *out);
+void unpack_external32(const void *in, std::size_t count, void *buf, MPI_Datatype t);
 
 // MPI_Get_count / MPI_Get_elements for a message of `bytes` bytes: the number
 // of whole elements / basic elements, or MPI_UNDEFINED.
@@ -96,6 +141,11 @@ MPI_Count elements_of(MPI_Datatype t, std::size_t bytes);
 // The part of a derived type that predefined types don't have.
 struct ftmpi_dt_derived_s {
     ftmpi::mpi::Layout layout;
-    int refs = 1;
+    ftmpi::mpi::Contents contents;
+    int refs = 1;     // user handles + requests in progress + types built from it
+    int handles = 1;  // user handles not yet freed (MPI_Type_free of another is an error)
+    // MPI_Type_create_f90_*: predefined as far as the user is concerned (never
+    // freed, returned as is by MPI_Type_get_contents).
+    bool permanent = false;
     char name[MPI_MAX_OBJECT_NAME] = {};
 };

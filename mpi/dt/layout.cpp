@@ -104,25 +104,25 @@ Layout resized_layout(Layout l, MPI_Aint lb, MPI_Aint extent) {
     return l;
 }
 
-Layout subarray_layout(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
-                       MPI_Datatype old) {
+Layout array_layout(const std::vector<MPI_Aint> &sizes, const std::vector<std::vector<IndexRun>> &runs, int order,
+                    MPI_Datatype old) {
     Layout tmp;
     Layout cur = layout_ref(old, tmp);
-    const MPI_Aint ext = cur.extent();
-    MPI_Aint stride = ext;
+    MPI_Aint stride = cur.extent();
+    const std::size_t ndims = sizes.size();
     // Fastest dimension first: the last one in C order, the first in Fortran order.
-    for (int i = 0; i < ndims; ++i) {
-        const int d = order == MPI_ORDER_C ? ndims - 1 - i : i;
+    for (std::size_t i = 0; i < ndims; ++i) {
+        const std::size_t d = order == MPI_ORDER_C ? ndims - 1 - i : i;
         Layout next;
-        append(next, cur, starts[d] * stride, static_cast<std::size_t>(subsizes[d]), stride);
-        if (subsizes[d] == 0) next.any = true;  // an empty subarray still has the array's bounds
+        for (const IndexRun &r : runs[d])
+            append(next, cur, r.start * stride, static_cast<std::size_t>(r.len), stride);
         cur = std::move(next);
         stride *= sizes[d];
     }
     return resized_layout(std::move(cur), 0, stride);
 }
 
-MPI_Datatype make_type(Layout l) {
+MPI_Datatype make_type(Layout l, Contents c) {
     auto *t = new ftmpi_datatype_s{};
     t->magic = Magic::datatype;
     t->size = l.size;
@@ -133,7 +133,8 @@ MPI_Datatype make_type(Layout l) {
     t->align = l.align;
     t->contiguous = l.blocks.empty() || (l.blocks.size() == 1 && l.blocks[0].off == 0 &&
                                          static_cast<MPI_Aint>(l.blocks[0].len) == t->extent);
-    t->derived = new ftmpi_dt_derived_s{std::move(l)};
+    for (MPI_Datatype in : c.types) dt_acquire(in);
+    t->derived = new ftmpi_dt_derived_s{std::move(l), std::move(c)};
     t->name = t->derived->name;
     return t;
 }
@@ -142,11 +143,25 @@ void dt_acquire(MPI_Datatype t) {
     if (t->derived != nullptr) ++t->derived->refs;
 }
 
+// Iterative: destroying a type releases the types it was built from, which
+// may be destroyed in turn, however deep the nesting.
 void dt_release(MPI_Datatype t) {
-    if (t->derived == nullptr || --t->derived->refs > 0) return;
-    t->magic = Magic::dead;
-    delete t->derived;
-    delete t;
+    std::vector<MPI_Datatype> todo{t};
+    while (!todo.empty()) {
+        MPI_Datatype x = todo.back();
+        todo.pop_back();
+        if (x->derived == nullptr || --x->derived->refs > 0) continue;
+        todo.insert(todo.end(), x->derived->contents.types.begin(), x->derived->contents.types.end());
+        x->magic = Magic::dead;
+        delete x->derived;
+        delete x;
+    }
+}
+
+void dt_new_handle(MPI_Datatype t) {
+    if (t->derived == nullptr || t->derived->permanent) return;
+    ++t->derived->refs;
+    ++t->derived->handles;
 }
 
 void pack(const void *buf, std::size_t count, MPI_Datatype t, void *out) {

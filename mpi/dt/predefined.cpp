@@ -128,32 +128,4 @@ int MPI_Status_set_cancelled(MPI_Status *status, int flag) {
     return MPI_SUCCESS;
 }
 
-// The predefined type of a Fortran type class and byte size (MPI 3.1
-// §17.2.5): MPI_INTEGERn, MPI_REALn, and the complex types.
-int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
-    using namespace ftmpi::mpi;
-    FTMPI_CHECK(check_nonnull("MPI_Type_match_size", MPI_COMM_NULL, datatype, "datatype"));
-    MPI_Datatype t = MPI_DATATYPE_NULL;
-    switch (typeclass) {
-    case MPI_TYPECLASS_INTEGER:
-        t = size == 1 ? MPI_INTEGER1 : size == 2 ? MPI_INTEGER2 : size == 4 ? MPI_INTEGER4 : size == 8 ? MPI_INTEGER8 : t;
-        break;
-    case MPI_TYPECLASS_REAL:
-        t = size == 4 ? MPI_REAL4 : size == 8 ? MPI_REAL8 : t;
-#ifdef MPI_REAL16
-        if (size == 16) t = MPI_REAL16;
-#endif
-        break;
-    case MPI_TYPECLASS_COMPLEX: t = size == 8 ? MPI_COMPLEX : size == 16 ? MPI_DOUBLE_COMPLEX : t; break;
-    default:
-        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_match_size",
-                     "invalid typeclass %d (MPI_TYPECLASS_REAL, _INTEGER or _COMPLEX)", typeclass);
-    }
-    if (t == MPI_DATATYPE_NULL)
-        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Type_match_size", "no type of class %d has %d bytes", typeclass,
-                     size);
-    *datatype = t;
-    return MPI_SUCCESS;
-}
-
 }  // extern "C"

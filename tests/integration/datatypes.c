@@ -26,12 +26,6 @@
 
 static int rank, size;
 
-static int class_of(int rc) {
-    int c = -1;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 /* ---- A: vector ---- */
 static void part_a(int n) {
     const int src = 0, dst = 1;
@@ -429,31 +423,31 @@ static void part_h(void) {
     const int next = (rank + 1) % size;
     MPI_OK(MPI_Type_contiguous(2, MPI_INT, &u)); /* never committed */
     int rc = MPI_Send(a, 1, u, next, 21, MPI_COMM_WORLD);
-    CHECK(class_of(rc) == MPI_ERR_TYPE, "H Send(uncommitted) gave %d", rc);
+    CHECK(tl_class_of(rc) == MPI_ERR_TYPE, "H Send(uncommitted) gave %d", rc);
     rc = MPI_Irecv(a, 1, u, next, 21, MPI_COMM_WORLD, &rq);
-    CHECK(class_of(rc) == MPI_ERR_TYPE && rq == MPI_REQUEST_NULL, "H Irecv(uncommitted) gave %d", rc);
+    CHECK(tl_class_of(rc) == MPI_ERR_TYPE && rq == MPI_REQUEST_NULL, "H Irecv(uncommitted) gave %d", rc);
     rc = MPI_Pack(a, 1, u, pbuf, sizeof pbuf, &pos, MPI_COMM_WORLD);
-    CHECK(class_of(rc) == MPI_ERR_TYPE && pos == 0, "H Pack(uncommitted) gave %d", rc);
+    CHECK(tl_class_of(rc) == MPI_ERR_TYPE && pos == 0, "H Pack(uncommitted) gave %d", rc);
     rc = MPI_Type_contiguous(-1, MPI_INT, &c);
-    CHECK(class_of(rc) == MPI_ERR_COUNT, "H Type_contiguous(-1) gave %d", rc);
+    CHECK(tl_class_of(rc) == MPI_ERR_COUNT, "H Type_contiguous(-1) gave %d", rc);
     rc = MPI_Type_vector(-3, 1, 2, MPI_INT, &c);
-    CHECK(class_of(rc) == MPI_ERR_COUNT, "H Type_vector(-3) gave %d", rc);
+    CHECK(tl_class_of(rc) == MPI_ERR_COUNT, "H Type_vector(-3) gave %d", rc);
     rc = MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &c);
-    CHECK(class_of(rc) == MPI_ERR_TYPE, "H Type_contiguous(NULL type) gave %d", rc);
+    CHECK(tl_class_of(rc) == MPI_ERR_TYPE, "H Type_contiguous(NULL type) gave %d", rc);
     MPI_OK(MPI_Type_commit(&u));
     rc = MPI_Send(a, -1, u, next, 21, MPI_COMM_WORLD);
-    CHECK(class_of(rc) == MPI_ERR_COUNT, "H Send(count -1) gave %d", rc);
+    CHECK(tl_class_of(rc) == MPI_ERR_COUNT, "H Send(count -1) gave %d", rc);
     rc = MPI_Send(NULL, 2, MPI_INT, next, 21, MPI_COMM_WORLD);
-    CHECK(class_of(rc) == MPI_ERR_BUFFER, "H Send(NULL, predefined) gave %d", rc);
+    CHECK(tl_class_of(rc) == MPI_ERR_BUFFER, "H Send(NULL, predefined) gave %d", rc);
     rc = MPI_Type_free(&dt);
-    CHECK(class_of(rc) == MPI_ERR_TYPE && dt == MPI_INT, "H Type_free(MPI_INT) gave %d", rc);
+    CHECK(tl_class_of(rc) == MPI_ERR_TYPE && dt == MPI_INT, "H Type_free(MPI_INT) gave %d", rc);
     /* truncation: 2 elements sent, room for 1 */
     if (rank == 0) {
         MPI_OK(MPI_Send(a, 2, u, 1, 22, MPI_COMM_WORLD));
     } else if (rank == 1) {
         MPI_Status st;
         rc = MPI_Recv(a, 1, u, 0, 22, MPI_COMM_WORLD, &st);
-        CHECK(class_of(rc) == MPI_ERR_TRUNCATE, "H truncated Recv gave %d", rc);
+        CHECK(tl_class_of(rc) == MPI_ERR_TRUNCATE, "H truncated Recv gave %d", rc);
     }
     MPI_OK(MPI_Type_free(&u));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);

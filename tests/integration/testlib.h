@@ -38,6 +38,13 @@ static int tl_rank(void) {
         CHECK(tl_rc_ == MPI_SUCCESS, "%s returned %d", #call, tl_rc_);                        \
     } while (0)
 
+/* The error class of an MPI return code. */
+static inline int tl_class_of(int rc) {
+    int c = -1;
+    MPI_Error_class(rc, &c);
+    return c;
+}
+
 /* MPI_Init, this process's rank and the job size in MPI_COMM_WORLD, and a
    check that the job has at least `min_size` ranks. */
 static inline void tl_init(int *argc, char ***argv, int *rank, int *size, int min_size) {
