@@ -29,6 +29,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ft/failures.hpp"
@@ -315,6 +316,36 @@ auto find_owned(std::vector<std::unique_ptr<T>> &list, const T *p) {
     return std::find_if(list.begin(), list.end(), [p](const auto &u) { return u.get() == p; });
 }
 
+// Whether `list` owns p (p is never dereferenced: it may be stale or garbage).
+template <typename T>
+bool owns(std::vector<std::unique_ptr<T>> &list, const T *p) {
+    return find_owned(list, p) != list.end();
+}
+
+// Appends a new T{args...} to `list` and returns it in *out; MPI_T_ERR_MEMORY
+// when memory runs out.
+template <typename T, typename... Args>
+int add_owned(std::vector<std::unique_ptr<T>> &list, T **out, Args &&...args) {
+    try {
+        list.push_back(std::make_unique<T>(T{std::forward<Args>(args)...}));
+    } catch (const std::bad_alloc &) {
+        return MPI_T_ERR_MEMORY;
+    }
+    *out = list.back().get();
+    return MPI_SUCCESS;
+}
+
+// Destroys *slot, which `list` owns, and nulls it; `invalid` when `list` does
+// not own it.
+template <typename T>
+int remove_owned(std::vector<std::unique_ptr<T>> &list, T **slot, int invalid) {
+    auto it = find_owned(list, *slot);
+    if (it == list.end()) return invalid;
+    list.erase(it);
+    *slot = nullptr;
+    return MPI_SUCCESS;
+}
+
 // MPI_T's string convention (MPI 3.1 §14.3.3): at most *len - 1 characters
 // and a null into buf; *len becomes the full length plus one. A null buf or a
 // zero *len returns the length only; a null len returns nothing.
@@ -411,7 +442,7 @@ std::uint64_t load_value(const Pvar &p, const void *buf) {
 
 // MPI_T_ERR_INVALID_SESSION unless `s` is a live session.
 int check_session(MPI_T_pvar_session s) {
-    return find_owned(g_tools.sessions, s) == g_tools.sessions.end() ? MPI_T_ERR_INVALID_SESSION : MPI_SUCCESS;
+    return owns(g_tools.sessions, s) ? MPI_SUCCESS : MPI_T_ERR_INVALID_SESSION;
 }
 
 // MPI_T_ERR_INVALID_HANDLE unless `h` is a handle of session `s` (MPI_T_PVAR_ALL_HANDLES only if `all_ok`).
@@ -419,7 +450,7 @@ int check_handle(MPI_T_pvar_session s, MPI_T_pvar_handle h, bool all_ok) {
     FTMPI_T_CHECK_INIT();
     if (int rc = check_session(s); rc != MPI_SUCCESS) return rc;
     if (h == MPI_T_PVAR_ALL_HANDLES) return all_ok ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
-    return find_owned(s->handles, h) == s->handles.end() ? MPI_T_ERR_INVALID_HANDLE : MPI_SUCCESS;
+    return owns(s->handles, h) ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
 }
 
 // MPI_T_pvar_start and _stop: `op` on one handle, or on every handle of the
@@ -531,12 +562,7 @@ int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle 
     FTMPI_T_CHECK(in_range(cvar_index, cvars()), MPI_T_ERR_INVALID_INDEX);
     FTMPI_T_CHECK(handle != nullptr && count != nullptr, MPI_T_ERR_INVALID);
     const int n = cvars()[static_cast<std::size_t>(cvar_index)].count();
-    try {
-        g_tools.cvar_handles.push_back(std::make_unique<ftmpi_t_cvar_handle_s>(ftmpi_t_cvar_handle_s{cvar_index, n}));
-    } catch (const std::bad_alloc &) {
-        return MPI_T_ERR_MEMORY;
-    }
-    *handle = g_tools.cvar_handles.back().get();
+    if (int rc = add_owned(g_tools.cvar_handles, handle, cvar_index, n); rc != MPI_SUCCESS) return rc;
     *count = n;
     return MPI_SUCCESS;
 }
@@ -544,16 +570,12 @@ int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle 
 int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) {
     FTMPI_T_CHECK_INIT();
     FTMPI_T_CHECK(handle != nullptr, MPI_T_ERR_INVALID);
-    auto it = find_owned(g_tools.cvar_handles, *handle);
-    FTMPI_T_CHECK(it != g_tools.cvar_handles.end(), MPI_T_ERR_INVALID_HANDLE);
-    g_tools.cvar_handles.erase(it);
-    *handle = MPI_T_CVAR_HANDLE_NULL;
-    return MPI_SUCCESS;
+    return remove_owned(g_tools.cvar_handles, handle, MPI_T_ERR_INVALID_HANDLE);
 }
 
 int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) {
     FTMPI_T_CHECK_INIT();
-    FTMPI_T_CHECK(find_owned(g_tools.cvar_handles, handle) != g_tools.cvar_handles.end(), MPI_T_ERR_INVALID_HANDLE);
+    FTMPI_T_CHECK(owns(g_tools.cvar_handles, handle), MPI_T_ERR_INVALID_HANDLE);
     FTMPI_T_CHECK(buf != nullptr, MPI_T_ERR_INVALID);
     cvars()[static_cast<std::size_t>(handle->index)].read(buf, handle->count);
     return MPI_SUCCESS;
@@ -561,7 +583,7 @@ int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) {
 
 int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) {
     FTMPI_T_CHECK_INIT();
-    FTMPI_T_CHECK(find_owned(g_tools.cvar_handles, handle) != g_tools.cvar_handles.end(), MPI_T_ERR_INVALID_HANDLE);
+    FTMPI_T_CHECK(owns(g_tools.cvar_handles, handle), MPI_T_ERR_INVALID_HANDLE);
     const Cvar &c = cvars()[static_cast<std::size_t>(handle->index)];
     FTMPI_T_CHECK(c.write != nullptr, MPI_T_ERR_CVAR_SET_NEVER);
     FTMPI_T_CHECK(buf != nullptr, MPI_T_ERR_INVALID);
@@ -610,24 +632,14 @@ int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) {
 int MPI_T_pvar_session_create(MPI_T_pvar_session *session) {
     FTMPI_T_CHECK_INIT();
     FTMPI_T_CHECK(session != nullptr, MPI_T_ERR_INVALID);
-    try {
-        g_tools.sessions.push_back(std::make_unique<ftmpi_t_pvar_session_s>());
-    } catch (const std::bad_alloc &) {
-        return MPI_T_ERR_MEMORY;
-    }
-    *session = g_tools.sessions.back().get();
-    return MPI_SUCCESS;
+    return add_owned(g_tools.sessions, session);
 }
 
 // Frees the session's handles too.
 int MPI_T_pvar_session_free(MPI_T_pvar_session *session) {
     FTMPI_T_CHECK_INIT();
     FTMPI_T_CHECK(session != nullptr, MPI_T_ERR_INVALID);
-    auto it = find_owned(g_tools.sessions, *session);
-    FTMPI_T_CHECK(it != g_tools.sessions.end(), MPI_T_ERR_INVALID_SESSION);
-    g_tools.sessions.erase(it);
-    *session = MPI_T_PVAR_SESSION_NULL;
-    return MPI_SUCCESS;
+    return remove_owned(g_tools.sessions, session, MPI_T_ERR_INVALID_SESSION);
 }
 
 // A continuous variable's handle runs from now on; any other's is stopped and
@@ -639,15 +651,11 @@ int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *ob
     if (int rc = check_session(session); rc != MPI_SUCCESS) return rc;
     FTMPI_T_CHECK(in_range(pvar_index, pvars()), MPI_T_ERR_INVALID_INDEX);
     FTMPI_T_CHECK(handle != nullptr && count != nullptr, MPI_T_ERR_INVALID);
-    const Pvar &p = pvars()[static_cast<std::size_t>(pvar_index)];
-    try {
-        // A continuous counter counts from MPI_Init (mark 0).
-        session->handles.push_back(
-            std::make_unique<ftmpi_t_pvar_handle_s>(ftmpi_t_pvar_handle_s{session, pvar_index, p.continuous, 0, 0}));
-    } catch (const std::bad_alloc &) {
-        return MPI_T_ERR_MEMORY;
-    }
-    *handle = session->handles.back().get();
+    const bool continuous = pvars()[static_cast<std::size_t>(pvar_index)].continuous;
+    // A continuous counter counts from MPI_Init (base and mark 0).
+    const std::uint64_t zero = 0;
+    if (int rc = add_owned(session->handles, handle, session, pvar_index, continuous, zero, zero); rc != MPI_SUCCESS)
+        return rc;
     *count = 1;
     return MPI_SUCCESS;
 }
@@ -656,9 +664,7 @@ int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle
     FTMPI_T_CHECK_INIT();
     FTMPI_T_CHECK(handle != nullptr, MPI_T_ERR_INVALID);
     if (int rc = check_handle(session, *handle, false); rc != MPI_SUCCESS) return rc;
-    session->handles.erase(find_owned(session->handles, *handle));
-    *handle = MPI_T_PVAR_HANDLE_NULL;
-    return MPI_SUCCESS;
+    return remove_owned(session->handles, handle, MPI_T_ERR_INVALID_HANDLE);
 }
 
 int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) {
