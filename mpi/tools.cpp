@@ -54,14 +54,12 @@ struct ftmpi_t_cvar_handle_s {
     int count;  // elements of the variable's datatype (MPI_T_cvar_handle_alloc's count)
 };
 
-struct ftmpi_t_pvar_session_s;
-
-// A performance variable as one session sees it. For a variable that
-// accumulates (a counter), `base` is what it gained up to `mark`, the raw
-// value when it last started or was reset or written; for one that shows the
-// current state (level, state), `base` is the value when it was stopped.
+// A performance variable as one session sees it (the session owns it). For a
+// variable that accumulates (a counter), `base` is what it gained up to
+// `mark`, the raw value when it last started or was reset or written; for one
+// that shows the current state (level, state), `base` is the value when it
+// was stopped.
 struct ftmpi_t_pvar_handle_s {
-    ftmpi_t_pvar_session_s *session;
     int index;
     bool running;
     std::uint64_t base;
@@ -654,7 +652,7 @@ int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *ob
     const bool continuous = pvars()[static_cast<std::size_t>(pvar_index)].continuous;
     // A continuous counter counts from MPI_Init (base and mark 0).
     const std::uint64_t zero = 0;
-    if (int rc = add_owned(session->handles, handle, session, pvar_index, continuous, zero, zero); rc != MPI_SUCCESS)
+    if (int rc = add_owned(session->handles, handle, pvar_index, continuous, zero, zero); rc != MPI_SUCCESS)
         return rc;
     *count = 1;
     return MPI_SUCCESS;
