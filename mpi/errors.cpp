@@ -15,71 +15,87 @@
 #include "mpi/state.hpp"
 
 // One table: class, name, description.
-#define FTMPI_ERROR_CLASSES(X)                                                           \
-    X(MPI_SUCCESS, "no error")                                                           \
-    X(MPI_ERR_BUFFER, "invalid buffer pointer")                                          \
-    X(MPI_ERR_COUNT, "invalid count argument")                                           \
-    X(MPI_ERR_TYPE, "invalid datatype")                                                  \
-    X(MPI_ERR_TAG, "invalid tag")                                                        \
-    X(MPI_ERR_COMM, "invalid communicator")                                              \
-    X(MPI_ERR_RANK, "invalid rank")                                                      \
-    X(MPI_ERR_REQUEST, "invalid request")                                                \
-    X(MPI_ERR_ROOT, "invalid root")                                                      \
-    X(MPI_ERR_GROUP, "invalid group")                                                    \
-    X(MPI_ERR_OP, "invalid reduction operation")                                         \
-    X(MPI_ERR_TOPOLOGY, "invalid topology")                                              \
-    X(MPI_ERR_DIMS, "invalid dimension argument")                                        \
-    X(MPI_ERR_ARG, "invalid argument")                                                   \
-    X(MPI_ERR_UNKNOWN, "unknown error")                                                  \
-    X(MPI_ERR_TRUNCATE, "message truncated")                                             \
-    X(MPI_ERR_OTHER, "other error")                                                      \
-    X(MPI_ERR_INTERN, "internal error")                                                  \
-    X(MPI_ERR_IN_STATUS, "error code is in status")                                      \
-    X(MPI_ERR_PENDING, "pending request")                                                \
-    X(MPI_ERR_ACCESS, "permission denied")                                               \
-    X(MPI_ERR_AMODE, "invalid access mode")                                              \
-    X(MPI_ERR_ASSERT, "invalid assert argument")                                         \
-    X(MPI_ERR_BAD_FILE, "invalid file name")                                             \
-    X(MPI_ERR_BASE, "invalid base")                                                      \
-    X(MPI_ERR_CONVERSION, "data conversion error")                                       \
-    X(MPI_ERR_DISP, "invalid displacement")                                              \
-    X(MPI_ERR_DUP_DATAREP, "data representation already defined")                       \
-    X(MPI_ERR_FILE_EXISTS, "file exists")                                                \
-    X(MPI_ERR_FILE_IN_USE, "file in use")                                                \
-    X(MPI_ERR_FILE, "invalid file handle")                                               \
-    X(MPI_ERR_INFO_KEY, "info key too long")                                             \
-    X(MPI_ERR_INFO_NOKEY, "info key not defined")                                        \
-    X(MPI_ERR_INFO_VALUE, "info value too long")                                         \
-    X(MPI_ERR_INFO, "invalid info object")                                               \
-    X(MPI_ERR_IO, "I/O error")                                                           \
-    X(MPI_ERR_KEYVAL, "invalid attribute key")                                           \
-    X(MPI_ERR_LOCKTYPE, "invalid lock type")                                             \
-    X(MPI_ERR_NAME, "invalid service name")                                              \
-    X(MPI_ERR_NO_MEM, "out of memory")                                                   \
-    X(MPI_ERR_NOT_SAME, "arguments differ between processes")                            \
-    X(MPI_ERR_NO_SPACE, "no space left")                                                 \
-    X(MPI_ERR_NO_SUCH_FILE, "no such file")                                              \
-    X(MPI_ERR_PORT, "invalid port name")                                                 \
-    X(MPI_ERR_QUOTA, "quota exceeded")                                                   \
-    X(MPI_ERR_READ_ONLY, "read-only file or file system")                                \
-    X(MPI_ERR_RMA_CONFLICT, "conflicting RMA accesses")                                  \
-    X(MPI_ERR_RMA_SYNC, "wrong RMA synchronization")                                     \
-    X(MPI_ERR_SERVICE, "invalid service")                                                \
-    X(MPI_ERR_SIZE, "invalid size")                                                      \
-    X(MPI_ERR_SPAWN, "spawn error")                                                      \
-    X(MPI_ERR_UNSUPPORTED_DATAREP, "unsupported data representation")                    \
-    X(MPI_ERR_UNSUPPORTED_OPERATION, "operation not supported by ftmpi")                 \
-    X(MPI_ERR_WIN, "invalid window")                                                     \
-    X(MPI_ERR_RMA_RANGE, "RMA target out of range")                                      \
-    X(MPI_ERR_RMA_ATTACH, "memory cannot be attached")                                   \
-    X(MPI_ERR_RMA_SHARED, "memory cannot be shared")                                     \
-    X(MPI_ERR_RMA_FLAVOR, "wrong window flavor")                                         \
-    X(MPI_ERR_PROC_ABORTED, "a process aborted")                                         \
-    X(MPI_ERR_VALUE_TOO_LARGE, "value too large")                                        \
-    X(MPI_ERR_ERRHANDLER, "invalid error handler")                                       \
-    X(MPI_ERR_PROC_FAILED, "a process involved in the operation failed")                 \
-    X(MPI_ERR_PROC_FAILED_PENDING, "a potential sender failed; the request is pending")  \
-    X(MPI_ERR_REVOKED, "the communicator was revoked")
+#define FTMPI_ERROR_CLASSES(X)                                                                         \
+    X(MPI_SUCCESS, "no error")                                                                         \
+    X(MPI_ERR_BUFFER, "invalid buffer pointer")                                                        \
+    X(MPI_ERR_COUNT, "invalid count argument")                                                         \
+    X(MPI_ERR_TYPE, "invalid datatype")                                                                \
+    X(MPI_ERR_TAG, "invalid tag")                                                                      \
+    X(MPI_ERR_COMM, "invalid communicator")                                                            \
+    X(MPI_ERR_RANK, "invalid rank")                                                                    \
+    X(MPI_ERR_REQUEST, "invalid request")                                                              \
+    X(MPI_ERR_ROOT, "invalid root")                                                                    \
+    X(MPI_ERR_GROUP, "invalid group")                                                                  \
+    X(MPI_ERR_OP, "invalid reduction operation")                                                       \
+    X(MPI_ERR_TOPOLOGY, "invalid topology")                                                            \
+    X(MPI_ERR_DIMS, "invalid dimension argument")                                                      \
+    X(MPI_ERR_ARG, "invalid argument")                                                                 \
+    X(MPI_ERR_UNKNOWN, "unknown error")                                                                \
+    X(MPI_ERR_TRUNCATE, "message truncated")                                                           \
+    X(MPI_ERR_OTHER, "other error")                                                                    \
+    X(MPI_ERR_INTERN, "internal error")                                                                \
+    X(MPI_ERR_IN_STATUS, "error code is in status")                                                    \
+    X(MPI_ERR_PENDING, "pending request")                                                              \
+    X(MPI_ERR_ACCESS, "permission denied")                                                             \
+    X(MPI_ERR_AMODE, "invalid access mode")                                                            \
+    X(MPI_ERR_ASSERT, "invalid assert argument")                                                       \
+    X(MPI_ERR_BAD_FILE, "invalid file name")                                                           \
+    X(MPI_ERR_BASE, "invalid base")                                                                    \
+    X(MPI_ERR_CONVERSION, "data conversion error")                                                     \
+    X(MPI_ERR_DISP, "invalid displacement")                                                            \
+    X(MPI_ERR_DUP_DATAREP, "data representation already defined")                                      \
+    X(MPI_ERR_FILE_EXISTS, "file exists")                                                              \
+    X(MPI_ERR_FILE_IN_USE, "file in use")                                                              \
+    X(MPI_ERR_FILE, "invalid file handle")                                                             \
+    X(MPI_ERR_INFO_KEY, "info key too long")                                                           \
+    X(MPI_ERR_INFO_NOKEY, "info key not defined")                                                      \
+    X(MPI_ERR_INFO_VALUE, "info value too long")                                                       \
+    X(MPI_ERR_INFO, "invalid info object")                                                             \
+    X(MPI_ERR_IO, "I/O error")                                                                         \
+    X(MPI_ERR_KEYVAL, "invalid attribute key")                                                         \
+    X(MPI_ERR_LOCKTYPE, "invalid lock type")                                                           \
+    X(MPI_ERR_NAME, "invalid service name")                                                            \
+    X(MPI_ERR_NO_MEM, "out of memory")                                                                 \
+    X(MPI_ERR_NOT_SAME, "arguments differ between processes")                                          \
+    X(MPI_ERR_NO_SPACE, "no space left")                                                               \
+    X(MPI_ERR_NO_SUCH_FILE, "no such file")                                                            \
+    X(MPI_ERR_PORT, "invalid port name")                                                               \
+    X(MPI_ERR_QUOTA, "quota exceeded")                                                                 \
+    X(MPI_ERR_READ_ONLY, "read-only file or file system")                                              \
+    X(MPI_ERR_RMA_CONFLICT, "conflicting RMA accesses")                                                \
+    X(MPI_ERR_RMA_SYNC, "wrong RMA synchronization")                                                   \
+    X(MPI_ERR_SERVICE, "invalid service")                                                              \
+    X(MPI_ERR_SIZE, "invalid size")                                                                    \
+    X(MPI_ERR_SPAWN, "spawn error")                                                                    \
+    X(MPI_ERR_UNSUPPORTED_DATAREP, "unsupported data representation")                                  \
+    X(MPI_ERR_UNSUPPORTED_OPERATION, "operation not supported by ftmpi")                               \
+    X(MPI_ERR_WIN, "invalid window")                                                                   \
+    X(MPI_ERR_RMA_RANGE, "RMA target out of range")                                                    \
+    X(MPI_ERR_RMA_ATTACH, "memory cannot be attached")                                                 \
+    X(MPI_ERR_RMA_SHARED, "memory cannot be shared")                                                   \
+    X(MPI_ERR_RMA_FLAVOR, "wrong window flavor")                                                       \
+    X(MPI_ERR_PROC_ABORTED, "a process aborted")                                                       \
+    X(MPI_ERR_VALUE_TOO_LARGE, "value too large")                                                      \
+    X(MPI_ERR_ERRHANDLER, "invalid error handler")                                                     \
+    X(MPI_ERR_PROC_FAILED, "a process involved in the operation failed")                               \
+    X(MPI_ERR_PROC_FAILED_PENDING, "a potential sender failed; the request is pending")                \
+    X(MPI_ERR_REVOKED, "the communicator was revoked")                                                 \
+    X(MPI_T_ERR_MEMORY, "MPI_T: out of memory")                                                        \
+    X(MPI_T_ERR_NOT_INITIALIZED, "MPI_T: the tools interface is not initialized")                      \
+    X(MPI_T_ERR_CANNOT_INIT, "MPI_T: the tools interface cannot be initialized")                       \
+    X(MPI_T_ERR_INVALID_INDEX, "MPI_T: invalid variable or category index")                            \
+    X(MPI_T_ERR_INVALID_ITEM, "MPI_T: invalid enumeration item index")                                 \
+    X(MPI_T_ERR_INVALID_HANDLE, "MPI_T: invalid handle")                                               \
+    X(MPI_T_ERR_OUT_OF_HANDLES, "MPI_T: no more handles available")                                    \
+    X(MPI_T_ERR_OUT_OF_SESSIONS, "MPI_T: no more sessions available")                                  \
+    X(MPI_T_ERR_INVALID_SESSION, "MPI_T: invalid performance variable session")                        \
+    X(MPI_T_ERR_CVAR_SET_NOT_NOW, "MPI_T: the control variable cannot be set now")                     \
+    X(MPI_T_ERR_CVAR_SET_NEVER, "MPI_T: the control variable can never be set")                        \
+    X(MPI_T_ERR_PVAR_NO_STARTSTOP, "MPI_T: the performance variable cannot be started or stopped")     \
+    X(MPI_T_ERR_PVAR_NO_WRITE, "MPI_T: the performance variable cannot be written or reset")           \
+    X(MPI_T_ERR_PVAR_NO_ATOMIC, "MPI_T: the performance variable cannot be read and reset atomically") \
+    X(MPI_T_ERR_INVALID_NAME, "MPI_T: no variable or category has this name")                          \
+    X(MPI_T_ERR_INVALID, "MPI_T: invalid use of the interface or invalid argument")
 
 namespace ftmpi::mpi {
 namespace {

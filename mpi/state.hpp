@@ -19,6 +19,22 @@ namespace ftmpi::mpi {
 
 class Engine;
 
+// Point-to-point traffic of this process on the communicators' point-to-point
+// context (collectives, one-sided and fault-tolerance messages are not
+// counted), for the MPI_T performance variables (mpi/tools.cpp). Plain
+// counters: one thread at a time runs the data path (under MPI_THREAD_MULTIPLE, the
+// one holding the library lock, mpi/api_lock.hpp).
+struct P2pCounts {
+    // Sends handed to the transport: not those to MPI_PROC_NULL, nor those
+    // refused or failed before they started; bytes as sent (packed).
+    std::uint64_t messages_sent = 0;
+    std::uint64_t bytes_sent = 0;
+    // Receives completed with a message (truncated ones included; cancelled
+    // ones and receives from MPI_PROC_NULL not); bytes as delivered.
+    std::uint64_t messages_received = 0;
+    std::uint64_t bytes_received = 0;
+};
+
 struct State {
     std::unique_ptr<runtime::ProcessManager> pm;
     std::unique_ptr<Engine> engine;
@@ -30,6 +46,7 @@ struct State {
     pthread_t main_thread{};
     bool yield = false;
     std::uint64_t seen_epoch = 0;
+    P2pCounts p2p;
 };
 
 extern State g;

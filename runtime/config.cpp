@@ -42,7 +42,7 @@ std::string show(const T &v) {
 
 void load_config() {
     Config c;
-#define FTMPI_KNOB_PARSE(name, type, def, help)                       \
+#define FTMPI_KNOB_PARSE(name, type, def, layer, help)                       \
     if (const char *s = std::getenv("FTMPI_" #name); s && *s != '\0') \
         parse("FTMPI_" #name, s, c.name);
     FTMPI_KNOBS(FTMPI_KNOB_PARSE)
@@ -55,7 +55,7 @@ const Config &config() { return g_config; }
 std::string knob_help() {
     std::ostringstream os;
     Config defaults;
-#define FTMPI_KNOB_HELP(name, type, def, help) \
+#define FTMPI_KNOB_HELP(name, type, def, layer, help) \
     os << "FTMPI_" #name << "  (default " << show(defaults.name) << ")\n    " << help << "\n";
     FTMPI_KNOBS(FTMPI_KNOB_HELP)
 #undef FTMPI_KNOB_HELP

@@ -1,8 +1,10 @@
 // ftmpi runtime configuration: the one table of FTMPI_* knobs.
 //
-// Every knob is read once, at MPI_Init, from the environment. The table below
-// generates the struct, the parser and the help text (`ftmpi_info --knobs`,
-// README), so a knob exists in exactly one place.
+// Every knob is read once, at MPI_Init, from the environment (MPI_T_init_thread
+// before MPI_Init reads it too, so that a tool sees the values MPI_Init will
+// use). The table below generates the struct, the parser, the help text
+// (`ftmpi_info --knobs`, README) and the MPI_T control variables
+// (mpi/tools.cpp), so a knob exists in exactly one place.
 #pragma once
 
 #include <cstddef>
@@ -10,73 +12,82 @@
 
 namespace ftmpi::runtime {
 
-// X(name, type, default, help)
-#define FTMPI_KNOBS(X)                                                                   \
-    X(PROVIDER, std::string, "",                                                         \
-      "libfabric provider for every peer: shm, tcp (tcp;ofi_rxm), net, or any "          \
-      "fi_info name. Empty: shm within a node, FTMPI_NET_PROVIDER between nodes")        \
-    X(NET_PROVIDER, std::string, "net",                                                  \
-      "provider used between nodes when FTMPI_PROVIDER is empty")                       \
-    X(NET_IFACE, std::string, "",                                                        \
-      "network interface for tcp/net (sets FI_TCP_IFACE and FI_NET_IFACE). Empty: lo "   \
-      "when the whole job is on one node, else the interface of the route to another "   \
-      "node's published address")                                                        \
-    X(NET_PRECONNECT, int, 1,                                                            \
-      "1: every pair of processes that talks over a network provider connects once at "  \
-      "MPI_Init (the higher rank to the lower), so no pair connects from both sides at " \
-      "once later (libfabric 1.17's net then fails a live peer's operations); 0: on "    \
-      "first use")                                                                       \
-    X(EAGER_LIMIT, std::size_t, 16384,                                                   \
-      "largest message (bytes) sent eagerly; larger ones use rendezvous. Must be the "   \
-      "same at every rank")                                                              \
-    X(RX_BUFFERS, std::size_t, 64, "receive buffers posted per endpoint for eager and control messages") \
-    X(YIELD, int, -1,                                                                    \
-      "1: blocking waits call sched_yield between polls; 0: pure busy polling; -1: "     \
-      "yield when more ranks than cores share this node")                               \
-    X(DETECTOR, int, 1,                                                                  \
-      "1: run the in-band heartbeat failure detector (a thread per process); 0: rely on "\
-      "the launcher's events and transport errors only")                                 \
-    X(FT_PERIOD_MS, int, 100, "heartbeat period of the failure detector (ms)")            \
-    X(FT_TIMEOUT_MS, int, 1000,                                                           \
+// X(name, type, default, layer, help). `layer` is the part of ftmpi that reads
+// the knob (KnobLayer); the tools interface (mpi/tools.cpp) files each knob's
+// control variable under that layer's category.
+#define FTMPI_KNOBS(X)                                                                    \
+    X(PROVIDER, std::string, "", transport,                                               \
+      "libfabric provider for every peer: shm, tcp (tcp;ofi_rxm), net, or any "           \
+      "fi_info name. Empty: shm within a node, FTMPI_NET_PROVIDER between nodes")         \
+    X(NET_PROVIDER, std::string, "net", transport,                                        \
+      "provider used between nodes when FTMPI_PROVIDER is empty")                         \
+    X(NET_IFACE, std::string, "", transport,                                              \
+      "network interface for tcp/net (sets FI_TCP_IFACE and FI_NET_IFACE). Empty: lo "    \
+      "when the whole job is on one node, else the interface of the route to another "    \
+      "node's published address")                                                         \
+    X(NET_PRECONNECT, int, 1, transport,                                                  \
+      "1: every pair of processes that talks over a network provider connects once at "   \
+      "MPI_Init (the higher rank to the lower), so no pair connects from both sides at "  \
+      "once later (libfabric 1.17's net then fails a live peer's operations); 0: on "     \
+      "first use")                                                                        \
+    X(EAGER_LIMIT, std::size_t, 16384, transport,                                         \
+      "largest message (bytes) sent eagerly; larger ones use rendezvous. Must be the "    \
+      "same at every rank")                                                               \
+    X(RX_BUFFERS, std::size_t, 64, transport,                                             \
+      "receive buffers posted per endpoint for eager and control messages")               \
+    X(YIELD, int, -1, mpi,                                                                \
+      "1: blocking waits call sched_yield between polls; 0: pure busy polling; -1: "      \
+      "yield when more ranks than cores share this node")                                 \
+    X(DETECTOR, int, 1, ft,                                                               \
+      "1: run the in-band heartbeat failure detector (a thread per process); 0: rely on " \
+      "the launcher's events and transport errors only")                                  \
+    X(FT_PERIOD_MS, int, 100, ft, "heartbeat period of the failure detector (ms)")        \
+    X(FT_TIMEOUT_MS, int, 1000, ft,                                                       \
       "a process whose heartbeats stop for this long (ms) is declared failed and killed") \
-    X(FT_LINKS, int, 1,                                                                  \
-      "1: each process keeps a TCP link to the one it observes, which the kernel closes "\
-      "when that process dies: deaths are seen in milliseconds without the launcher; "   \
-      "0: the heartbeat only")                                                           \
-    X(FT_PROVIDER, std::string, "net",                                                   \
+    X(FT_LINKS, int, 1, ft,                                                               \
+      "1: each process keeps a TCP link to the one it observes, which the kernel closes " \
+      "when that process dies: deaths are seen in milliseconds without the launcher; "    \
+      "0: the heartbeat only")                                                            \
+    X(FT_PROVIDER, std::string, "net", ft,                                                \
       "libfabric provider of the detector's control endpoint (needs a waitable CQ)")      \
-    X(LAUNCHER_EVENTS, int, 1,                                                           \
-      "1: learn failures from the launcher's PMIx events too; 0: ignore them (the "      \
-      "detector alone, as under a launcher that sends none)")                            \
-    X(TEST_KILL_AT, std::string, "",                                                     \
-      "tests only: 'site:rank[:n]' makes job rank `rank` die (SIGKILL) the n-th time "   \
-      "(default 1st) it reaches protocol point `site` (see runtime/test_hooks.hpp)")     \
-    X(FT, int, 1,                                                                        \
-      "0: the job ends at its first failure (ftmpirun --no-ft sets it): the MPIX_FT "    \
-      "attribute reports 0")                                                             \
-    X(ERRHANDLER, std::string, "mpi_errors_are_fatal",                                   \
-      "initial error handler of MPI_COMM_WORLD and MPI_COMM_SELF, also for errors "      \
-      "raised before MPI_Init: mpi_errors_are_fatal, mpi_errors_return or "              \
-      "mpi_errors_abort (ftmpirun -initial-errhandler sets it)")                         \
-    X(RMA_SHM, int, 1,                                                                   \
-      "1: MPI_Win_allocate puts each window in shared memory that the members on its "   \
-      "node map, so their puts and gets are plain copies; 0: every one-sided operation " \
-      "is a message to the target")                                                      \
-    X(SLURM_KEEPER, int, 1,                                                              \
-      "1: under srun, MPI_Init forks; the task Slurm started waits for the rank and "    \
-      "exits 0 when the rank died of a signal after MPI_Init that the step did not get " \
-      "(a failure the job survives), so srun reports the survivors' status; 0: srun "    \
-      "reports 128+signal after any rank's death (runtime/task_keeper.hpp)")             \
-    X(LOG, int, 1, "log level: 0 errors only, 1 warnings, 2 info, 3 debug")
+    X(LAUNCHER_EVENTS, int, 1, ft,                                                        \
+      "1: learn failures from the launcher's PMIx events too; 0: ignore them (the "       \
+      "detector alone, as under a launcher that sends none)")                             \
+    X(TEST_KILL_AT, std::string, "", testing,                                             \
+      "tests only: 'site:rank[:n]' makes job rank `rank` die (SIGKILL) the n-th time "    \
+      "(default 1st) it reaches protocol point `site` (see runtime/test_hooks.hpp)")      \
+    X(FT, int, 1, ft,                                                                     \
+      "0: the job ends at its first failure (ftmpirun --no-ft sets it): the MPIX_FT "     \
+      "attribute reports 0")                                                              \
+    X(ERRHANDLER, std::string, "mpi_errors_are_fatal", mpi,                               \
+      "initial error handler of MPI_COMM_WORLD and MPI_COMM_SELF, also for errors "       \
+      "raised before MPI_Init: mpi_errors_are_fatal, mpi_errors_return or "               \
+      "mpi_errors_abort (ftmpirun -initial-errhandler sets it)")                          \
+    X(RMA_SHM, int, 1, mpi,                                                               \
+      "1: MPI_Win_allocate puts each window in shared memory that the members on its "    \
+      "node map, so their puts and gets are plain copies; 0: every one-sided operation "  \
+      "is a message to the target")                                                       \
+    X(SLURM_KEEPER, int, 1, runtime,                                                      \
+      "1: under srun, MPI_Init forks; the task Slurm started waits for the rank and "     \
+      "exits 0 when the rank died of a signal after MPI_Init that the step did not get "  \
+      "(a failure the job survives), so srun reports the survivors' status; 0: srun "     \
+      "reports 128+signal after any rank's death (runtime/task_keeper.hpp)")              \
+    X(LOG, int, 1, runtime,                                                               \
+      "log level: 0 errors only, 1 warnings, 2 info, 3 debug (the MPI_T control "         \
+      "variable FTMPI_LOG changes it at run time)")
+
+enum class KnobLayer { runtime, transport, ft, mpi, testing };
 
 struct Config {
-#define FTMPI_KNOB_FIELD(name, type, def, help) type name = def;
+#define FTMPI_KNOB_FIELD(name, type, def, layer, help) type name = def;
     FTMPI_KNOBS(FTMPI_KNOB_FIELD)
 #undef FTMPI_KNOB_FIELD
 };
 
 // Parses the environment into the process-wide configuration. Throws
-// std::runtime_error naming the variable on a malformed value. Init only.
+// std::runtime_error naming the variable on a malformed value (the
+// configuration is then unchanged). Only while no other ftmpi thread runs:
+// MPI_Init, or MPI_T_init_thread before MPI_Init.
 void load_config();
 
 // The configuration in force (defaults before load_config()).

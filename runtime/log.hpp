@@ -11,6 +11,16 @@ enum class Level : int { error = 0, warn = 1, info = 2, debug = 3 };
 // The world rank shown in the prefix (-1 before it is known).
 void set_log_rank(int rank);
 
+// The level in force: the one set_log_level() set last, else FTMPI_LOG
+// (config().LOG). Messages above it are dropped. Any thread.
+int log_level();
+// Sets the level from now on, whatever FTMPI_LOG says (also across a later
+// load_config()). Any value is accepted, as FTMPI_LOG accepts any integer:
+// below 0 drops everything, above 3 is debug. Any thread.
+void set_log_level(int level);
+// "error", "warning", "info" or "debug"; nullptr for a value outside Level.
+const char *level_name(int level);
+
 [[gnu::format(printf, 2, 3)]] void log(Level level, const char *fmt, ...);
 void vlog(Level level, const char *fmt, va_list ap);
 

@@ -73,6 +73,8 @@ void bsend_chunk_done(MPI_Request r) {
     --g_buffer.pending;
 }
 
+int bsend_pending() { return g_buffer.pending; }
+
 }  // namespace ftmpi::mpi
 
 using namespace ftmpi::mpi;

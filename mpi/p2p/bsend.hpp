@@ -11,5 +11,7 @@ int bsend_start(const char *call, MPI_Comm comm, const void *buf, int count, MPI
                 int tag);
 // The internal send `r` is over: its chunk of the buffer is free again.
 void bsend_chunk_done(MPI_Request r);
+// Buffered sends started and not yet complete (0 with no buffer attached).
+int bsend_pending();
 
 }  // namespace ftmpi::mpi

@@ -38,6 +38,17 @@ void drop_pack_buf(MPI_Request r) {
     r->pack_buf = nullptr;
 }
 
+// A message on the point-to-point context of its communicator (not a
+// collective's, context + 1, nor the fault-tolerance layer's).
+bool on_p2p_context(const ftmpi_request_s *r) { return r->comm != nullptr && r->context == r->comm->context; }
+
+// Counts a receive that completed with `bytes` of a message (P2pCounts).
+void count_received(const ftmpi_request_s *r, std::size_t bytes) {
+    if (r->status.ftmpi_cancelled != 0 || r->status.MPI_SOURCE == MPI_PROC_NULL || !on_p2p_context(r)) return;
+    ++g.p2p.messages_received;
+    g.p2p.bytes_received += bytes;
+}
+
 void on_op_done(transport::Op *op, transport::Err err, std::size_t bytes) {
     auto *r = reinterpret_cast<MPI_Request>(op);  // Op is the request's first member
     // An operation still pending when this process learned that its
@@ -117,6 +128,7 @@ void complete_request(MPI_Request r, int err, std::size_t bytes) {
     if (r->kind == ftmpi_request_s::Kind::recv) {
         r->status.ftmpi_count = bytes;
         if (err == MPI_SUCCESS && r->msg_length > r->capacity) err = MPI_ERR_TRUNCATE;
+        if (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE) count_received(r, bytes);
         // Non-contiguous datatype: the data landed in the staging buffer.
         if (r->pack_buf != nullptr) {
             if (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE)
@@ -183,8 +195,13 @@ void start_send(MPI_Request r) {
         pack(r->buf, static_cast<std::size_t>(r->count), r->datatype, r->pack_buf);
         data = r->pack_buf;
     }
-    switch (g.transport->send(static_cast<transport::PeerId>(dest), r->context, r->comm->uid, r->tag, r->comm->rank,
-                              data, r->capacity, r->mode, &r->op)) {
+    const transport::Posted posted = g.transport->send(static_cast<transport::PeerId>(dest), r->context, r->comm->uid,
+                                                       r->tag, r->comm->rank, data, r->capacity, r->mode, &r->op);
+    if (posted != transport::Posted::peer_failed && on_p2p_context(r)) {
+        ++g.p2p.messages_sent;
+        g.p2p.bytes_sent += r->capacity;
+    }
+    switch (posted) {
     case transport::Posted::complete: complete_request(r, MPI_SUCCESS, r->capacity); break;
     case transport::Posted::peer_failed: complete_request(r, MPI_ERR_PROC_FAILED, 0); break;
     case transport::Posted::pending: break;
