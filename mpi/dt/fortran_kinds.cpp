@@ -57,7 +57,13 @@ int f90_type(const char *call, int combiner, int typeclass, int p, int r, MPI_Da
     if (typeclass == MPI_TYPECLASS_INTEGER ? r == MPI_UNDEFINED : p == MPI_UNDEFINED && r == MPI_UNDEFINED)
         return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "%s are MPI_UNDEFINED (give at least one)",
                      typeclass == MPI_TYPECLASS_INTEGER ? "r is" : "p and r");
-    static std::map<std::array<int, 3>, MPI_Datatype> made;
+    // The types made so far, one per (combiner, p, r); they live as long as
+    // the process (the standard makes them predefined).
+    static struct Made : std::map<std::array<int, 3>, MPI_Datatype> {
+        ~Made() {
+            for (auto &kv : *this) dt_release(kv.second);
+        }
+    } made;
     const std::array<int, 3> key{combiner, p, r};
     if (auto it = made.find(key); it != made.end()) {
         *newtype = it->second;
