@@ -226,10 +226,19 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     errhandler_release(hidden->errhandler);  // the parent's: a file starts with MPI_FILE_NULL's
     hidden->errhandler = file_default_errhandler();
     errhandler_retain(hidden->errhandler);
+    f->shfp_path = shared_pointer_path(f->path, hidden->uid);
     install_view(*f, 0, MPI_BYTE, MPI_BYTE);
     if (amode & MPI_MODE_APPEND) {
+        // Both file pointers start at the end (the default view counts bytes).
         const MPI_Offset size = file_size(fd);
         f->pos = size > 0 ? size : 0;
+        const int sys = hidden->rank == 0 ? shared_store(*f, f->pos) : 0;
+        if (const int e = file_uniform(f, sys != 0 ? io_error_class(sys) : MPI_SUCCESS); e != MPI_SUCCESS) {
+            *fh = f;
+            MPI_File_close(fh);
+            return raise_file_null(e, call, "%s: cannot set the shared file pointer: %s", filename,
+                                   sys != 0 ? std::strerror(sys) : "failed at another process");
+        }
     }
     *fh = f;
     return MPI_SUCCESS;
@@ -242,8 +251,10 @@ int MPI_File_close(MPI_File *fh) {
     FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, fh, "fh"));
     FTMPI_TRY(check_file(call, *fh));
     MPI_File f = *fh;
+    shared_pointer_close(*f);
     int sys = ::close(f->fd) != 0 ? errno : 0;
     int err = file_uniform(f, sys != 0 ? io_error_class(sys) : MPI_SUCCESS);
+    if (f->comm->rank == 0) ::unlink(f->shfp_path.c_str());  // every member closed it; ENOENT: never used
     if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) != 0) {
         int del = 0;
         if (f->comm->rank == 0 && ::unlink(f->path.c_str()) != 0) del = errno;

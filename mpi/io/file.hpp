@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,10 @@ struct ftmpi_file_s {
     std::size_t tile_bytes = 1;             // data bytes in one tile (the filetype's size)
     MPI_Aint tile_extent = 1;               // the filetype's extent: the stride of tiles
     MPI_Offset pos = 0;                     // individual file pointer, in etypes of the view
+    // The shared file pointer's counter (shared_pointer.cpp): its sidecar
+    // file, and the descriptor once this process used it.
+    std::string shfp_path;
+    int shfp_fd = -1;
 };
 
 namespace ftmpi::mpi {
@@ -80,5 +85,16 @@ void vote(MPI_Comm team, int err, long long value, int *first_err, bool *same);
 // non-success class among the members' `mine` (in rank order), or
 // MPI_ERR_PROC_FAILED when the exchange itself failed.
 int file_uniform(MPI_File f, int mine);
+
+// The shared file pointer (mpi/io/shared_pointer.cpp), in etypes of the
+// view. The sidecar file holding it for the file at `path` whose hidden
+// communicator has uid `id`.
+std::string shared_pointer_path(const std::string &path, std::uint64_t id);
+// Atomically: *before = the pointer, then the pointer += add. 0 or an errno.
+int shared_fetch_add(ftmpi_file_s &f, MPI_Offset add, MPI_Offset *before);
+// Sets the pointer. 0 or an errno.
+int shared_store(ftmpi_file_s &f, MPI_Offset value);
+// Closes this process's descriptor of the sidecar (MPI_File_close).
+void shared_pointer_close(ftmpi_file_s &f);
 
 }  // namespace ftmpi::mpi

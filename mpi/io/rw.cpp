@@ -1,5 +1,6 @@
-// MPI-IO: data access (MPI 3.1 §13.4) with explicit offsets and the
-// individual file pointer; blocking, nonblocking and collective.
+// MPI-IO: data access (MPI 3.1 §13.4) with explicit offsets, the individual
+// file pointer and the shared file pointer; blocking, nonblocking and
+// collective (_all, _ordered).
 //
 // Every access is one path: the memory side is packed into (or unpacked
 // from) a staging buffer unless the datatype is contiguous, and the view
@@ -7,7 +8,9 @@
 // Nonblocking calls do the access at once and return a completed request.
 // Collective calls do this process's access, then share every member's
 // outcome: the call returns the same class at every member (the first
-// member's failure in rank order).
+// member's failure in rank order). Shared file pointer calls first reserve
+// their etypes with the pointer's counter (mpi/io/shared_pointer.cpp): one
+// fetch-and-add per call, or one for the whole group in rank order (_ordered).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -15,6 +18,7 @@
 #include <cstring>
 
 #include "mpi/checks.hpp"
+#include "mpi/comm_internal.hpp"
 #include "mpi/io/file.hpp"
 #include "mpi/p2p/requests.hpp"
 
@@ -22,7 +26,9 @@ namespace ftmpi::mpi {
 namespace {
 
 enum class Dir { read, write };
-enum class Where { at, individual };  // explicit offset, or the individual file pointer
+// An explicit offset, the individual file pointer, the shared file pointer
+// (one process's reservation), or the shared pointer in rank order (collective).
+enum class Where { at, individual, shared, ordered };
 
 // In atomic mode, an fcntl lock on the bytes an access spans, held while it
 // runs (shared for reads, exclusive for writes). Released when destroyed.
@@ -85,7 +91,7 @@ struct Access {
     MPI_File f;
     Dir dir;
     Where where;
-    MPI_Offset offset;  // Where::at: in etypes of the view
+    MPI_Offset offset;  // Where::at (and shared, once reserved): in etypes of the view
     void *buf;
     int count;
     MPI_Datatype type;
@@ -99,7 +105,7 @@ int check_access(const Access &a, char *why, std::size_t why_len) {
         std::snprintf(why, why_len, "%s", text);
         return cls;
     };
-    if ((f->amode & MPI_MODE_SEQUENTIAL) != 0)
+    if ((f->amode & MPI_MODE_SEQUENTIAL) != 0 && (a.where == Where::at || a.where == Where::individual))
         return fail(MPI_ERR_UNSUPPORTED_OPERATION,
                     "the file was opened MPI_MODE_SEQUENTIAL (only shared file pointer calls are allowed)");
     if (a.dir == Dir::write && (f->amode & MPI_MODE_RDONLY) != 0)
@@ -121,7 +127,7 @@ int check_access(const Access &a, char *why, std::size_t why_len) {
 int perform(const Access &a, std::size_t *moved, int *sys) {
     MPI_File f = a.f;
     const std::size_t bytes = static_cast<std::size_t>(a.count) * a.type->size;
-    const MPI_Offset first = a.where == Where::at ? a.offset : f->pos;
+    const MPI_Offset first = a.where == Where::individual ? f->pos : a.offset;
     const auto esize = static_cast<MPI_Offset>(f->etype->size);
     const std::vector<Extent> runs = view_extents(*f, first * esize, bytes);
     std::vector<char> stage;
@@ -150,13 +156,52 @@ void set_status(MPI_Status *status, std::size_t bytes) {
     status->ftmpi_count = bytes;
 }
 
+MPI_Offset etypes_of(const Access &a) {
+    return static_cast<MPI_Offset>(static_cast<std::size_t>(a.count) * a.type->size / a.f->etype->size);
+}
+
+// Where::shared: reserves the access's etypes at the shared file pointer.
+// Where::ordered (collective, run even when `err` already failed here, which
+// then reserves nothing): the group's accesses, one after the other in rank
+// order. Sets a.offset; returns the class (`err` first), *sys an errno.
+int reserve(Access &a, int err, int *sys) {
+    MPI_File f = a.f;
+    if (a.where == Where::shared) {
+        if (err != MPI_SUCCESS) return err;
+        *sys = shared_fetch_add(*f, etypes_of(a), &a.offset);
+        return *sys != 0 ? io_error_class(*sys) : MPI_SUCCESS;
+    }
+    if (a.where != Where::ordered) return err;
+    const MPI_Offset mine = err == MPI_SUCCESS ? etypes_of(a) : 0;
+    std::vector<MPI_Offset> all(static_cast<std::size_t>(f->comm->size));
+    const int xerr = team_allgather(f->comm, &mine, static_cast<int>(sizeof mine), all.data());
+    MPI_Offset total = 0, before = 0;
+    for (int r = 0; r < f->comm->size; ++r) {
+        if (r < f->comm->rank) before += all[static_cast<std::size_t>(r)];
+        total += all[static_cast<std::size_t>(r)];
+    }
+    struct {
+        MPI_Offset base;
+        int sys;
+        int pad;
+    } start{0, 0, 0};
+    if (f->comm->rank == 0 && xerr == MPI_SUCCESS) start.sys = shared_fetch_add(*f, total, &start.base);
+    const int berr = team_bcast(f->comm, 0, &start, static_cast<int>(sizeof start));
+    a.offset = start.base + before;
+    if (err != MPI_SUCCESS) return err;
+    if (xerr != MPI_SUCCESS || berr != MPI_SUCCESS) return xerr != MPI_SUCCESS ? xerr : berr;
+    *sys = start.sys;
+    return *sys != 0 ? io_error_class(*sys) : MPI_SUCCESS;
+}
+
 // Blocking, independent or collective.
-int access_blocking(const char *call, const Access &a, bool collective, MPI_Status *status) {
+int access_blocking(const char *call, Access a, bool collective, MPI_Status *status) {
     FTMPI_TRY(check_file(call, a.f));
     char why[160] = "";
     int err = check_access(a, why, sizeof why);
     std::size_t moved = 0;
     int sys = 0;
+    err = reserve(a, err, &sys);
     if (err == MPI_SUCCESS) err = perform(a, &moved, &sys);
     const int local = err;
     if (collective) err = file_uniform(a.f, err);
@@ -171,7 +216,7 @@ int access_blocking(const char *call, const Access &a, bool collective, MPI_Stat
 
 // Nonblocking: argument errors are raised at once; the access's own outcome
 // is in the request (raised by the call that completes it).
-int access_nonblocking(const char *call, const Access &a, MPI_Request *request) {
+int access_nonblocking(const char *call, Access a, MPI_Request *request) {
     FTMPI_TRY(check_file(call, a.f));
     FTMPI_CHECK(check_nonnull(call, a.f->comm, request, "request"));
     char why[160] = "";
@@ -179,7 +224,8 @@ int access_nonblocking(const char *call, const Access &a, MPI_Request *request) 
         return raise(a.f->comm, err, call, "%s: %s", a.f->path.c_str(), why);
     std::size_t moved = 0;
     int sys = 0;
-    const int err = perform(a, &moved, &sys);
+    int err = reserve(a, MPI_SUCCESS, &sys);
+    if (err == MPI_SUCCESS) err = perform(a, &moved, &sys);
     *request = completed_request(a.f->comm, err, moved);
     return MPI_SUCCESS;
 }
@@ -253,6 +299,36 @@ int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype dataty
     return access_nonblocking("MPI_File_iwrite",
                               {fh, Dir::write, Where::individual, 0, const_cast<void *>(buf), count, datatype},
                               request);
+}
+
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_read_shared", {fh, Dir::read, Where::shared, 0, buf, count, datatype}, false,
+                           status);
+}
+
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_write_shared",
+                           {fh, Dir::write, Where::shared, 0, const_cast<void *>(buf), count, datatype}, false, status);
+}
+
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+    return access_nonblocking("MPI_File_iread_shared", {fh, Dir::read, Where::shared, 0, buf, count, datatype},
+                              request);
+}
+
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+    return access_nonblocking("MPI_File_iwrite_shared",
+                              {fh, Dir::write, Where::shared, 0, const_cast<void *>(buf), count, datatype}, request);
+}
+
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_read_ordered", {fh, Dir::read, Where::ordered, 0, buf, count, datatype}, true,
+                           status);
+}
+
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_write_ordered",
+                           {fh, Dir::write, Where::ordered, 0, const_cast<void *>(buf), count, datatype}, true, status);
 }
 
 }  // extern "C"

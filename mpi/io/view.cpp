@@ -5,7 +5,11 @@
 // position in the view counts data bytes (etypes times the etype's size)
 // from the view's beginning; view_extents turns a range of positions into
 // file byte runs.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "mpi/checks.hpp"
@@ -97,6 +101,38 @@ const char *filetype_problem(MPI_Datatype etype, MPI_Datatype filetype) {
     return nullptr;
 }
 
+// Where a seek to `offset` from `whence` lands, in etypes, with the pointer
+// now at `current`: MPI_SUCCESS and *to, or the class with the reason in `why`.
+int seek_target(const ftmpi_file_s &f, MPI_Offset offset, int whence, MPI_Offset current, MPI_Offset *to, char *why,
+                std::size_t why_len) {
+    MPI_Offset base = 0;
+    switch (whence) {
+    case MPI_SEEK_SET: break;
+    case MPI_SEEK_CUR: base = current; break;
+    case MPI_SEEK_END: {
+        struct stat st;
+        if (::fstat(f.fd, &st) != 0) {
+            std::snprintf(why, why_len, "%s: %s", f.path.c_str(), std::strerror(errno));
+            return io_error_class(errno);
+        }
+        const auto esize = static_cast<MPI_Offset>(f.etype->size);
+        base = (view_bytes_before(f, static_cast<MPI_Offset>(st.st_size)) + esize - 1) / esize;
+        break;
+    }
+    default:
+        std::snprintf(why, why_len, "invalid whence %d (argument whence; MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END)",
+                      whence);
+        return MPI_ERR_ARG;
+    }
+    if (base + offset < 0) {
+        std::snprintf(why, why_len, "the position would be negative (%lld etypes)",
+                      static_cast<long long>(base + offset));
+        return MPI_ERR_ARG;
+    }
+    *to = base + offset;
+    return MPI_SUCCESS;
+}
+
 int check_committed(const char *call, MPI_File f, MPI_Datatype t, const char *arg) {
     FTMPI_TRY(check_type(call, f->comm, t, arg));
     if (t->committed) return MPI_SUCCESS;
@@ -125,8 +161,15 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         err = MPI_ERR_ARG;
         std::snprintf(why, sizeof why, "MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL");
     } else if (disp == MPI_DISPLACEMENT_CURRENT) {
-        err = MPI_ERR_UNSUPPORTED_OPERATION;
-        std::snprintf(why, sizeof why, "MPI_DISPLACEMENT_CURRENT: the shared file pointer is not implemented");
+        // The byte position of the shared file pointer in the current view.
+        MPI_Offset shared = 0;
+        if (const int sys = shared_fetch_add(*fh, 0, &shared); sys != 0) {
+            err = io_error_class(sys);
+            std::snprintf(why, sizeof why, "cannot read the shared file pointer: %s", std::strerror(sys));
+        } else {
+            const auto runs = view_extents(*fh, shared * static_cast<MPI_Offset>(fh->etype->size), 1);
+            disp = runs.empty() ? fh->disp : runs.front().off;
+        }
     } else if (disp < 0) {
         err = MPI_ERR_ARG;
         std::snprintf(why, sizeof why, "negative displacement %lld (argument disp)", static_cast<long long>(disp));
@@ -150,6 +193,13 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         return raise(fh->comm, first, call, "%s", why[0] != '\0' ? why : "failed at another process");
     install_view(*fh, disp, etype, filetype);
     if (info != MPI_INFO_NULL) merge_hints(fh->info, info);
+    // The shared file pointer goes back to 0 too (nothing to do while no
+    // process has used it: no sidecar).
+    int sys = 0;
+    if (fh->comm->rank == 0 && ::access(fh->shfp_path.c_str(), F_OK) == 0) sys = shared_store(*fh, 0);
+    if (const int e = file_uniform(fh, sys != 0 ? io_error_class(sys) : MPI_SUCCESS); e != MPI_SUCCESS)
+        return raise(fh->comm, e, call, "cannot reset the shared file pointer: %s",
+                     sys != 0 ? std::strerror(sys) : "failed at another process");
     return MPI_SUCCESS;
 }
 
@@ -197,25 +247,49 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
     if ((fh->amode & MPI_MODE_SEQUENTIAL) != 0)
         return raise(fh->comm, MPI_ERR_UNSUPPORTED_OPERATION, call,
                      "the file was opened MPI_MODE_SEQUENTIAL (no individual file pointer)");
-    MPI_Offset base = 0;
-    switch (whence) {
-    case MPI_SEEK_SET: break;
-    case MPI_SEEK_CUR: base = fh->pos; break;
-    case MPI_SEEK_END: {
-        MPI_Offset size = 0;
-        FTMPI_TRY(MPI_File_get_size(fh, &size));
-        const auto esize = static_cast<MPI_Offset>(fh->etype->size);
-        base = (view_bytes_before(*fh, size) + esize - 1) / esize;
-        break;
+    MPI_Offset to = 0;
+    char why[160];
+    if (const int err = seek_target(*fh, offset, whence, fh->pos, &to, why, sizeof why); err != MPI_SUCCESS)
+        return raise(fh->comm, err, call, "%s", why);
+    fh->pos = to;
+    return MPI_SUCCESS;
+}
+
+// Collective: offset and whence must be the same at every member; rank 0
+// moves the shared file pointer and every member learns the outcome.
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
+    const char *call = "MPI_File_seek_shared";
+    FTMPI_TRY(check_file(call, fh));
+    int first;
+    bool same;
+    vote(fh->comm, MPI_SUCCESS, offset * 8 + (whence - MPI_SEEK_SET), &first, &same);
+    if (first == MPI_SUCCESS && !same)
+        return raise(fh->comm, MPI_ERR_NOT_SAME, call, "arguments offset and whence differ between processes");
+    if (first != MPI_SUCCESS) return raise(fh->comm, first, call, "the exchange with the other processes failed");
+    int err = MPI_SUCCESS;
+    char why[160] = "failed at rank 0";
+    if (fh->comm->rank == 0) {
+        MPI_Offset now = 0, to = 0;
+        int sys = shared_fetch_add(*fh, 0, &now);
+        if (sys == 0) {
+            err = seek_target(*fh, offset, whence, now, &to, why, sizeof why);
+            if (err == MPI_SUCCESS) sys = shared_store(*fh, to);
+        }
+        if (sys != 0) {
+            err = io_error_class(sys);
+            std::snprintf(why, sizeof why, "the shared file pointer: %s", std::strerror(sys));
+        }
     }
-    default:
-        return raise(fh->comm, MPI_ERR_ARG, call,
-                     "invalid whence %d (argument whence; MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END)", whence);
-    }
-    if (base + offset < 0)
-        return raise(fh->comm, MPI_ERR_ARG, call, "the position would be negative (%lld etypes)",
-                     static_cast<long long>(base + offset));
-    fh->pos = base + offset;
+    if (const int e = file_uniform(fh, err); e != MPI_SUCCESS) return raise(fh->comm, e, call, "%s", why);
+    return MPI_SUCCESS;
+}
+
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) {
+    const char *call = "MPI_File_get_position_shared";
+    FTMPI_TRY(check_file(call, fh));
+    FTMPI_CHECK(check_nonnull(call, fh->comm, offset, "offset"));
+    if (const int sys = shared_fetch_add(*fh, 0, offset); sys != 0)
+        return raise(fh->comm, io_error_class(sys), call, "the shared file pointer: %s", std::strerror(sys));
     return MPI_SUCCESS;
 }
 
