@@ -176,22 +176,16 @@ const char *comm_label(MPI_Comm comm) {
 
 namespace {
 
-// Invokes comm's error handler with `code`; the call then returns `returned`.
-int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *fmt, va_list ap) {
-    char msg[768];
-    std::vsnprintf(msg, sizeof msg, fmt, ap);
-
-    MPI_Comm target = (comm != MPI_COMM_NULL && comm->magic == Magic::comm) ? comm : MPI_COMM_WORLD;
-    MPI_Errhandler h = target->errhandler ? target->errhandler : initial_errhandler();
+// Acts on one error as handler `h` says: MPI_ERRORS_RETURN and user handlers
+// (run by `invoke(h, &code)`) return `returned`; the others print the message
+// and end the job. `label` names the object the handler is attached to.
+template <typename Invoke>
+int act(MPI_Errhandler h, int code, int returned, const char *call, const char *msg, const char *label,
+        Invoke invoke) {
     if (h->kind == ftmpi_errhandler_s::Kind::ret) return returned;
     if (h->kind == ftmpi_errhandler_s::Kind::user && h->fn != nullptr) {
         int c = code;
-        if (target->win != nullptr) {  // a window's handler gets the window (MPI_Win_errhandler_function)
-            MPI_Win w = target->win;
-            reinterpret_cast<MPI_Win_errhandler_function *>(h->fn)(&w, &c);
-        } else {
-            h->fn(&target, &c);
-        }
+        invoke(h, &c);
         return returned;
     }
     const int cls = class_of_code(code);
@@ -202,13 +196,38 @@ int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *
     // ends the job, as MPI_ERRORS_ARE_FATAL does, and says which handler acted.
     int n = h->kind == ftmpi_errhandler_s::Kind::abort
                 ? std::snprintf(line, sizeof line, "ftmpi: rank %d: error in %s: %s (%s); MPI_ERRORS_ABORT on %s: aborting\n",
-                                rank, call, msg, cname, comm_label(target))
+                                rank, call, msg, cname, label)
                 : std::snprintf(line, sizeof line, "ftmpi: rank %d: fatal error in %s: %s (%s)\n", rank, call, msg, cname);
     ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<size_t>(n > 0 ? n : 0));
     (void)ignored;
     if (g.pm) g.pm->abort(code, std::string(call) + ": " + msg);
     ::_exit(code != 0 ? code : 1);
 }
+
+// Invokes comm's error handler with `code`; the call then returns `returned`.
+// A window's or a file's hidden communicator gives its handler the window or
+// the file (MPI_Win_errhandler_function, MPI_File_errhandler_function).
+int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *fmt, va_list ap) {
+    char msg[768];
+    std::vsnprintf(msg, sizeof msg, fmt, ap);
+    MPI_Comm target = (comm != MPI_COMM_NULL && comm->magic == Magic::comm) ? comm : MPI_COMM_WORLD;
+    MPI_Errhandler h = target->errhandler ? target->errhandler : initial_errhandler();
+    return act(h, code, returned, call, msg, comm_label(target), [target](MPI_Errhandler eh, int *c) {
+        if (target->win != nullptr) {
+            MPI_Win w = target->win;
+            reinterpret_cast<MPI_Win_errhandler_function *>(eh->fn)(&w, c);
+        } else if (target->file != nullptr) {
+            MPI_File f = target->file;
+            reinterpret_cast<MPI_File_errhandler_function *>(eh->fn)(&f, c);
+        } else {
+            MPI_Comm cm = target;
+            eh->fn(&cm, c);
+        }
+    });
+}
+
+// The handler of MPI_FILE_NULL (MPI 3.1 §13.7): MPI_ERRORS_RETURN until set.
+MPI_Errhandler g_file_default = nullptr;
 
 }  // namespace
 
@@ -218,6 +237,26 @@ int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {
     const int rc = vraise(comm, code, code, call, fmt, ap);
     va_end(ap);
     return rc;
+}
+
+int raise_file_null(int code, const char *call, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return act(file_default_errhandler(), code, code, call, msg, "MPI_FILE_NULL", [](MPI_Errhandler eh, int *c) {
+        MPI_File f = MPI_FILE_NULL;
+        reinterpret_cast<MPI_File_errhandler_function *>(eh->fn)(&f, c);
+    });
+}
+
+MPI_Errhandler file_default_errhandler() { return g_file_default ? g_file_default : MPI_ERRORS_RETURN; }
+
+void set_file_default_errhandler(MPI_Errhandler h) {
+    errhandler_retain(h);
+    errhandler_release(g_file_default);
+    g_file_default = h;
 }
 
 int raise_in_status(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {

@@ -20,6 +20,15 @@ const char *error_class_text(int cls);
 // statuses say which requests failed).
 [[gnu::format(printf, 4, 5)]] int raise_in_status(MPI_Comm comm, int code, const char *call, const char *fmt, ...);
 
+// Raises error `code` from `call` on the handler of MPI_FILE_NULL (the
+// default file error handler: errors of MPI_File_open and MPI_File_delete,
+// and of calls given no valid file), as raise() does.
+[[gnu::format(printf, 3, 4)]] int raise_file_null(int code, const char *call, const char *fmt, ...);
+// The handler of MPI_FILE_NULL, which new files start with (MPI_ERRORS_RETURN
+// until MPI_File_set_errhandler(MPI_FILE_NULL, ...) changes it; holds a reference).
+MPI_Errhandler file_default_errhandler();
+void set_file_default_errhandler(MPI_Errhandler h);
+
 // The predefined handler named `name` (mpi_errors_are_fatal, mpi_errors_return
 // or mpi_errors_abort, any case), or nullptr.
 MPI_Errhandler predefined_errhandler(const char *name);

@@ -65,6 +65,7 @@ FTMPI_HANDLE_CONVERSIONS(Errhandler, MPI_Errhandler)
 FTMPI_HANDLE_CONVERSIONS(Info, MPI_Info)
 FTMPI_HANDLE_CONVERSIONS(Win, MPI_Win)
 FTMPI_HANDLE_CONVERSIONS(Message, MPI_Message)
+FTMPI_HANDLE_CONVERSIONS(File, MPI_File)
 
 // A Fortran status is the C status's bytes, MPI_F_STATUS_SIZE integers.
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) {

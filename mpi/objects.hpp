@@ -26,6 +26,7 @@ enum class Magic : std::uint32_t {
     message = 0x4d534731,
     info = 0x494e464f,
     win = 0x57494e44,
+    file = 0x46494c45,
     dead = 0xdeadbeef,
 };
 class MatchQueue;
@@ -131,6 +132,9 @@ struct ftmpi_comm_s {
     // The hidden communicator of a window (mpi/rma): errors raised on it go to
     // the window's handler, which gets the window.
     struct ftmpi_win_s *win = nullptr;
+    // The hidden communicator of a file (mpi/io): errors raised on it go to
+    // the file's handler, which gets the file; `name` is the file's name.
+    struct ftmpi_file_s *file = nullptr;
     // The process topology (mpi/topo), owned; null when the communicator has none.
     ftmpi::mpi::Topology *topo = nullptr;
     // Hints set by MPI_Comm_set_info / MPI_Comm_dup_with_info (MPI_Comm_get_info).

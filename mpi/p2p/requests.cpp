@@ -154,9 +154,9 @@ void empty_status(MPI_Status *status) {
     status->ftmpi_count = 0;
 }
 
-MPI_Request completed_request(MPI_Comm comm) {
+MPI_Request completed_request(MPI_Comm comm, int err, std::size_t bytes) {
     MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
-    complete_request(r, MPI_SUCCESS, 0);
+    complete_request(r, err, bytes);
     return r;
 }
 

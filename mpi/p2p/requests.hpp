@@ -26,8 +26,9 @@ void start_recv(MPI_Request r);
 void complete_request(MPI_Request r, int err, std::size_t bytes);
 
 // A request on comm that is already complete (a nonblocking call that
-// finished before returning, e.g. MPI_Comm_idup).
-MPI_Request completed_request(MPI_Comm comm);
+// finished before returning, e.g. MPI_Comm_idup, MPI_File_iread), with error
+// class `err` and `bytes` in its status.
+MPI_Request completed_request(MPI_Comm comm, int err = MPI_SUCCESS, std::size_t bytes = 0);
 
 // Blocks (driving progress) until `r` is complete, or until it is a wildcard
 // receive left pending by a failure (r->failure_pending; never for internal or

@@ -1,0 +1,100 @@
+// MPI-IO on POSIX files (MPI 3.1 chapter 13): the file object and what its
+// calls share.
+//
+// A file is a POSIX descriptor per process plus a hidden communicator (a dup
+// of the one it was opened over, like a window's): the file's collective
+// calls run their exchanges on its collective context, so they never meet
+// user traffic, and errors raised on it go to the file's handler (it points
+// back at the file through ftmpi_comm_s::file).
+//
+// Data moves with pread/pwrite at the offsets the view gives (view.cpp):
+// nothing is cached, so a write is in the file (the page cache) when the call
+// returns, and MPI_File_sync adds fsync. Collective calls are each process's
+// own accesses followed by a synchronization (no aggregation yet).
+//
+// Threading: like the rest of libftmpi's MPI layer, single-threaded.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mpi/dt/derived.hpp"
+#include "mpi/info.hpp"
+#include "mpi/objects.hpp"
+
+struct ftmpi_file_s {
+    ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::file;
+    MPI_Comm comm = nullptr;  // hidden: collectives, and the file's error handler
+    int fd = -1;
+    int amode = 0;
+    std::string path;          // as given to MPI_File_open
+    ftmpi::mpi::Hints info;    // hints as set (MPI_File_get_info)
+    bool atomic = false;       // MPI_File_set_atomicity: accesses take fcntl range locks
+    // The view (MPI_File_set_view; initially disp 0, MPI_BYTE, MPI_BYTE, "native").
+    MPI_Offset disp = 0;
+    MPI_Datatype etype = MPI_BYTE;
+    MPI_Datatype filetype = MPI_BYTE;
+    std::vector<ftmpi::mpi::Block> blocks;  // the filetype's data runs in one tile
+    std::vector<std::size_t> starts;        // data bytes before each run
+    std::size_t tile_bytes = 1;             // data bytes in one tile (the filetype's size)
+    MPI_Aint tile_extent = 1;               // the filetype's extent: the stride of tiles
+    MPI_Offset pos = 0;                     // individual file pointer, in etypes of the view
+    // The shared file pointer's counter (shared_pointer.cpp): its sidecar
+    // file, and the descriptor once this process used it.
+    std::string shfp_path;
+    int shfp_fd = -1;
+};
+
+namespace ftmpi::mpi {
+
+bool valid_file(MPI_File f);
+// A valid file; errors on an invalid one go to MPI_FILE_NULL's handler.
+int check_file(const char *call, MPI_File f);
+
+// The MPI error class of a failed system call's errno.
+int io_error_class(int err);
+
+// One contiguous run of the file.
+struct Extent {
+    MPI_Offset off;
+    std::size_t len;
+};
+
+// The file byte runs of `bytes` data bytes of f's view starting `start` data
+// bytes from the view's beginning, in order, adjacent runs merged.
+std::vector<Extent> view_extents(const ftmpi_file_s &f, MPI_Offset start, std::size_t bytes);
+
+// The data bytes of f's view that lie before file offset `end` (the view's
+// end of file for a file of `end` bytes).
+MPI_Offset view_bytes_before(const ftmpi_file_s &f, MPI_Offset end);
+
+// Sets f's view to (disp, etype, filetype), taking references on the types
+// and releasing the previous view's; resets the individual file pointer.
+void install_view(ftmpi_file_s &f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype);
+
+// Every member's (err, value) exchanged on `team` (a file's hidden
+// communicator): *first_err is the first failure in rank order
+// (MPI_ERR_PROC_FAILED when the exchange failed) and *same says whether every
+// member gave the same value. The same answers at every member when no
+// process fails.
+void vote(MPI_Comm team, int err, long long value, int *first_err, bool *same);
+
+// The same outcome at every member of f's hidden communicator: the first
+// non-success class among the members' `mine` (in rank order), or
+// MPI_ERR_PROC_FAILED when the exchange itself failed.
+int file_uniform(MPI_File f, int mine);
+
+// The shared file pointer (mpi/io/shared_pointer.cpp), in etypes of the
+// view. The sidecar file holding it for the file at `path` whose hidden
+// communicator has uid `id`.
+std::string shared_pointer_path(const std::string &path, std::uint64_t id);
+// Atomically: *before = the pointer, then the pointer += add. 0 or an errno.
+int shared_fetch_add(ftmpi_file_s &f, MPI_Offset add, MPI_Offset *before);
+// Sets the pointer. 0 or an errno.
+int shared_store(ftmpi_file_s &f, MPI_Offset value);
+// Closes this process's descriptor of the sidecar (MPI_File_close).
+void shared_pointer_close(ftmpi_file_s &f);
+
+}  // namespace ftmpi::mpi

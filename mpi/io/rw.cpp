@@ -1,0 +1,334 @@
+// MPI-IO: data access (MPI 3.1 §13.4) with explicit offsets, the individual
+// file pointer and the shared file pointer; blocking, nonblocking and
+// collective (_all, _ordered).
+//
+// Every access is one path: the memory side is packed into (or unpacked
+// from) a staging buffer unless the datatype is contiguous, and the view
+// turns the range of data positions into file runs moved with pwrite/pread.
+// Nonblocking calls do the access at once and return a completed request.
+// Collective calls do this process's access, then share every member's
+// outcome: the call returns the same class at every member (the first
+// member's failure in rank order). Shared file pointer calls first reserve
+// their etypes with the pointer's counter (mpi/io/shared_pointer.cpp): one
+// fetch-and-add per call, or one for the whole group in rank order (_ordered).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "mpi/checks.hpp"
+#include "mpi/comm_internal.hpp"
+#include "mpi/io/file.hpp"
+#include "mpi/p2p/requests.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+enum class Dir { read, write };
+// An explicit offset, the individual file pointer, the shared file pointer
+// (one process's reservation), or the shared pointer in rank order (collective).
+enum class Where { at, individual, shared, ordered };
+
+// In atomic mode, an fcntl lock on the bytes an access spans, held while it
+// runs (shared for reads, exclusive for writes). Released when destroyed.
+class RangeLock {
+public:
+    RangeLock(const ftmpi_file_s &f, const std::vector<Extent> &runs, Dir dir) {
+        if (!f.atomic || runs.empty()) return;
+        struct flock l {};
+        l.l_type = dir == Dir::write ? F_WRLCK : F_RDLCK;
+        l.l_whence = SEEK_SET;
+        l.l_start = static_cast<off_t>(runs.front().off);
+        l.l_len = static_cast<off_t>(runs.back().off + static_cast<MPI_Offset>(runs.back().len) - runs.front().off);
+        while (::fcntl(f.fd, F_SETLKW, &l) != 0)
+            if (errno != EINTR) {
+                error_ = errno;
+                return;
+            }
+        fd_ = f.fd;
+        lock_ = l;
+    }
+    ~RangeLock() {
+        if (fd_ < 0) return;
+        lock_.l_type = F_UNLCK;
+        ::fcntl(fd_, F_SETLK, &lock_);
+    }
+    RangeLock(const RangeLock &) = delete;
+    RangeLock &operator=(const RangeLock &) = delete;
+    int error() const { return error_; }
+
+private:
+    int fd_ = -1;
+    int error_ = 0;
+    struct flock lock_ {};
+};
+
+// Moves `bytes` between `data` and the file runs. Returns 0 or an errno;
+// *moved: bytes moved (a read stops at the end of the file).
+int move_runs(int fd, Dir dir, const std::vector<Extent> &runs, char *data, std::size_t *moved) {
+    *moved = 0;
+    for (const Extent &r : runs) {
+        std::size_t done = 0;
+        while (done < r.len) {
+            const off_t at = static_cast<off_t>(r.off + static_cast<MPI_Offset>(done));
+            const ssize_t n = dir == Dir::write ? ::pwrite(fd, data + *moved, r.len - done, at)
+                                                : ::pread(fd, data + *moved, r.len - done, at);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                return errno;
+            }
+            if (n == 0) return dir == Dir::write ? EIO : 0;  // read: end of file
+            done += static_cast<std::size_t>(n);
+            *moved += static_cast<std::size_t>(n);
+        }
+    }
+    return 0;
+}
+
+// What one call asks for, checked; `why` says what was wrong.
+struct Access {
+    MPI_File f;
+    Dir dir;
+    Where where;
+    MPI_Offset offset;  // Where::at (and shared, once reserved): in etypes of the view
+    void *buf;
+    int count;
+    MPI_Datatype type;
+};
+
+// The local argument checks of a data access: MPI_SUCCESS or the class, with
+// the reason in `why`.
+int check_access(const Access &a, char *why, std::size_t why_len) {
+    MPI_File f = a.f;
+    auto fail = [&](int cls, const char *text) {
+        std::snprintf(why, why_len, "%s", text);
+        return cls;
+    };
+    if ((f->amode & MPI_MODE_SEQUENTIAL) != 0 && (a.where == Where::at || a.where == Where::individual))
+        return fail(MPI_ERR_UNSUPPORTED_OPERATION,
+                    "the file was opened MPI_MODE_SEQUENTIAL (only shared file pointer calls are allowed)");
+    if (a.dir == Dir::write && (f->amode & MPI_MODE_RDONLY) != 0)
+        return fail(MPI_ERR_ACCESS, "write to a file opened MPI_MODE_RDONLY");
+    if (a.dir == Dir::read && (f->amode & MPI_MODE_WRONLY) != 0)
+        return fail(MPI_ERR_ACCESS, "read from a file opened MPI_MODE_WRONLY");
+    if (a.count < 0) return fail(MPI_ERR_COUNT, "negative count (argument count)");
+    if (!valid_type(a.type)) return fail(MPI_ERR_TYPE, "invalid datatype (argument datatype)");
+    if (!a.type->committed) return fail(MPI_ERR_TYPE, "datatype not committed (argument datatype)");
+    if (a.buf == nullptr && a.count > 0 && a.type->size > 0) return fail(MPI_ERR_BUFFER, "argument buf is NULL");
+    if (a.where == Where::at && a.offset < 0) return fail(MPI_ERR_ARG, "negative offset (argument offset)");
+    const std::size_t bytes = static_cast<std::size_t>(a.count) * a.type->size;
+    if (bytes % f->etype->size != 0)
+        return fail(MPI_ERR_TYPE, "the data is not a whole number of etypes of the view (arguments count, datatype)");
+    return MPI_SUCCESS;
+}
+
+// Does the access; returns the class, *moved the bytes moved, *sys an errno.
+int perform(const Access &a, std::size_t *moved, int *sys) {
+    MPI_File f = a.f;
+    const std::size_t bytes = static_cast<std::size_t>(a.count) * a.type->size;
+    const MPI_Offset first = a.where == Where::individual ? f->pos : a.offset;
+    const auto esize = static_cast<MPI_Offset>(f->etype->size);
+    const std::vector<Extent> runs = view_extents(*f, first * esize, bytes);
+    std::vector<char> stage;
+    char *data = static_cast<char *>(a.buf);
+    if (!a.type->contiguous && bytes > 0) {
+        stage.resize(bytes);
+        data = stage.data();
+        if (a.dir == Dir::write) pack(a.buf, static_cast<std::size_t>(a.count), a.type, data);
+    }
+    *moved = 0;
+    {
+        RangeLock lock(*f, runs, a.dir);
+        *sys = lock.error();
+        if (*sys == 0) *sys = move_runs(f->fd, a.dir, runs, data, moved);
+    }
+    if (a.dir == Dir::read && !stage.empty() && *moved > 0) unpack(data, *moved, a.buf, a.type);
+    if (a.where == Where::individual) f->pos = first + static_cast<MPI_Offset>(*moved) / esize;
+    return *sys != 0 ? io_error_class(*sys) : MPI_SUCCESS;
+}
+
+void set_status(MPI_Status *status, std::size_t bytes) {
+    if (status == MPI_STATUS_IGNORE) return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->ftmpi_cancelled = 0;
+    status->ftmpi_count = bytes;
+}
+
+MPI_Offset etypes_of(const Access &a) {
+    return static_cast<MPI_Offset>(static_cast<std::size_t>(a.count) * a.type->size / a.f->etype->size);
+}
+
+// Where::shared: reserves the access's etypes at the shared file pointer.
+// Where::ordered (collective, run even when `err` already failed here, which
+// then reserves nothing): the group's accesses, one after the other in rank
+// order. Sets a.offset; returns the class (`err` first), *sys an errno.
+int reserve(Access &a, int err, int *sys) {
+    MPI_File f = a.f;
+    if (a.where == Where::shared) {
+        if (err != MPI_SUCCESS) return err;
+        *sys = shared_fetch_add(*f, etypes_of(a), &a.offset);
+        return *sys != 0 ? io_error_class(*sys) : MPI_SUCCESS;
+    }
+    if (a.where != Where::ordered) return err;
+    const MPI_Offset mine = err == MPI_SUCCESS ? etypes_of(a) : 0;
+    std::vector<MPI_Offset> all(static_cast<std::size_t>(f->comm->size));
+    const int xerr = team_allgather(f->comm, &mine, static_cast<int>(sizeof mine), all.data());
+    MPI_Offset total = 0, before = 0;
+    for (int r = 0; r < f->comm->size; ++r) {
+        if (r < f->comm->rank) before += all[static_cast<std::size_t>(r)];
+        total += all[static_cast<std::size_t>(r)];
+    }
+    struct {
+        MPI_Offset base;
+        int sys;
+        int pad;
+    } start{0, 0, 0};
+    if (f->comm->rank == 0 && xerr == MPI_SUCCESS) start.sys = shared_fetch_add(*f, total, &start.base);
+    const int berr = team_bcast(f->comm, 0, &start, static_cast<int>(sizeof start));
+    a.offset = start.base + before;
+    if (err != MPI_SUCCESS) return err;
+    if (xerr != MPI_SUCCESS || berr != MPI_SUCCESS) return xerr != MPI_SUCCESS ? xerr : berr;
+    *sys = start.sys;
+    return *sys != 0 ? io_error_class(*sys) : MPI_SUCCESS;
+}
+
+// Blocking, independent or collective.
+int access_blocking(const char *call, Access a, bool collective, MPI_Status *status) {
+    FTMPI_TRY(check_file(call, a.f));
+    char why[160] = "";
+    int err = check_access(a, why, sizeof why);
+    std::size_t moved = 0;
+    int sys = 0;
+    err = reserve(a, err, &sys);
+    if (err == MPI_SUCCESS) err = perform(a, &moved, &sys);
+    const int local = err;
+    if (collective) err = file_uniform(a.f, err);
+    if (err != MPI_SUCCESS) {
+        if (local == MPI_SUCCESS) std::snprintf(why, sizeof why, "failed at another process");
+        else if (sys != 0) std::snprintf(why, sizeof why, "%s", std::strerror(sys));
+        return raise(a.f->comm, err, call, "%s: %s", a.f->path.c_str(), why);
+    }
+    set_status(status, moved);
+    return MPI_SUCCESS;
+}
+
+// Nonblocking: argument errors are raised at once; the access's own outcome
+// is in the request (raised by the call that completes it).
+int access_nonblocking(const char *call, Access a, MPI_Request *request) {
+    FTMPI_TRY(check_file(call, a.f));
+    FTMPI_CHECK(check_nonnull(call, a.f->comm, request, "request"));
+    char why[160] = "";
+    if (const int err = check_access(a, why, sizeof why); err != MPI_SUCCESS)
+        return raise(a.f->comm, err, call, "%s: %s", a.f->path.c_str(), why);
+    std::size_t moved = 0;
+    int sys = 0;
+    int err = reserve(a, MPI_SUCCESS, &sys);
+    if (err == MPI_SUCCESS) err = perform(a, &moved, &sys);
+    *request = completed_request(a.f->comm, err, moved);
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_read_at", {fh, Dir::read, Where::at, offset, buf, count, datatype}, false, status);
+}
+
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                         MPI_Status *status) {
+    return access_blocking("MPI_File_read_at_all", {fh, Dir::read, Where::at, offset, buf, count, datatype}, true,
+                           status);
+}
+
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+                      MPI_Status *status) {
+    return access_blocking("MPI_File_write_at",
+                           {fh, Dir::write, Where::at, offset, const_cast<void *>(buf), count, datatype}, false, status);
+}
+
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status) {
+    return access_blocking("MPI_File_write_at_all",
+                           {fh, Dir::write, Where::at, offset, const_cast<void *>(buf), count, datatype}, true, status);
+}
+
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                      MPI_Request *request) {
+    return access_nonblocking("MPI_File_iread_at", {fh, Dir::read, Where::at, offset, buf, count, datatype}, request);
+}
+
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+                       MPI_Request *request) {
+    return access_nonblocking("MPI_File_iwrite_at",
+                              {fh, Dir::write, Where::at, offset, const_cast<void *>(buf), count, datatype}, request);
+}
+
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_read", {fh, Dir::read, Where::individual, 0, buf, count, datatype}, false, status);
+}
+
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_read_all", {fh, Dir::read, Where::individual, 0, buf, count, datatype}, true,
+                           status);
+}
+
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_write",
+                           {fh, Dir::write, Where::individual, 0, const_cast<void *>(buf), count, datatype}, false,
+                           status);
+}
+
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_write_all",
+                           {fh, Dir::write, Where::individual, 0, const_cast<void *>(buf), count, datatype}, true,
+                           status);
+}
+
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+    return access_nonblocking("MPI_File_iread", {fh, Dir::read, Where::individual, 0, buf, count, datatype}, request);
+}
+
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+    return access_nonblocking("MPI_File_iwrite",
+                              {fh, Dir::write, Where::individual, 0, const_cast<void *>(buf), count, datatype},
+                              request);
+}
+
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_read_shared", {fh, Dir::read, Where::shared, 0, buf, count, datatype}, false,
+                           status);
+}
+
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_write_shared",
+                           {fh, Dir::write, Where::shared, 0, const_cast<void *>(buf), count, datatype}, false, status);
+}
+
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+    return access_nonblocking("MPI_File_iread_shared", {fh, Dir::read, Where::shared, 0, buf, count, datatype},
+                              request);
+}
+
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+    return access_nonblocking("MPI_File_iwrite_shared",
+                              {fh, Dir::write, Where::shared, 0, const_cast<void *>(buf), count, datatype}, request);
+}
+
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_read_ordered", {fh, Dir::read, Where::ordered, 0, buf, count, datatype}, true,
+                           status);
+}
+
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+    return access_blocking("MPI_File_write_ordered",
+                           {fh, Dir::write, Where::ordered, 0, const_cast<void *>(buf), count, datatype}, true, status);
+}
+
+}  // extern "C"
