@@ -45,6 +45,11 @@ struct ftmpi_file_s {
     // file, and the descriptor once this process used it.
     std::string shfp_path;
     int shfp_fd = -1;
+    // The split collective in progress (MPI_File_*_begin ... _end; one at a
+    // time per file): its buffer and outcome.
+    bool split_active = false;
+    const void *split_buf = nullptr;
+    MPI_Status split_status{};
 };
 
 namespace ftmpi::mpi {

@@ -230,6 +230,30 @@ int access_nonblocking(const char *call, Access a, MPI_Request *request) {
     return MPI_SUCCESS;
 }
 
+// A split collective's _begin: the whole collective access, its status kept
+// for _end (MPI 3.1 §13.4.5 lets the access happen in either call).
+int split_begin(const char *call, Access a) {
+    FTMPI_TRY(check_file(call, a.f));
+    if (a.f->split_active)
+        return raise(a.f->comm, MPI_ERR_OTHER, call, "%s: a split collective is already active on this file",
+                     a.f->path.c_str());
+    FTMPI_TRY(access_blocking(call, a, true, &a.f->split_status));
+    a.f->split_active = true;
+    a.f->split_buf = a.buf;
+    return MPI_SUCCESS;
+}
+
+int split_end(const char *call, MPI_File f, const void *buf, MPI_Status *status) {
+    FTMPI_TRY(check_file(call, f));
+    if (!f->split_active)
+        return raise(f->comm, MPI_ERR_OTHER, call, "%s: no split collective is active on this file", f->path.c_str());
+    if (buf != f->split_buf)
+        return raise(f->comm, MPI_ERR_ARG, call, "argument buf is not the buffer its _begin call was given");
+    f->split_active = false;
+    if (status != MPI_STATUS_IGNORE) *status = f->split_status;
+    return MPI_SUCCESS;
+}
+
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -329,6 +353,84 @@ int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dataty
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
     return access_blocking("MPI_File_write_ordered",
                            {fh, Dir::write, Where::ordered, 0, const_cast<void *>(buf), count, datatype}, true, status);
+}
+
+// Nonblocking collective accesses: each process's access is its own (no
+// exchange, so the call never waits for the others); the request carries its
+// outcome.
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Request *request) {
+    return access_nonblocking("MPI_File_iread_at_all", {fh, Dir::read, Where::at, offset, buf, count, datatype},
+                              request);
+}
+
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Request *request) {
+    return access_nonblocking("MPI_File_iwrite_at_all",
+                              {fh, Dir::write, Where::at, offset, const_cast<void *>(buf), count, datatype}, request);
+}
+
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+    return access_nonblocking("MPI_File_iread_all", {fh, Dir::read, Where::individual, 0, buf, count, datatype},
+                              request);
+}
+
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+    return access_nonblocking("MPI_File_iwrite_all",
+                              {fh, Dir::write, Where::individual, 0, const_cast<void *>(buf), count, datatype},
+                              request);
+}
+
+// Split collectives.
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) {
+    return split_begin("MPI_File_read_at_all_begin", {fh, Dir::read, Where::at, offset, buf, count, datatype});
+}
+
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) {
+    return split_end("MPI_File_read_at_all_end", fh, buf, status);
+}
+
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) {
+    return split_begin("MPI_File_write_at_all_begin",
+                       {fh, Dir::write, Where::at, offset, const_cast<void *>(buf), count, datatype});
+}
+
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
+    return split_end("MPI_File_write_at_all_end", fh, buf, status);
+}
+
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
+    return split_begin("MPI_File_read_all_begin", {fh, Dir::read, Where::individual, 0, buf, count, datatype});
+}
+
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) {
+    return split_end("MPI_File_read_all_end", fh, buf, status);
+}
+
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
+    return split_begin("MPI_File_write_all_begin",
+                       {fh, Dir::write, Where::individual, 0, const_cast<void *>(buf), count, datatype});
+}
+
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
+    return split_end("MPI_File_write_all_end", fh, buf, status);
+}
+
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
+    return split_begin("MPI_File_read_ordered_begin", {fh, Dir::read, Where::ordered, 0, buf, count, datatype});
+}
+
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) {
+    return split_end("MPI_File_read_ordered_end", fh, buf, status);
+}
+
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
+    return split_begin("MPI_File_write_ordered_begin",
+                       {fh, Dir::write, Where::ordered, 0, const_cast<void *>(buf), count, datatype});
+}
+
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) {
+    return split_end("MPI_File_write_ordered_end", fh, buf, status);
 }
 
 }  // extern "C"

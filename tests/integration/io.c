@@ -160,23 +160,50 @@ static int gval(int i, int j) { return 100000 + i * 1000 + j; }
 
 enum { ROWS = 5, W = 3, HEADER = 24 };
 
-static void subarray(void) {
-    char path[300];
-    path_of(path, sizeof path, "subarray");
-    const int cols = W * size;
-    /* the file: a HEADER-byte hole, then the ROWS x cols array of ints */
-    int gsizes[2] = {ROWS, cols}, lsizes[2] = {ROWS, W}, starts[2] = {0, W * rank};
-    MPI_Datatype ftype, mtype;
-    MPI_OK(MPI_Type_create_subarray(2, gsizes, lsizes, starts, MPI_ORDER_C, MPI_INT, &ftype));
-    MPI_OK(MPI_Type_commit(&ftype));
-    /* memory: the local block with one padding column (non-contiguous) */
-    MPI_OK(MPI_Type_vector(ROWS, W, W + 1, MPI_INT, &mtype));
-    MPI_OK(MPI_Type_commit(&mtype));
-    int mem[ROWS * (W + 1)];
+/* The file: a HEADER-byte hole, then the ROWS x (W*size) array of ints, rank
+   r owning columns W*r .. W*r+W-1 (ftype); memory: the local block with one
+   padding column (mtype, non-contiguous), filled into mem. */
+static void subarray_setup(MPI_Datatype *ftype, MPI_Datatype *mtype, int *mem) {
+    int gsizes[2] = {ROWS, W * size}, lsizes[2] = {ROWS, W}, starts[2] = {0, W * rank};
+    MPI_OK(MPI_Type_create_subarray(2, gsizes, lsizes, starts, MPI_ORDER_C, MPI_INT, ftype));
+    MPI_OK(MPI_Type_commit(ftype));
+    MPI_OK(MPI_Type_vector(ROWS, W, W + 1, MPI_INT, mtype));
+    MPI_OK(MPI_Type_commit(mtype));
     for (int i = 0; i < ROWS; ++i) {
         for (int j = 0; j < W; ++j) mem[i * (W + 1) + j] = gval(i, W * rank + j);
         mem[i * (W + 1) + W] = -1;
     }
+}
+
+/* Rank 0 compares the whole file with the sequential reference. */
+static void compare_subarray(const char *path) {
+    const int cols = W * size;
+    size_t ref_len = HEADER + (size_t)ROWS * cols * sizeof(int);
+    unsigned char *ref = calloc(ref_len, 1);
+    for (int i = 0; i < ROWS; ++i)
+        for (int j = 0; j < cols; ++j) {
+            int v = gval(i, j);
+            memcpy(ref + HEADER + ((size_t)i * cols + j) * sizeof(int), &v, sizeof v);
+        }
+    compare_file(path, ref, ref_len);
+    free(ref);
+}
+
+/* The padded local block read back: data where it belongs, padding untouched. */
+static void check_block(const int *back, const char *how) {
+    for (int i = 0; i < ROWS; ++i) {
+        for (int j = 0; j < W; ++j)
+            CHECK(back[i * (W + 1) + j] == gval(i, W * rank + j), "%s (%d,%d): %d", how, i, j, back[i * (W + 1) + j]);
+        CHECK(back[i * (W + 1) + W] == -7, "%s wrote the padding at row %d", how, i);
+    }
+}
+
+static void subarray(void) {
+    char path[300];
+    path_of(path, sizeof path, "subarray");
+    MPI_Datatype ftype, mtype;
+    int mem[ROWS * (W + 1)];
+    subarray_setup(&ftype, &mtype, mem);
     MPI_File fh;
     MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     MPI_OK(MPI_File_set_view(fh, HEADER, MPI_INT, ftype, "native", MPI_INFO_NULL));
@@ -192,16 +219,7 @@ static void subarray(void) {
     CHECK(pos == ROWS * W, "position after write_all: %lld", (long long)pos);
     MPI_OK(MPI_File_sync(fh));
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-    /* the sequential reference */
-    size_t ref_len = HEADER + (size_t)ROWS * cols * sizeof(int);
-    unsigned char *ref = calloc(ref_len, 1);
-    for (int i = 0; i < ROWS; ++i)
-        for (int j = 0; j < cols; ++j) {
-            int v = gval(i, j);
-            memcpy(ref + HEADER + ((size_t)i * cols + j) * sizeof(int), &v, sizeof v);
-        }
-    compare_file(path, ref, ref_len);
-    free(ref);
+    compare_subarray(path);
     /* read back collectively into the padded layout */
     int back[ROWS * (W + 1)];
     for (int k = 0; k < ROWS * (W + 1); ++k) back[k] = -7;
@@ -209,11 +227,7 @@ static void subarray(void) {
     MPI_OK(MPI_File_read_all(fh, back, 1, mtype, &st));
     MPI_OK(MPI_Get_count(&st, mtype, &n));
     CHECK(n == 1, "read_all count %d", n);
-    for (int i = 0; i < ROWS; ++i) {
-        for (int j = 0; j < W; ++j)
-            CHECK(back[i * (W + 1) + j] == gval(i, W * rank + j), "read_all (%d,%d): %d", i, j, back[i * (W + 1) + j]);
-        CHECK(back[i * (W + 1) + W] == -7, "read_all wrote the padding at row %d", i);
-    }
+    check_block(back, "read_all");
     /* the view's end of file is the end of this rank's data */
     MPI_OK(MPI_File_seek(fh, 0, MPI_SEEK_END));
     MPI_OK(MPI_File_get_position(fh, &pos));
@@ -221,6 +235,75 @@ static void subarray(void) {
     MPI_OK(MPI_File_close(&fh));
     MPI_Type_free(&ftype);
     MPI_Type_free(&mtype);
+}
+
+/* The same layout through split collectives and nonblocking collectives. */
+static void split_and_nonblocking(void) {
+    char path[300];
+    path_of(path, sizeof path, "split");
+    MPI_Datatype ftype, mtype;
+    int mem[ROWS * (W + 1)], back[ROWS * (W + 1)];
+    subarray_setup(&ftype, &mtype, mem);
+    MPI_File fh;
+    MPI_Status st;
+    int n = -1;
+    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_OK(MPI_File_set_view(fh, HEADER, MPI_INT, ftype, "native", MPI_INFO_NULL));
+    MPI_OK(MPI_File_write_all_begin(fh, mem, 1, mtype));
+    expect_class(MPI_File_write_all_begin(fh, mem, 1, mtype), MPI_ERR_OTHER, "a second split collective");
+    expect_class(MPI_File_write_all_end(fh, back, &st), MPI_ERR_ARG, "_end with another buffer");
+    MPI_OK(MPI_File_write_all_end(fh, mem, &st));
+    MPI_OK(MPI_Get_elements(&st, MPI_INT, &n));
+    CHECK(n == ROWS * W, "write_all_end elements %d", n);
+    expect_class(MPI_File_write_all_end(fh, mem, &st), MPI_ERR_OTHER, "_end with no split collective");
+    MPI_OK(MPI_File_sync(fh));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    compare_subarray(path);
+    /* read_at_all_begin/_end at offset 0 of the view */
+    for (int k = 0; k < ROWS * (W + 1); ++k) back[k] = -7;
+    MPI_OK(MPI_File_read_at_all_begin(fh, 0, back, 1, mtype));
+    MPI_OK(MPI_File_read_at_all_end(fh, back, &st));
+    MPI_OK(MPI_Get_count(&st, mtype, &n));
+    CHECK(n == 1, "read_at_all_end count %d", n);
+    check_block(back, "read_at_all_begin/_end");
+    /* iread_at_all and iread_all (after a seek) complete through MPI_Wait */
+    MPI_Request req;
+    for (int k = 0; k < ROWS * (W + 1); ++k) back[k] = -7;
+    MPI_OK(MPI_File_iread_at_all(fh, 0, back, 1, mtype, &req));
+    MPI_OK(MPI_Wait(&req, &st));
+    check_block(back, "iread_at_all");
+    for (int k = 0; k < ROWS * (W + 1); ++k) back[k] = -7;
+    MPI_OK(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+    MPI_OK(MPI_File_iread_all(fh, back, 1, mtype, &req));
+    MPI_OK(MPI_Wait(&req, &st));
+    MPI_OK(MPI_Get_elements(&st, MPI_INT, &n));
+    CHECK(n == ROWS * W, "iread_all elements %d", n);
+    check_block(back, "iread_all");
+    MPI_OK(MPI_File_close(&fh));
+    /* write_ordered_begin/_end: rank order, as write_ordered */
+    path_of(path, sizeof path, "split_ordered");
+    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    int rec[2] = {rank, -rank};
+    MPI_OK(MPI_File_write_ordered_begin(fh, rec, 2, MPI_INT));
+    MPI_OK(MPI_File_write_ordered_end(fh, rec, &st));
+    MPI_OK(MPI_File_sync(fh));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    size_t len = (size_t)size * 2 * sizeof(int);
+    unsigned char *ref = malloc(len);
+    for (int r = 0; r < size; ++r) {
+        int v[2] = {r, -r};
+        memcpy(ref + (size_t)r * sizeof v, v, sizeof v);
+    }
+    compare_file(path, ref, len);
+    free(ref);
+    MPI_OK(MPI_File_close(&fh));
+    MPI_Type_free(&ftype);
+    MPI_Type_free(&mtype);
+    if (rank == 0) {
+        MPI_OK(MPI_File_delete(path, MPI_INFO_NULL));
+        path_of(path, sizeof path, "split");
+        MPI_OK(MPI_File_delete(path, MPI_INFO_NULL));
+    }
 }
 
 enum { TILES = 4 };
@@ -580,6 +663,7 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD));
     manage();
     subarray();
+    split_and_nonblocking();
     indexed();
     shared();
     errors();
