@@ -7,7 +7,9 @@
 #     osu_latency_mp forking its helpers) at 2 ranks, every blocking,
 #     nonblocking and neighborhood collective and the start-up ones at 4;
 #   - Intel MPI Benchmarks: IMB-RMA, IMB-MPI1, IMB-NBC and IMB-EXT build under
-#     their own -Werror and run their whole lists at 2 ranks (small sizes).
+#     their own -Werror and run their whole lists at 2 ranks (small sizes);
+#     IMB-IO builds and runs its blocking benchmarks (its nonblocking ones
+#     spend 10 ms of CPU per repetition by design: minutes even when small).
 # usage: .ci/third_party.sh PREFIX   (ftmpi installed there)
 # The sources are the tarballs in $FTMPI_THIRD_PARTY (default:
 # ../shared/third_party next to the checkout); without them it says so and
@@ -74,4 +76,14 @@ for t in IMB-RMA IMB-MPI1 IMB-NBC IMB-EXT; do
   fi
   passed=$((passed + 1))
 done
-echo "third-party check: $passed passed, 0 failed (OSU: builds; one-sided x9 and point-to-point x10 at 2 ranks, collectives x30, neighborhood x10 and start-up x2 at 4; IMB-RMA, -MPI1, -NBC, -EXT at 2)"
+imb_io=(S_Write_indv S_Read_indv S_Write_expl S_Read_expl P_Write_indv P_Read_indv P_Write_expl P_Read_expl
+        P_Write_shared P_Read_shared P_Write_priv P_Read_priv C_Write_indv C_Read_indv C_Write_expl C_Read_expl
+        C_Write_shared C_Read_shared Open_Close)
+make -C "$work"/mpi-benchmarks CC="$cc" CXX="$cxx" IMB-IO >/dev/null 2>&1 || { echo "FAIL: IMB-IO does not build"; exit 1; }
+mkdir "$work"/io
+if ! (cd "$work"/io && timeout 300 "$run" -n 2 "$work"/mpi-benchmarks/IMB-IO -msglog 0:8 -iter 20 -time 1 "${imb_io[@]}") \
+     >"$work"/IMB-IO.out 2>&1 || ! grep -q 'All processes entering MPI_Finalize' "$work"/IMB-IO.out; then
+  echo "FAIL: IMB-IO"; tail -20 "$work"/IMB-IO.out; exit 1
+fi
+passed=$((passed + 1))
+echo "third-party check: $passed passed, 0 failed (OSU: builds; one-sided x9 and point-to-point x10 at 2 ranks, collectives x30, neighborhood x10 and start-up x2 at 4; IMB-RMA, -MPI1, -NBC, -EXT, blocking IMB-IO at 2)"
