@@ -20,7 +20,7 @@
 // Writes touch only the bytes some member wrote (the window's covered runs,
 // merged): no read-modify-write, so bytes in holes are never read or
 // rewritten (nothing for a concurrent writer of the holes to lose, no lock,
-// and no read of the holes). The merging across members is what turns the
+// and files opened MPI_MODE_WRONLY need no special case). The merging across members is what turns the
 // small interleaved pieces into large requests. Reads read the covered span
 // whole (data sieving): extra bytes read from holes are harmless.
 //
