@@ -9,8 +9,9 @@
 //
 // Data moves with pread/pwrite at the offsets the view gives (view.cpp):
 // nothing is cached, so a write is in the file (the page cache) when the call
-// returns, and MPI_File_sync adds fsync. Collective calls are each process's
-// own accesses followed by a synchronization (no aggregation yet).
+// returns, and MPI_File_sync adds fsync. Collective calls either aggregate the
+// members' pieces (two-phase, aggregate.cpp) or are each process's own
+// accesses, followed by an exchange of outcomes.
 //
 // Threading: like the rest of libftmpi's MPI layer, single-threaded.
 #pragma once
@@ -85,6 +86,19 @@ void install_view(ftmpi_file_s &f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
 // member gave the same value. The same answers at every member when no
 // process fails.
 void vote(MPI_Comm team, int err, long long value, int *first_err, bool *same);
+
+// Two-phase collective access (mpi/io/aggregate.cpp). Collective over f's
+// hidden communicator: every member calls it for the same collective read or
+// write, `err` being its outcome so far (a member that failed takes part
+// with no data). `runs` are this member's file runs (view_extents, in order)
+// and `data` their bytes (written from, or read into). Returns false, having
+// moved nothing, when each member should do its own access instead (hints,
+// a failure somewhere, atomic mode, or automatic mode finding no interleaved
+// small pieces); the answer is the same at every member. Otherwise the
+// access is done: *cls is its class here (MPI_ERR_PROC_FAILED when an
+// exchange failed), *moved the bytes moved, *sys an errno.
+bool two_phase(ftmpi_file_s &f, bool write, const std::vector<Extent> &runs, char *data, int err, int *cls,
+               std::size_t *moved, int *sys);
 
 // The same outcome at every member of f's hidden communicator: the first
 // non-success class among the members' `mine` (in rank order), or

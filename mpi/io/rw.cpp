@@ -6,8 +6,9 @@
 // from) a staging buffer unless the datatype is contiguous, and the view
 // turns the range of data positions into file runs moved with pwrite/pread.
 // Nonblocking calls do the access at once and return a completed request.
-// Collective calls do this process's access, then share every member's
-// outcome: the call returns the same class at every member (the first
+// Collective calls with an offset or the individual pointer go through the
+// aggregators when two_phase (aggregate.cpp) decides so, or do this
+// process's access; then they share every member's outcome: the call returns the same class at every member (the first
 // member's failure in rank order). Shared file pointer calls first reserve
 // their etypes with the pointer's counter (mpi/io/shared_pointer.cpp): one
 // fetch-and-add per call, or one for the whole group in rank order (_ordered).
@@ -124,8 +125,16 @@ int check_access(const Access &a, char *why, std::size_t why_len) {
 }
 
 // Does the access; returns the class, *moved the bytes moved, *sys an errno.
-int perform(const Access &a, std::size_t *moved, int *sys) {
+// `aggregate`: a collective access every member makes, through two_phase
+// (which a member whose `err` is a failure joins with no data).
+int perform(const Access &a, int err, bool aggregate, std::size_t *moved, int *sys) {
     MPI_File f = a.f;
+    const bool write = a.dir == Dir::write;
+    int cls = MPI_SUCCESS;
+    if (err != MPI_SUCCESS) {
+        if (aggregate) two_phase(*f, write, {}, nullptr, err, &cls, moved, sys);
+        return err;
+    }
     const std::size_t bytes = static_cast<std::size_t>(a.count) * a.type->size;
     const MPI_Offset first = a.where == Where::individual ? f->pos : a.offset;
     const auto esize = static_cast<MPI_Offset>(f->etype->size);
@@ -138,14 +147,15 @@ int perform(const Access &a, std::size_t *moved, int *sys) {
         if (a.dir == Dir::write) pack(a.buf, static_cast<std::size_t>(a.count), a.type, data);
     }
     *moved = 0;
-    {
+    if (!aggregate || !two_phase(*f, write, runs, data, MPI_SUCCESS, &cls, moved, sys)) {
         RangeLock lock(*f, runs, a.dir);
         *sys = lock.error();
         if (*sys == 0) *sys = move_runs(f->fd, a.dir, runs, data, moved);
+        cls = *sys != 0 ? io_error_class(*sys) : MPI_SUCCESS;
     }
     if (a.dir == Dir::read && !stage.empty() && *moved > 0) unpack(data, *moved, a.buf, a.type);
     if (a.where == Where::individual) f->pos = first + static_cast<MPI_Offset>(*moved) / esize;
-    return *sys != 0 ? io_error_class(*sys) : MPI_SUCCESS;
+    return cls;
 }
 
 void set_status(MPI_Status *status, std::size_t bytes) {
@@ -202,7 +212,8 @@ int access_blocking(const char *call, Access a, bool collective, MPI_Status *sta
     std::size_t moved = 0;
     int sys = 0;
     err = reserve(a, err, &sys);
-    if (err == MPI_SUCCESS) err = perform(a, &moved, &sys);
+    const bool aggregate = collective && (a.where == Where::at || a.where == Where::individual);
+    if (err == MPI_SUCCESS || aggregate) err = perform(a, err, aggregate, &moved, &sys);
     const int local = err;
     if (collective) err = file_uniform(a.f, err);
     if (err != MPI_SUCCESS) {
@@ -225,7 +236,7 @@ int access_nonblocking(const char *call, Access a, MPI_Request *request) {
     std::size_t moved = 0;
     int sys = 0;
     int err = reserve(a, MPI_SUCCESS, &sys);
-    if (err == MPI_SUCCESS) err = perform(a, &moved, &sys);
+    if (err == MPI_SUCCESS) err = perform(a, err, false, &moved, &sys);
     *request = completed_request(a.f->comm, err, moved);
     return MPI_SUCCESS;
 }
