@@ -14,6 +14,7 @@
 #include "mpi/comm_internal.hpp"
 #include "mpi/group.hpp"
 #include "mpi/recovery.hpp"
+#include "mpi/ulfm.hpp"
 
 namespace ftmpi::mpi {
 
@@ -59,9 +60,13 @@ void vote(MPI_Comm team, int err, long long value, int *first_err, bool *same) {
     const int xerr = team_allgather(team, &mine, static_cast<int>(sizeof mine), all.data());
     *first_err = MPI_SUCCESS;
     *same = true;
-    for (const Ballot &b : all) {
+    const Ballot *ref = nullptr;
+    for (int r = 0; r < team->size; ++r) {
+        if (recognized(team, r)) continue;  // after a validate: its entry was not exchanged
+        const Ballot &b = all[static_cast<std::size_t>(r)];
         if (*first_err == MPI_SUCCESS) *first_err = b.err;
-        if (b.value != all.front().value) *same = false;
+        if (ref == nullptr) ref = &b;
+        if (b.value != ref->value) *same = false;
     }
     if (xerr != MPI_SUCCESS) *first_err = xerr;
 }
@@ -290,14 +295,14 @@ int MPI_File_delete(const char *filename, MPI_Info info) {
 }
 
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
-    FTMPI_TRY(check_file("MPI_File_set_size", fh));
+    FTMPI_TRY(check_live_file("MPI_File_set_size", fh));
     return resize_collectively("MPI_File_set_size", fh, size,
                                [](int fd, MPI_Offset n) { return ::ftruncate(fd, static_cast<off_t>(n)); });
 }
 
 // Storage for the first `size` bytes; never shrinks the file.
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
-    FTMPI_TRY(check_file("MPI_File_preallocate", fh));
+    FTMPI_TRY(check_live_file("MPI_File_preallocate", fh));
     return resize_collectively("MPI_File_preallocate", fh, size, [](int fd, MPI_Offset n) {
         if (n == 0) return 0;
         const int e = ::posix_fallocate(fd, 0, static_cast<off_t>(n));
@@ -352,7 +357,7 @@ int MPI_File_get_info(MPI_File fh, MPI_Info *info_used) {
 
 // Collective; flag must be the same at every member.
 int MPI_File_set_atomicity(MPI_File fh, int flag) {
-    FTMPI_TRY(check_file("MPI_File_set_atomicity", fh));
+    FTMPI_TRY(check_live_file("MPI_File_set_atomicity", fh));
     int first;
     bool same;
     vote(fh->comm, MPI_SUCCESS, flag != 0, &first, &same);
@@ -369,18 +374,6 @@ int MPI_File_get_atomicity(MPI_File fh, int *flag) {
     FTMPI_TRY(check_file("MPI_File_get_atomicity", fh));
     FTMPI_CHECK(check_nonnull("MPI_File_get_atomicity", fh->comm, flag, "flag"));
     *flag = fh->atomic ? 1 : 0;
-    return MPI_SUCCESS;
-}
-
-// Collective: every member's writes reach the storage device (fsync), and
-// every member learns whether that succeeded everywhere.
-int MPI_File_sync(MPI_File fh) {
-    FTMPI_TRY(check_file("MPI_File_sync", fh));
-    const int sys = ::fsync(fh->fd) != 0 ? errno : 0;
-    const int err = file_uniform(fh, sys != 0 ? io_error_class(sys) : MPI_SUCCESS);
-    if (err != MPI_SUCCESS)
-        return raise(fh->comm, err, "MPI_File_sync", "%s: %s", fh->path.c_str(),
-                     sys != 0 ? std::strerror(sys) : "failed at another process");
     return MPI_SUCCESS;
 }
 

@@ -50,6 +50,9 @@ struct ftmpi_file_s {
     bool split_active = false;
     const void *split_buf = nullptr;
     MPI_Status split_status{};
+    // The members' failures (job ranks, ascending) the last MPI_File_sync
+    // agreed on: the next one reports only failures not among them (mpi/io/ft.cpp).
+    std::vector<int> sync_reported;
 };
 
 namespace ftmpi::mpi {
@@ -57,6 +60,10 @@ namespace ftmpi::mpi {
 bool valid_file(MPI_File f);
 // A valid file; errors on an invalid one go to MPI_FILE_NULL's handler.
 int check_file(const char *call, MPI_File f);
+
+// check_file, then MPI_ERR_REVOKED (raised on f) when f was revoked
+// (MPIX_File_revoke): the check of every non-local call on a file.
+int check_live_file(const char *call, MPI_File f);
 
 // The MPI error class of a failed system call's errno.
 int io_error_class(int err);

@@ -21,6 +21,7 @@
 #include "mpi/comm_internal.hpp"
 #include "mpi/io/file.hpp"
 #include "mpi/p2p/requests.hpp"
+#include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -196,7 +197,7 @@ int reserve(Access &a, int err, int *sys) {
 
 // Blocking, independent or collective.
 int access_blocking(const char *call, Access a, bool collective, MPI_Status *status) {
-    FTMPI_TRY(check_file(call, a.f));
+    FTMPI_TRY(check_live_file(call, a.f));
     char why[160] = "";
     int err = check_access(a, why, sizeof why);
     std::size_t moved = 0;
@@ -204,6 +205,7 @@ int access_blocking(const char *call, Access a, bool collective, MPI_Status *sta
     err = reserve(a, err, &sys);
     if (err == MPI_SUCCESS) err = perform(a, &moved, &sys);
     const int local = err;
+    if (collective) runtime::test_kill_point("io.collective");  // tests: a death inside the collective
     if (collective) err = file_uniform(a.f, err);
     if (err != MPI_SUCCESS) {
         if (local == MPI_SUCCESS) std::snprintf(why, sizeof why, "failed at another process");
@@ -217,7 +219,7 @@ int access_blocking(const char *call, Access a, bool collective, MPI_Status *sta
 // Nonblocking: argument errors are raised at once; the access's own outcome
 // is in the request (raised by the call that completes it).
 int access_nonblocking(const char *call, Access a, MPI_Request *request) {
-    FTMPI_TRY(check_file(call, a.f));
+    FTMPI_TRY(check_live_file(call, a.f));
     FTMPI_CHECK(check_nonnull(call, a.f->comm, request, "request"));
     char why[160] = "";
     if (const int err = check_access(a, why, sizeof why); err != MPI_SUCCESS)
@@ -233,7 +235,7 @@ int access_nonblocking(const char *call, Access a, MPI_Request *request) {
 // A split collective's _begin: the whole collective access, its status kept
 // for _end (MPI 3.1 §13.4.5 lets the access happen in either call).
 int split_begin(const char *call, Access a) {
-    FTMPI_TRY(check_file(call, a.f));
+    FTMPI_TRY(check_live_file(call, a.f));
     if (a.f->split_active)
         return raise(a.f->comm, MPI_ERR_OTHER, call, "%s: a split collective is already active on this file",
                      a.f->path.c_str());
@@ -244,7 +246,7 @@ int split_begin(const char *call, Access a) {
 }
 
 int split_end(const char *call, MPI_File f, const void *buf, MPI_Status *status) {
-    FTMPI_TRY(check_file(call, f));
+    FTMPI_TRY(check_live_file(call, f));
     if (!f->split_active)
         return raise(f->comm, MPI_ERR_OTHER, call, "%s: no split collective is active on this file", f->path.c_str());
     if (buf != f->split_buf)

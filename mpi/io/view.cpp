@@ -148,7 +148,7 @@ extern "C" {
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
                       MPI_Info info) {
     const char *call = "MPI_File_set_view";
-    FTMPI_TRY(check_file(call, fh));
+    FTMPI_TRY(check_live_file(call, fh));
     FTMPI_CHECK(check_committed(call, fh, etype, "etype"));
     FTMPI_CHECK(check_committed(call, fh, filetype, "filetype"));
     FTMPI_CHECK(check_nonnull(call, fh->comm, datarep, "datarep"));
@@ -259,7 +259,7 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
 // moves the shared file pointer and every member learns the outcome.
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
     const char *call = "MPI_File_seek_shared";
-    FTMPI_TRY(check_file(call, fh));
+    FTMPI_TRY(check_live_file(call, fh));
     int first;
     bool same;
     vote(fh->comm, MPI_SUCCESS, offset * 8 + (whence - MPI_SEEK_SET), &first, &same);
