@@ -150,7 +150,7 @@ int resize_collectively(const char *call, MPI_File f, MPI_Offset size, Op op) {
     if (first != MPI_SUCCESS)
         return raise(f->comm, first, call, "%s", err != MPI_SUCCESS ? why : "failed at another process");
     int sys = 0;
-    if (f->comm->rank == 0 && op(f->fd, size) != 0) sys = errno;
+    if (f->comm->rank == file_leader(*f) && op(f->fd, size) != 0) sys = errno;
     first = vote_err(f->comm, sys != 0 ? io_error_class(sys) : MPI_SUCCESS);
     if (first != MPI_SUCCESS)
         return raise(f->comm, first, call, "%s (size %lld of %s)", sys != 0 ? std::strerror(sys) : "failed at rank 0",
@@ -259,10 +259,11 @@ int MPI_File_close(MPI_File *fh) {
     shared_pointer_close(*f);
     int sys = ::close(f->fd) != 0 ? errno : 0;
     int err = file_uniform(f, sys != 0 ? io_error_class(sys) : MPI_SUCCESS);
-    if (f->comm->rank == 0) ::unlink(f->shfp_path.c_str());  // every member closed it; ENOENT: never used
+    const bool leader = f->comm->rank == file_leader(*f);
+    if (leader) ::unlink(f->shfp_path.c_str());  // every member closed it; ENOENT: never used
     if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) != 0) {
         int del = 0;
-        if (f->comm->rank == 0 && ::unlink(f->path.c_str()) != 0) del = errno;
+        if (leader && ::unlink(f->path.c_str()) != 0) del = errno;
         const int e = file_uniform(f, del != 0 ? io_error_class(del) : MPI_SUCCESS);
         if (err == MPI_SUCCESS) err = e;
         if (sys == 0) sys = del;

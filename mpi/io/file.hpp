@@ -65,6 +65,13 @@ int check_file(const char *call, MPI_File f);
 // (MPIX_File_revoke): the check of every non-local call on a file.
 int check_live_file(const char *call, MPI_File f);
 
+// The member that acts alone for the group on shared state (set_size and
+// preallocate, the shared file pointer in collectives, removal at close):
+// the lowest member neither recognized failed by a validate nor known failed
+// here. Rank 0 until a failure; the same at every member once the failures
+// are known everywhere (a collective that meets an unknown one fails anyway).
+int file_leader(const ftmpi_file_s &f);
+
 // The MPI error class of a failed system call's errno.
 int io_error_class(int err);
 

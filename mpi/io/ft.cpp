@@ -40,6 +40,13 @@ int check_live_file(const char *call, MPI_File f) {
     return raise(f->comm, MPI_ERR_REVOKED, call, "%s: the file was revoked", f->path.c_str());
 }
 
+int file_leader(const ftmpi_file_s &f) {
+    MPI_Comm c = f.comm;
+    for (int r = 0; r < c->size; ++r)
+        if (!recognized(c, r) && !ftmpi::ft::failures().is_failed(c->procs[static_cast<std::size_t>(r)])) return r;
+    return c->rank;  // every other member failed
+}
+
 namespace {
 
 // The bits of the sync agreement (ANDed over the live members).

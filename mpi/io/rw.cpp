@@ -186,8 +186,9 @@ int reserve(Access &a, int err, int *sys) {
         int sys;
         int pad;
     } start{0, 0, 0};
-    if (f->comm->rank == 0 && xerr == MPI_SUCCESS) start.sys = shared_fetch_add(*f, total, &start.base);
-    const int berr = team_bcast(f->comm, 0, &start, static_cast<int>(sizeof start));
+    const int leader = file_leader(*f);
+    if (f->comm->rank == leader && xerr == MPI_SUCCESS) start.sys = shared_fetch_add(*f, total, &start.base);
+    const int berr = team_bcast(f->comm, leader, &start, static_cast<int>(sizeof start));
     a.offset = start.base + before;
     if (err != MPI_SUCCESS) return err;
     if (xerr != MPI_SUCCESS || berr != MPI_SUCCESS) return xerr != MPI_SUCCESS ? xerr : berr;

@@ -1,6 +1,7 @@
 /*
  * MPI-IO with a SIGKILLed process (spec 000 §17.4.3, §17.12.1; spec 001
- * §1.2.4, §1.3.3). The victim is rank 3 of 4. Nothing may hang; every
+ * §1.2.4, §1.3.3). The victim is rank 3 of 4 (rank 0 in sync mode, the
+ * file's leader). Nothing may hang; every
  * survivor checks the exact error classes; MPI_File_sync's result is compared
  * among the survivors (an allreduce on the shrunk MPI_COMM_WORLD: it must be
  * the same everywhere); after a successful sync, what the survivors wrote is
@@ -16,7 +17,10 @@
  *                    (independently and collectively), then sync:
  *                    MPI_ERR_PROC_FAILED everywhere, then success; the data
  *                    of all survivors is on disk; MPI_File_get_group_failed
- *                    and MPI_Ifile_validate name the victim
+ *                    and MPI_Ifile_validate name the victim; after it, the
+ *                    collectives that rank 0 led run with rank 1 leading:
+ *                    seek_shared, write_ordered (rank order), set_size, and
+ *                    close removes the shared pointer's sidecar
  *   io_fault shared  every rank appends records with MPI_File_write_shared;
  *                    the victim dies inside its third one, after reserving
  *                    its place (FTMPI_TEST_KILL_AT io.shared): the survivors'
@@ -39,7 +43,7 @@
 
 enum { k_block = 4096, k_records = 6 };
 
-static int rank, size, victim;
+static int rank, size, victim, lead; /* lead: the lowest survivor */
 static char dir[256], path[300];
 
 /* The survivors (on `live`) got `rc` from a call that must give everyone the
@@ -94,7 +98,8 @@ static void mode_write(MPI_File fh, MPI_Comm *live) {
     CHECK(tl_class(rc) == MPI_ERR_PROC_FAILED, "write_at_all with the victim dying: class %d", tl_class(rc));
     MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, live));
     sync_reports_once(fh, *live);
-    for (int r = 0; r < victim; ++r) check_block(fh, (MPI_Offset)r * k_block, (uint64_t)r + 1, r);
+    for (int r = 0; r < size; ++r)
+        if (r != victim) check_block(fh, (MPI_Offset)r * k_block, (uint64_t)r + 1, r);
     /* Collectives stay disabled until validate, and never hang. */
     int active = 1;
     MPI_OK(MPI_File_collectives_enabled(fh, &active));
@@ -129,12 +134,10 @@ static void mode_sync(MPI_File fh, MPI_Comm *live) {
     MPI_OK(MPI_File_write_at(fh, (MPI_Offset)(size + rank) * k_block, buf, k_block, MPI_BYTE, MPI_STATUS_IGNORE));
     MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, live));
     sync_reports_once(fh, *live);
-    for (int r = 0; r < victim; ++r) {
+    for (int r = 0; r < size; ++r) {
         check_block(fh, (MPI_Offset)r * k_block, (uint64_t)r + 1, r);
-        check_block(fh, (MPI_Offset)(size + r) * k_block, (uint64_t)r + 50, r);
+        if (r != victim) check_block(fh, (MPI_Offset)(size + r) * k_block, (uint64_t)r + 50, r);
     }
-    /* The victim's block from before the death survived too (it was synced). */
-    check_block(fh, (MPI_Offset)victim * k_block, (uint64_t)victim + 1, victim);
     MPI_Group failed;
     MPI_OK(MPI_File_get_group_failed(fh, &failed));
     check_victim_group(failed, "MPI_File_get_group_failed");
@@ -144,6 +147,19 @@ static void mode_sync(MPI_File fh, MPI_Comm *live) {
     MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     check_victim_group(failed, "MPI_Ifile_validate");
     MPI_Group_free(&failed);
+    /* Collectives again, led by rank 1: the survivors' blocks in rank order
+       from block 2 * size on. */
+    const MPI_Offset base = (MPI_Offset)2 * size * k_block;
+    MPI_OK(MPI_File_seek_shared(fh, base, MPI_SEEK_SET));
+    tl_fill(buf, k_block, (uint64_t)rank + 200);
+    MPI_OK(MPI_File_write_ordered(fh, buf, k_block, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_File_sync(fh));
+    for (int r = 1; r < size; ++r) check_block(fh, base + (MPI_Offset)(r - 1) * k_block, (uint64_t)r + 200, r);
+    const MPI_Offset end = base + (MPI_Offset)(size - 1) * k_block;
+    MPI_OK(MPI_File_set_size(fh, end + 10));
+    MPI_Offset now = 0;
+    MPI_OK(MPI_File_get_size(fh, &now));
+    CHECK(now == end + 10, "set_size led by rank 1: size %lld", (long long)now);
 }
 
 /* A record of the shared-pointer mode: who wrote it, which one, a check. */
@@ -215,8 +231,9 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "shared") == 0) setenv("FTMPI_TEST_KILL_AT", "io.shared:3:3", 1);
     const int no_death = strcmp(mode, "revoke") == 0;
     tl_init(&argc, &argv, &rank, &size, no_death ? 2 : 4);
-    CHECK(no_death || size == 4, "%s runs with 4 ranks (the victim is rank 3)", mode);
-    victim = no_death ? -1 : size - 1;
+    CHECK(no_death || size == 4, "%s runs with 4 ranks", mode);
+    victim = no_death ? -1 : strcmp(mode, "sync") == 0 ? 0 : size - 1;
+    lead = victim == 0 ? 1 : 0;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (rank == 0) {
         snprintf(dir, sizeof dir, "/tmp/ftmpi-io_fault-XXXXXX");
@@ -239,7 +256,7 @@ int main(int argc, char **argv) {
     int one = 1, total = 0;
     MPI_OK(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, live));
     CHECK(total == survivors, "%d survivors, expected %d", total, survivors);
-    if (rank == 0) {
+    if (rank == lead) {
         CHECK(unlink(path) == 0, "unlink %s: %s", path, strerror(errno));
         CHECK(rmdir(dir) == 0, "%s not empty at the end: %s", dir, strerror(errno));
         printf("io_fault %s: %d survivors ok\n", mode, survivors);
