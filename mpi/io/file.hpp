@@ -12,6 +12,9 @@
 // returns, and MPI_File_sync adds fsync. Collective calls are each process's
 // own accesses followed by a synchronization (no aggregation yet).
 //
+// Under failure (mpi/io/ft.cpp): sync is an agreement, revoke is the hidden
+// communicator's, validate recognizes failures on it.
+//
 // Threading: like the rest of libftmpi's MPI layer, single-threaded.
 #pragma once
 

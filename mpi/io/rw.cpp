@@ -8,7 +8,8 @@
 // Nonblocking calls do the access at once and return a completed request.
 // Collective calls do this process's access, then share every member's
 // outcome: the call returns the same class at every member (the first
-// member's failure in rank order). Shared file pointer calls first reserve
+// member's failure in rank order) when no process fails, and an error
+// without waiting when one did (mpi/io/ft.cpp). Shared file pointer calls first reserve
 // their etypes with the pointer's counter (mpi/io/shared_pointer.cpp): one
 // fetch-and-add per call, or one for the whole group in rank order (_ordered).
 #include <fcntl.h>
