@@ -26,6 +26,12 @@
  *                    its place (FTMPI_TEST_KILL_AT io.shared): the survivors'
  *                    appends go on; sync as above; every survivor record is in
  *                    the file exactly once
+ *   io_fault insync  the victim dies inside MPI_File_sync's agreement, right
+ *                    after contributing (FTMPI_TEST_KILL_AT agree.contribute,
+ *                    its second agreement: the first is open's): the
+ *                    survivors' result is the same everywhere, success or
+ *                    MPI_ERR_PROC_FAILED; after success the next sync reports
+ *                    the death; then success; the data is on disk
  *   io_fault revoke  (no death, 3 ranks) ranks 1.. block in
  *                    MPI_File_read_at_all that rank 0 never joins; rank 0
  *                    calls MPIX_File_revoke: their read ends with
@@ -199,6 +205,23 @@ static void mode_shared(MPI_File fh, MPI_Comm *live) {
     free(all);
 }
 
+static void mode_insync(MPI_File fh, MPI_Comm *live) {
+    unsigned char buf[k_block];
+    tl_fill(buf, k_block, (uint64_t)rank + 1);
+    MPI_OK(MPI_File_write_at_all(fh, (MPI_Offset)rank * k_block, buf, k_block, MPI_BYTE, MPI_STATUS_IGNORE));
+    const int rc = MPI_File_sync(fh); /* the victim dies in here */
+    CHECK(rank != victim, "the victim survived its kill point");
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, live));
+    int cls = uniform(*live, rc, "sync the victim died in");
+    CHECK(cls == MPI_SUCCESS || cls == MPI_ERR_PROC_FAILED, "sync the victim died in: class %d", cls);
+    if (cls == MPI_SUCCESS) sync_reports_once(fh, *live);
+    else {
+        cls = uniform(*live, MPI_File_sync(fh), "the sync after");
+        CHECK(cls == MPI_SUCCESS, "the sync after: class %d", cls);
+    }
+    for (int r = 0; r < size; ++r) check_block(fh, (MPI_Offset)r * k_block, (uint64_t)r + 1, r);
+}
+
 static void mode_revoke(MPI_File fh) {
     unsigned char buf[k_block];
     tl_fill(buf, k_block, (uint64_t)rank + 1);
@@ -229,6 +252,7 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "write";
     if (strcmp(mode, "write") == 0) setenv("FTMPI_TEST_KILL_AT", "io.collective:3", 1);
     if (strcmp(mode, "shared") == 0) setenv("FTMPI_TEST_KILL_AT", "io.shared:3:3", 1);
+    if (strcmp(mode, "insync") == 0) setenv("FTMPI_TEST_KILL_AT", "agree.contribute:3:2", 1);
     const int no_death = strcmp(mode, "revoke") == 0;
     tl_init(&argc, &argv, &rank, &size, no_death ? 2 : 4);
     CHECK(no_death || size == 4, "%s runs with 4 ranks", mode);
@@ -247,6 +271,7 @@ int main(int argc, char **argv) {
     if (strcmp(mode, "write") == 0) mode_write(fh, &live);
     else if (strcmp(mode, "sync") == 0) mode_sync(fh, &live);
     else if (strcmp(mode, "shared") == 0) mode_shared(fh, &live);
+    else if (strcmp(mode, "insync") == 0) mode_insync(fh, &live);
     else if (strcmp(mode, "revoke") == 0) mode_revoke(fh);
     else CHECK(0, "unknown mode %s", mode);
     /* Close completes despite the failure (it may report it) or the revoke. */
