@@ -108,14 +108,15 @@ MPI_Offset file_size(int fd) {
     return static_cast<MPI_Offset>(st.st_size);
 }
 
-// The ranks' attempts to open: rank 0 first (it creates the file when asked),
+// The ranks' attempts to open: the leader first (it creates the file when asked),
 // then the others, each step's outcome shared. Returns the uniform class;
 // *fd is this process's descriptor (-1 on failure here) and *sys its errno
 // (0 when it opened, or did not try).
 int open_everywhere(MPI_Comm hidden, const char *path, int amode, int *fd, int *sys) {
     int flags = open_flags(amode) | O_CLOEXEC;
     int err = MPI_SUCCESS;
-    if (hidden->rank == 0) {
+    const int leader = file_leader(hidden);
+    if (hidden->rank == leader) {
         int first = flags;
         if (amode & MPI_MODE_CREATE) first |= O_CREAT;
         if (amode & MPI_MODE_EXCL) first |= O_EXCL;
@@ -123,7 +124,7 @@ int open_everywhere(MPI_Comm hidden, const char *path, int amode, int *fd, int *
         if (*fd < 0) *sys = errno, err = io_error_class(errno);
     }
     FTMPI_TRY(vote_err(hidden, err));
-    if (hidden->rank != 0) {
+    if (hidden->rank != leader) {
         *fd = ::open(path, flags);
         if (*fd < 0) *sys = errno, err = io_error_class(errno);
     }
@@ -150,7 +151,7 @@ int resize_collectively(const char *call, MPI_File f, MPI_Offset size, Op op) {
     if (first != MPI_SUCCESS)
         return raise(f->comm, first, call, "%s", err != MPI_SUCCESS ? why : "failed at another process");
     int sys = 0;
-    if (f->comm->rank == file_leader(*f) && op(f->fd, size) != 0) sys = errno;
+    if (f->comm->rank == file_leader(f->comm) && op(f->fd, size) != 0) sys = errno;
     first = vote_err(f->comm, sys != 0 ? io_error_class(sys) : MPI_SUCCESS);
     if (first != MPI_SUCCESS)
         return raise(f->comm, first, call, "%s (size %lld of %s)", sys != 0 ? std::strerror(sys) : "failed at rank 0",
@@ -197,6 +198,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     std::uint64_t uid = 0;
     int err = agree_slot(comm, &slot, &uid);
     MPI_Comm hidden = err == MPI_SUCCESS ? make_comm(comm, slot, comm->procs, uid) : MPI_COMM_NULL;
+    if (hidden != MPI_COMM_NULL) inherit_recognized(comm, hidden);  // a validated comm's collectives skip them
     int fd = -1;
     const char *why = "failed at another process";
     if (hidden != MPI_COMM_NULL) {
@@ -225,6 +227,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     f->fd = fd;
     f->amode = amode;
     f->path = filename;
+    failures_at_open(*f);
     if (info != MPI_INFO_NULL) f->info = info->entries;
     hidden->file = f;
     std::snprintf(hidden->name, sizeof hidden->name, "%s", filename);
@@ -237,7 +240,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         // Both file pointers start at the end (the default view counts bytes).
         const MPI_Offset size = file_size(fd);
         f->pos = size > 0 ? size : 0;
-        const int sys = hidden->rank == 0 ? shared_store(*f, f->pos) : 0;
+        const int sys = hidden->rank == file_leader(hidden) ? shared_store(*f, f->pos) : 0;
         if (const int e = file_uniform(f, sys != 0 ? io_error_class(sys) : MPI_SUCCESS); e != MPI_SUCCESS) {
             *fh = f;
             MPI_File_close(fh);
@@ -259,7 +262,7 @@ int MPI_File_close(MPI_File *fh) {
     shared_pointer_close(*f);
     int sys = ::close(f->fd) != 0 ? errno : 0;
     int err = file_uniform(f, sys != 0 ? io_error_class(sys) : MPI_SUCCESS);
-    const bool leader = f->comm->rank == file_leader(*f);
+    const bool leader = f->comm->rank == file_leader(f->comm);
     if (leader) ::unlink(f->shfp_path.c_str());  // every member closed it; ENOENT: never used
     if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) != 0) {
         int del = 0;

@@ -68,12 +68,17 @@ int check_file(const char *call, MPI_File f);
 // (MPIX_File_revoke): the check of every non-local call on a file.
 int check_live_file(const char *call, MPI_File f);
 
-// The member that acts alone for the group on shared state (set_size and
-// preallocate, the shared file pointer in collectives, removal at close):
-// the lowest member neither recognized failed by a validate nor known failed
-// here. Rank 0 until a failure; the same at every member once the failures
-// are known everywhere (a collective that meets an unknown one fails anyway).
-int file_leader(const ftmpi_file_s &f);
+// The member of a file's hidden communicator that acts alone for the group
+// on shared state (creation at open, set_size and preallocate, the shared
+// file pointer in collectives, removal at close): the lowest member neither
+// recognized failed by a validate nor known failed here. Rank 0 until a
+// failure; the same at every member once the failures are known everywhere
+// (a collective that meets an unknown one fails anyway).
+int file_leader(MPI_Comm hidden);
+
+// At open: the failures recognized on the hidden communicator (inherited
+// from a validated communicator) predate the file, so syncs do not report them.
+void failures_at_open(ftmpi_file_s &f);
 
 // The MPI error class of a failed system call's errno.
 int io_error_class(int err);

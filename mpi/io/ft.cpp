@@ -40,11 +40,15 @@ int check_live_file(const char *call, MPI_File f) {
     return raise(f->comm, MPI_ERR_REVOKED, call, "%s: the file was revoked", f->path.c_str());
 }
 
-int file_leader(const ftmpi_file_s &f) {
-    MPI_Comm c = f.comm;
+int file_leader(MPI_Comm c) {
     for (int r = 0; r < c->size; ++r)
         if (!recognized(c, r) && !ftmpi::ft::failures().is_failed(c->procs[static_cast<std::size_t>(r)])) return r;
     return c->rank;  // every other member failed
+}
+
+void failures_at_open(ftmpi_file_s &f) {
+    for (int r : f.comm->failed.global) f.sync_reported.push_back(f.comm->procs[static_cast<std::size_t>(r)]);
+    std::sort(f.sync_reported.begin(), f.sync_reported.end());
 }
 
 namespace {

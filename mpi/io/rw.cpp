@@ -187,7 +187,7 @@ int reserve(Access &a, int err, int *sys) {
         int sys;
         int pad;
     } start{0, 0, 0};
-    const int leader = file_leader(*f);
+    const int leader = file_leader(f->comm);
     if (f->comm->rank == leader && xerr == MPI_SUCCESS) start.sys = shared_fetch_add(*f, total, &start.base);
     const int berr = team_bcast(f->comm, leader, &start, static_cast<int>(sizeof start));
     a.offset = start.base + before;

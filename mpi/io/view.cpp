@@ -196,7 +196,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     // The shared file pointer goes back to 0 too (nothing to do while no
     // process has used it: no sidecar).
     int sys = 0;
-    if (fh->comm->rank == file_leader(*fh) && ::access(fh->shfp_path.c_str(), F_OK) == 0) sys = shared_store(*fh, 0);
+    if (fh->comm->rank == file_leader(fh->comm) && ::access(fh->shfp_path.c_str(), F_OK) == 0) sys = shared_store(*fh, 0);
     if (const int e = file_uniform(fh, sys != 0 ? io_error_class(sys) : MPI_SUCCESS); e != MPI_SUCCESS)
         return raise(fh->comm, e, call, "cannot reset the shared file pointer: %s",
                      sys != 0 ? std::strerror(sys) : "failed at another process");
@@ -268,7 +268,7 @@ int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
     if (first != MPI_SUCCESS) return raise(fh->comm, first, call, "the exchange with the other processes failed");
     int err = MPI_SUCCESS;
     char why[160] = "failed at another process";
-    if (fh->comm->rank == file_leader(*fh)) {
+    if (fh->comm->rank == file_leader(fh->comm)) {
         MPI_Offset now = 0, to = 0;
         int sys = shared_fetch_add(*fh, 0, &now);
         if (sys == 0) {

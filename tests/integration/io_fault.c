@@ -20,7 +20,9 @@
  *                    and MPI_Ifile_validate name the victim; after it, the
  *                    collectives that rank 0 led run with rank 1 leading:
  *                    seek_shared, write_ordered (rank order), set_size, and
- *                    close removes the shared pointer's sidecar
+ *                    close removes the shared pointer's sidecar; a file
+ *                    opened over the validated MPI_COMM_WORLD works (rank 1
+ *                    creates it and deletes it at close)
  *   io_fault shared  every rank appends records with MPI_File_write_shared;
  *                    the victim dies inside its third one, after reserving
  *                    its place (FTMPI_TEST_KILL_AT io.shared): the survivors'
@@ -166,6 +168,24 @@ static void mode_sync(MPI_File fh, MPI_Comm *live) {
     MPI_Offset now = 0;
     MPI_OK(MPI_File_get_size(fh, &now));
     CHECK(now == end + 10, "set_size led by rank 1: size %lld", (long long)now);
+    /* A file opened over a validated communicator whose rank 0 is dead:
+       rank 1 creates it, its first sync has nothing to report (the failure
+       predates it), rank 1 deletes it at close. */
+    MPI_Group wfailed;
+    MPI_OK(MPI_Comm_validate(MPI_COMM_WORLD, &wfailed));
+    check_victim_group(wfailed, "MPI_Comm_validate");
+    MPI_Group_free(&wfailed);
+    char path2[320];
+    snprintf(path2, sizeof path2, "%s/validated", dir);
+    MPI_File f2;
+    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path2, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                         MPI_INFO_NULL, &f2));
+    tl_fill(buf, k_block, (uint64_t)rank + 300);
+    MPI_OK(MPI_File_write_at_all(f2, (MPI_Offset)rank * k_block, buf, k_block, MPI_BYTE, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_File_sync(f2));
+    for (int r = 1; r < size; ++r) check_block(f2, (MPI_Offset)r * k_block, (uint64_t)r + 300, r);
+    MPI_OK(MPI_File_close(&f2));
+    CHECK(access(path2, F_OK) != 0 && errno == ENOENT, "%s still exists after close", path2);
 }
 
 /* A record of the shared-pointer mode: who wrote it, which one, a check. */
