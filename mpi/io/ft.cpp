@@ -92,11 +92,16 @@ int MPI_File_sync(MPI_File fh) {
     std::vector<int> fresh;
     std::set_difference(failed.begin(), failed.end(), fh->sync_reported.begin(), fh->sync_reported.end(),
                         std::back_inserter(fresh));
-    fh->sync_reported = std::move(failed);
-    if ((flag & k_not_revoked) == 0) return raise(fh->comm, MPI_ERR_REVOKED, call, "%s: the file was revoked", fh->path.c_str());
+    std::vector<int> reported;
+    std::set_union(failed.begin(), failed.end(), fh->sync_reported.begin(), fh->sync_reported.end(),
+                   std::back_inserter(reported));
+    fh->sync_reported = std::move(reported);
+    if ((flag & k_not_revoked) == 0)
+        return raise(fh->comm, MPI_ERR_REVOKED, call, "%s: the file was revoked", fh->path.c_str());
     if (!fresh.empty())
-        return raise(fh->comm, MPI_ERR_PROC_FAILED, call, "%s: %zu member(s) failed since the last sync (job rank %d%s)",
-                     fh->path.c_str(), fresh.size(), fresh.front(), fresh.size() > 1 ? ", ..." : "");
+        return raise(fh->comm, MPI_ERR_PROC_FAILED, call,
+                     "%s: %zu member(s) failed since the last sync (job rank %d%s)", fh->path.c_str(), fresh.size(),
+                     fresh.front(), fresh.size() > 1 ? ", ..." : "");
     if ((flag & k_synced) == 0)
         return raise(fh->comm, MPI_ERR_IO, call, "%s: %s", fh->path.c_str(),
                      sys != 0 ? std::strerror(sys) : "fsync failed at another process");

@@ -196,7 +196,8 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     // The shared file pointer goes back to 0 too (nothing to do while no
     // process has used it: no sidecar).
     int sys = 0;
-    if (fh->comm->rank == file_leader(fh->comm) && ::access(fh->shfp_path.c_str(), F_OK) == 0) sys = shared_store(*fh, 0);
+    if (fh->comm->rank == file_leader(fh->comm) && ::access(fh->shfp_path.c_str(), F_OK) == 0)
+        sys = shared_store(*fh, 0);
     if (const int e = file_uniform(fh, sys != 0 ? io_error_class(sys) : MPI_SUCCESS); e != MPI_SUCCESS)
         return raise(fh->comm, e, call, "cannot reset the shared file pointer: %s",
                      sys != 0 ? std::strerror(sys) : "failed at another process");

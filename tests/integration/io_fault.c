@@ -220,8 +220,10 @@ static void mode_shared(MPI_File fh, MPI_Comm *live) {
         ++seen[rec->rank][rec->seq];
     }
     for (int r = 0; r < victim; ++r)
-        for (int i = 0; i < k_records; ++i) CHECK(seen[r][i] == 1, "record %d of rank %d seen %d times", i, r, seen[r][i]);
-    for (int i = 0; i < 2; ++i) CHECK(seen[victim][i] == 1, "record %d of the victim seen %d times", i, seen[victim][i]);
+        for (int i = 0; i < k_records; ++i)
+            CHECK(seen[r][i] == 1, "record %d of rank %d seen %d times", i, r, seen[r][i]);
+    for (int i = 0; i < 2; ++i)
+        CHECK(seen[victim][i] == 1, "record %d of the victim seen %d times", i, seen[victim][i]);
     free(all);
 }
 
