@@ -2,7 +2,10 @@
 //
 // Sites: agree.contribute (a member, right after sending its contribution),
 // agree.decide (a coordinator, after sending its decision to half the members),
-// coll.round (any rank, before posting a round of a collective's schedule).
+// coll.round (any rank, before posting a round of a collective's schedule),
+// io.collective (a member of a blocking collective file access, after its own
+// access and before the exchange), io.shared (after reserving at the shared
+// file pointer, before the access).
 #pragma once
 
 namespace ftmpi::runtime {

@@ -1123,6 +1123,15 @@ int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
 
+/* I/O under failure (spec 000 §17.4.3, §17.12.1; spec 001 §1.2.4, §1.3.3) */
+int MPI_File_get_group_failed(MPI_File fh, MPI_Group *failed);
+int MPI_File_validate(MPI_File fh, MPI_Group *failed);
+int MPI_Ifile_validate(MPI_File fh, MPI_Group *failed, MPI_Request *request);
+int MPI_File_collectives_enabled(MPI_File fh, int *active);
+int MPI_File_invalidate(MPI_File fh);
+int MPIX_File_revoke(MPI_File fh);
+int MPIX_File_is_revoked(MPI_File fh, int *flag);
+
 /* ---- handle conversions (C <-> Fortran integer handles) ---- */
 #define MPI_F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
 extern MPI_Fint *MPI_F_STATUS_IGNORE;
@@ -1584,6 +1593,13 @@ int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_D
 int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
 int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
 int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int PMPI_File_get_group_failed(MPI_File fh, MPI_Group *failed);
+int PMPI_File_validate(MPI_File fh, MPI_Group *failed);
+int PMPI_Ifile_validate(MPI_File fh, MPI_Group *failed, MPI_Request *request);
+int PMPI_File_collectives_enabled(MPI_File fh, int *active);
+int PMPI_File_invalidate(MPI_File fh);
+int PMPIX_File_revoke(MPI_File fh);
+int PMPIX_File_is_revoked(MPI_File fh, int *flag);
 MPI_Fint PMPI_Comm_c2f(MPI_Comm comm);
 MPI_Comm PMPI_Comm_f2c(MPI_Fint comm);
 MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype);

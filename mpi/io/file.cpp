@@ -14,6 +14,7 @@
 #include "mpi/comm_internal.hpp"
 #include "mpi/group.hpp"
 #include "mpi/recovery.hpp"
+#include "mpi/ulfm.hpp"
 
 namespace ftmpi::mpi {
 
@@ -59,9 +60,13 @@ void vote(MPI_Comm team, int err, long long value, int *first_err, bool *same) {
     const int xerr = team_allgather(team, &mine, static_cast<int>(sizeof mine), all.data());
     *first_err = MPI_SUCCESS;
     *same = true;
-    for (const Ballot &b : all) {
+    const Ballot *ref = nullptr;
+    for (int r = 0; r < team->size; ++r) {
+        if (recognized(team, r)) continue;  // after a validate: its entry was not exchanged
+        const Ballot &b = all[static_cast<std::size_t>(r)];
         if (*first_err == MPI_SUCCESS) *first_err = b.err;
-        if (b.value != all.front().value) *same = false;
+        if (ref == nullptr) ref = &b;
+        if (b.value != ref->value) *same = false;
     }
     if (xerr != MPI_SUCCESS) *first_err = xerr;
 }
@@ -103,14 +108,15 @@ MPI_Offset file_size(int fd) {
     return static_cast<MPI_Offset>(st.st_size);
 }
 
-// The ranks' attempts to open: rank 0 first (it creates the file when asked),
+// The ranks' attempts to open: the leader first (it creates the file when asked),
 // then the others, each step's outcome shared. Returns the uniform class;
 // *fd is this process's descriptor (-1 on failure here) and *sys its errno
 // (0 when it opened, or did not try).
 int open_everywhere(MPI_Comm hidden, const char *path, int amode, int *fd, int *sys) {
     int flags = open_flags(amode) | O_CLOEXEC;
     int err = MPI_SUCCESS;
-    if (hidden->rank == 0) {
+    const int leader = file_leader(hidden);
+    if (hidden->rank == leader) {
         int first = flags;
         if (amode & MPI_MODE_CREATE) first |= O_CREAT;
         if (amode & MPI_MODE_EXCL) first |= O_EXCL;
@@ -118,7 +124,7 @@ int open_everywhere(MPI_Comm hidden, const char *path, int amode, int *fd, int *
         if (*fd < 0) *sys = errno, err = io_error_class(errno);
     }
     FTMPI_TRY(vote_err(hidden, err));
-    if (hidden->rank != 0) {
+    if (hidden->rank != leader) {
         *fd = ::open(path, flags);
         if (*fd < 0) *sys = errno, err = io_error_class(errno);
     }
@@ -145,7 +151,7 @@ int resize_collectively(const char *call, MPI_File f, MPI_Offset size, Op op) {
     if (first != MPI_SUCCESS)
         return raise(f->comm, first, call, "%s", err != MPI_SUCCESS ? why : "failed at another process");
     int sys = 0;
-    if (f->comm->rank == 0 && op(f->fd, size) != 0) sys = errno;
+    if (f->comm->rank == file_leader(f->comm) && op(f->fd, size) != 0) sys = errno;
     first = vote_err(f->comm, sys != 0 ? io_error_class(sys) : MPI_SUCCESS);
     if (first != MPI_SUCCESS)
         return raise(f->comm, first, call, "%s (size %lld of %s)", sys != 0 ? std::strerror(sys) : "failed at rank 0",
@@ -192,6 +198,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     std::uint64_t uid = 0;
     int err = agree_slot(comm, &slot, &uid);
     MPI_Comm hidden = err == MPI_SUCCESS ? make_comm(comm, slot, comm->procs, uid) : MPI_COMM_NULL;
+    if (hidden != MPI_COMM_NULL) inherit_recognized(comm, hidden);  // a validated comm's collectives skip them
     int fd = -1;
     const char *why = "failed at another process";
     if (hidden != MPI_COMM_NULL) {
@@ -220,6 +227,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     f->fd = fd;
     f->amode = amode;
     f->path = filename;
+    failures_at_open(*f);
     if (info != MPI_INFO_NULL) f->info = info->entries;
     hidden->file = f;
     std::snprintf(hidden->name, sizeof hidden->name, "%s", filename);
@@ -232,7 +240,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         // Both file pointers start at the end (the default view counts bytes).
         const MPI_Offset size = file_size(fd);
         f->pos = size > 0 ? size : 0;
-        const int sys = hidden->rank == 0 ? shared_store(*f, f->pos) : 0;
+        const int sys = hidden->rank == file_leader(hidden) ? shared_store(*f, f->pos) : 0;
         if (const int e = file_uniform(f, sys != 0 ? io_error_class(sys) : MPI_SUCCESS); e != MPI_SUCCESS) {
             *fh = f;
             MPI_File_close(fh);
@@ -254,10 +262,11 @@ int MPI_File_close(MPI_File *fh) {
     shared_pointer_close(*f);
     int sys = ::close(f->fd) != 0 ? errno : 0;
     int err = file_uniform(f, sys != 0 ? io_error_class(sys) : MPI_SUCCESS);
-    if (f->comm->rank == 0) ::unlink(f->shfp_path.c_str());  // every member closed it; ENOENT: never used
+    const bool leader = f->comm->rank == file_leader(f->comm);
+    if (leader) ::unlink(f->shfp_path.c_str());  // every member closed it; ENOENT: never used
     if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) != 0) {
         int del = 0;
-        if (f->comm->rank == 0 && ::unlink(f->path.c_str()) != 0) del = errno;
+        if (leader && ::unlink(f->path.c_str()) != 0) del = errno;
         const int e = file_uniform(f, del != 0 ? io_error_class(del) : MPI_SUCCESS);
         if (err == MPI_SUCCESS) err = e;
         if (sys == 0) sys = del;
@@ -290,14 +299,14 @@ int MPI_File_delete(const char *filename, MPI_Info info) {
 }
 
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
-    FTMPI_TRY(check_file("MPI_File_set_size", fh));
+    FTMPI_TRY(check_live_file("MPI_File_set_size", fh));
     return resize_collectively("MPI_File_set_size", fh, size,
                                [](int fd, MPI_Offset n) { return ::ftruncate(fd, static_cast<off_t>(n)); });
 }
 
 // Storage for the first `size` bytes; never shrinks the file.
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
-    FTMPI_TRY(check_file("MPI_File_preallocate", fh));
+    FTMPI_TRY(check_live_file("MPI_File_preallocate", fh));
     return resize_collectively("MPI_File_preallocate", fh, size, [](int fd, MPI_Offset n) {
         if (n == 0) return 0;
         const int e = ::posix_fallocate(fd, 0, static_cast<off_t>(n));
@@ -352,7 +361,7 @@ int MPI_File_get_info(MPI_File fh, MPI_Info *info_used) {
 
 // Collective; flag must be the same at every member.
 int MPI_File_set_atomicity(MPI_File fh, int flag) {
-    FTMPI_TRY(check_file("MPI_File_set_atomicity", fh));
+    FTMPI_TRY(check_live_file("MPI_File_set_atomicity", fh));
     int first;
     bool same;
     vote(fh->comm, MPI_SUCCESS, flag != 0, &first, &same);
@@ -369,18 +378,6 @@ int MPI_File_get_atomicity(MPI_File fh, int *flag) {
     FTMPI_TRY(check_file("MPI_File_get_atomicity", fh));
     FTMPI_CHECK(check_nonnull("MPI_File_get_atomicity", fh->comm, flag, "flag"));
     *flag = fh->atomic ? 1 : 0;
-    return MPI_SUCCESS;
-}
-
-// Collective: every member's writes reach the storage device (fsync), and
-// every member learns whether that succeeded everywhere.
-int MPI_File_sync(MPI_File fh) {
-    FTMPI_TRY(check_file("MPI_File_sync", fh));
-    const int sys = ::fsync(fh->fd) != 0 ? errno : 0;
-    const int err = file_uniform(fh, sys != 0 ? io_error_class(sys) : MPI_SUCCESS);
-    if (err != MPI_SUCCESS)
-        return raise(fh->comm, err, "MPI_File_sync", "%s: %s", fh->path.c_str(),
-                     sys != 0 ? std::strerror(sys) : "failed at another process");
     return MPI_SUCCESS;
 }
 

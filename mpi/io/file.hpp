@@ -13,6 +13,9 @@
 // members' pieces (two-phase, aggregate.cpp) or are each process's own
 // accesses, followed by an exchange of outcomes.
 //
+// Under failure (mpi/io/ft.cpp): sync is an agreement, revoke is the hidden
+// communicator's, validate recognizes failures on it.
+//
 // Threading: like the rest of libftmpi's MPI layer, single-threaded.
 #pragma once
 
@@ -51,6 +54,9 @@ struct ftmpi_file_s {
     bool split_active = false;
     const void *split_buf = nullptr;
     MPI_Status split_status{};
+    // The members' failures (job ranks, ascending) the last MPI_File_sync
+    // agreed on: the next one reports only failures not among them (mpi/io/ft.cpp).
+    std::vector<int> sync_reported;
 };
 
 namespace ftmpi::mpi {
@@ -58,6 +64,22 @@ namespace ftmpi::mpi {
 bool valid_file(MPI_File f);
 // A valid file; errors on an invalid one go to MPI_FILE_NULL's handler.
 int check_file(const char *call, MPI_File f);
+
+// check_file, then MPI_ERR_REVOKED (raised on f) when f was revoked
+// (MPIX_File_revoke): the check of every non-local call on a file.
+int check_live_file(const char *call, MPI_File f);
+
+// The member of a file's hidden communicator that acts alone for the group
+// on shared state (creation at open, set_size and preallocate, the shared
+// file pointer in collectives, removal at close): the lowest member neither
+// recognized failed by a validate nor known failed here. Rank 0 until a
+// failure; the same at every member once the failures are known everywhere
+// (a collective that meets an unknown one fails anyway).
+int file_leader(MPI_Comm hidden);
+
+// At open: the failures recognized on the hidden communicator (inherited
+// from a validated communicator) predate the file, so syncs do not report them.
+void failures_at_open(ftmpi_file_s &f);
 
 // The MPI error class of a failed system call's errno.
 int io_error_class(int err);

@@ -8,8 +8,10 @@
 // Nonblocking calls do the access at once and return a completed request.
 // Collective calls with an offset or the individual pointer go through the
 // aggregators when two_phase (aggregate.cpp) decides so, or do this
-// process's access; then they share every member's outcome: the call returns the same class at every member (the first
-// member's failure in rank order). Shared file pointer calls first reserve
+// process's access; then they share every member's outcome: the call returns
+// the same class at every member (the first member's failure in rank order)
+// when no process fails, and an error without waiting when one did
+// (mpi/io/ft.cpp). Shared file pointer calls first reserve
 // their etypes with the pointer's counter (mpi/io/shared_pointer.cpp): one
 // fetch-and-add per call, or one for the whole group in rank order (_ordered).
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include "mpi/comm_internal.hpp"
 #include "mpi/io/file.hpp"
 #include "mpi/p2p/requests.hpp"
+#include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -195,8 +198,9 @@ int reserve(Access &a, int err, int *sys) {
         int sys;
         int pad;
     } start{0, 0, 0};
-    if (f->comm->rank == 0 && xerr == MPI_SUCCESS) start.sys = shared_fetch_add(*f, total, &start.base);
-    const int berr = team_bcast(f->comm, 0, &start, static_cast<int>(sizeof start));
+    const int leader = file_leader(f->comm);
+    if (f->comm->rank == leader && xerr == MPI_SUCCESS) start.sys = shared_fetch_add(*f, total, &start.base);
+    const int berr = team_bcast(f->comm, leader, &start, static_cast<int>(sizeof start));
     a.offset = start.base + before;
     if (err != MPI_SUCCESS) return err;
     if (xerr != MPI_SUCCESS || berr != MPI_SUCCESS) return xerr != MPI_SUCCESS ? xerr : berr;
@@ -206,7 +210,7 @@ int reserve(Access &a, int err, int *sys) {
 
 // Blocking, independent or collective.
 int access_blocking(const char *call, Access a, bool collective, MPI_Status *status) {
-    FTMPI_TRY(check_file(call, a.f));
+    FTMPI_TRY(check_live_file(call, a.f));
     char why[160] = "";
     int err = check_access(a, why, sizeof why);
     std::size_t moved = 0;
@@ -215,6 +219,7 @@ int access_blocking(const char *call, Access a, bool collective, MPI_Status *sta
     const bool aggregate = collective && (a.where == Where::at || a.where == Where::individual);
     if (err == MPI_SUCCESS || aggregate) err = perform(a, err, aggregate, &moved, &sys);
     const int local = err;
+    if (collective) runtime::test_kill_point("io.collective");  // tests: a death inside the collective
     if (collective) err = file_uniform(a.f, err);
     if (err != MPI_SUCCESS) {
         if (local == MPI_SUCCESS) std::snprintf(why, sizeof why, "failed at another process");
@@ -228,7 +233,7 @@ int access_blocking(const char *call, Access a, bool collective, MPI_Status *sta
 // Nonblocking: argument errors are raised at once; the access's own outcome
 // is in the request (raised by the call that completes it).
 int access_nonblocking(const char *call, Access a, MPI_Request *request) {
-    FTMPI_TRY(check_file(call, a.f));
+    FTMPI_TRY(check_live_file(call, a.f));
     FTMPI_CHECK(check_nonnull(call, a.f->comm, request, "request"));
     char why[160] = "";
     if (const int err = check_access(a, why, sizeof why); err != MPI_SUCCESS)
@@ -244,7 +249,7 @@ int access_nonblocking(const char *call, Access a, MPI_Request *request) {
 // A split collective's _begin: the whole collective access, its status kept
 // for _end (MPI 3.1 §13.4.5 lets the access happen in either call).
 int split_begin(const char *call, Access a) {
-    FTMPI_TRY(check_file(call, a.f));
+    FTMPI_TRY(check_live_file(call, a.f));
     if (a.f->split_active)
         return raise(a.f->comm, MPI_ERR_OTHER, call, "%s: a split collective is already active on this file",
                      a.f->path.c_str());
@@ -255,7 +260,7 @@ int split_begin(const char *call, Access a) {
 }
 
 int split_end(const char *call, MPI_File f, const void *buf, MPI_Status *status) {
-    FTMPI_TRY(check_file(call, f));
+    FTMPI_TRY(check_live_file(call, f));
     if (!f->split_active)
         return raise(f->comm, MPI_ERR_OTHER, call, "%s: no split collective is active on this file", f->path.c_str());
     if (buf != f->split_buf)

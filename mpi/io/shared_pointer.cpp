@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "mpi/io/file.hpp"
+#include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {
 
@@ -70,7 +71,9 @@ int update_counter(ftmpi_file_s &f, MPI_Offset *value, Update update) {
 }  // namespace
 
 int shared_fetch_add(ftmpi_file_s &f, MPI_Offset add, MPI_Offset *before) {
-    return update_counter(f, before, [add](MPI_Offset v) { return v + add; });
+    const int err = update_counter(f, before, [add](MPI_Offset v) { return v + add; });
+    runtime::test_kill_point("io.shared");  // tests: a death between the reservation and the access
+    return err;
 }
 
 int shared_store(ftmpi_file_s &f, MPI_Offset value) {

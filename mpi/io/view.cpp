@@ -148,7 +148,7 @@ extern "C" {
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
                       MPI_Info info) {
     const char *call = "MPI_File_set_view";
-    FTMPI_TRY(check_file(call, fh));
+    FTMPI_TRY(check_live_file(call, fh));
     FTMPI_CHECK(check_committed(call, fh, etype, "etype"));
     FTMPI_CHECK(check_committed(call, fh, filetype, "filetype"));
     FTMPI_CHECK(check_nonnull(call, fh->comm, datarep, "datarep"));
@@ -196,7 +196,8 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     // The shared file pointer goes back to 0 too (nothing to do while no
     // process has used it: no sidecar).
     int sys = 0;
-    if (fh->comm->rank == 0 && ::access(fh->shfp_path.c_str(), F_OK) == 0) sys = shared_store(*fh, 0);
+    if (fh->comm->rank == file_leader(fh->comm) && ::access(fh->shfp_path.c_str(), F_OK) == 0)
+        sys = shared_store(*fh, 0);
     if (const int e = file_uniform(fh, sys != 0 ? io_error_class(sys) : MPI_SUCCESS); e != MPI_SUCCESS)
         return raise(fh->comm, e, call, "cannot reset the shared file pointer: %s",
                      sys != 0 ? std::strerror(sys) : "failed at another process");
@@ -259,7 +260,7 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
 // moves the shared file pointer and every member learns the outcome.
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
     const char *call = "MPI_File_seek_shared";
-    FTMPI_TRY(check_file(call, fh));
+    FTMPI_TRY(check_live_file(call, fh));
     int first;
     bool same;
     vote(fh->comm, MPI_SUCCESS, offset * 8 + (whence - MPI_SEEK_SET), &first, &same);
@@ -267,8 +268,8 @@ int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
         return raise(fh->comm, MPI_ERR_NOT_SAME, call, "arguments offset and whence differ between processes");
     if (first != MPI_SUCCESS) return raise(fh->comm, first, call, "the exchange with the other processes failed");
     int err = MPI_SUCCESS;
-    char why[160] = "failed at rank 0";
-    if (fh->comm->rank == 0) {
+    char why[160] = "failed at another process";
+    if (fh->comm->rank == file_leader(fh->comm)) {
         MPI_Offset now = 0, to = 0;
         int sys = shared_fetch_add(*fh, 0, &now);
         if (sys == 0) {
