@@ -81,59 +81,73 @@ static void ckpt_path(char *out, size_t len, const char *dir, int which) {
     snprintf(out, len, "%s/ckpt.%d", dir, which);
 }
 
+/* Keeps the first error in *rc. */
+static void keep(int *rc, int r) {
+    if (*rc == MPI_SUCCESS) *rc = r;
+}
+
 /* Writes the state after `done` steps into checkpoint file `which`: the cells
-   at offset 8 + 8*global index, then (after a sync) the header. */
+   at offset 8 + 8*global index, then the header. Every process makes every
+   collective call whatever failed before (a process that skipped one would
+   leave the others waiting), and the header goes in only when all agree
+   that the data and its sync succeeded everywhere. */
 static int checkpoint(Domain *d, const char *dir, int which, int done) {
     char path[512];
     ckpt_path(path, sizeof path, dir, which);
     MPI_File fh;
     int rc = MPI_File_open(d->comm, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
-    if (rc != MPI_SUCCESS) return rc;
-    long long header = -1; /* invalid while the data is being replaced */
-    if (d->rank == 0) rc = MPI_File_write_at(fh, 0, &header, 1, MPI_LONG_LONG, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS) rc = MPI_File_sync(fh);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_File_write_at_all(fh, 8 + 8 * (MPI_Offset)d->lo, &d->u[1], d->n, MPI_DOUBLE, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS) rc = MPI_File_sync(fh);
+    if (rc != MPI_SUCCESS) return rc; /* the outcome of open is the same everywhere */
+    long long header = -1;            /* invalid while the data is being replaced */
+    if (d->rank == 0) keep(&rc, MPI_File_write_at(fh, 0, &header, 1, MPI_LONG_LONG, MPI_STATUS_IGNORE));
+    keep(&rc, MPI_File_sync(fh));
+    keep(&rc, MPI_File_write_at_all(fh, 8 + 8 * (MPI_Offset)d->lo, &d->u[1], d->n, MPI_DOUBLE, MPI_STATUS_IGNORE));
+    keep(&rc, MPI_File_sync(fh));
+    int ok = rc == MPI_SUCCESS;
+    keep(&rc, MPIX_Comm_agree(d->comm, &ok));
     header = done;
-    if (rc == MPI_SUCCESS && d->rank == 0) rc = MPI_File_write_at(fh, 0, &header, 1, MPI_LONG_LONG, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS) rc = MPI_File_sync(fh);
-    int rc2 = MPI_File_close(&fh);
-    return rc != MPI_SUCCESS ? rc : rc2;
+    if (ok && d->rank == 0) keep(&rc, MPI_File_write_at(fh, 0, &header, 1, MPI_LONG_LONG, MPI_STATUS_IGNORE));
+    keep(&rc, MPI_File_sync(fh));
+    keep(&rc, MPI_File_close(&fh));
+    return rc != MPI_SUCCESS ? rc : ok ? MPI_SUCCESS : MPI_ERR_OTHER;
 }
 
 /* Restores the newest good checkpoint with d's distribution; returns its
-   step (0 and the initial state when there is none). */
+   step (0 and the initial state when there is none). Every process makes the
+   same calls; the choice of checkpoint is agreed. */
 static int restore(Domain *d, const char *dir, int *rc_out) {
     long long best = 0;
     int best_file = -1, rc = MPI_SUCCESS;
-    for (int which = 0; which < 2 && rc == MPI_SUCCESS; ++which) {
+    for (int which = 0; which < 2; ++which) {
         char path[512];
         ckpt_path(path, sizeof path, dir, which);
         MPI_File fh;
         if (MPI_File_open(d->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS) continue;
         long long header = -1;
-        rc = MPI_File_read_at_all(fh, 0, &header, 1, MPI_LONG_LONG, MPI_STATUS_IGNORE);
-        if (rc == MPI_SUCCESS && header > best) {
+        int r = MPI_File_read_at_all(fh, 0, &header, 1, MPI_LONG_LONG, MPI_STATUS_IGNORE);
+        keep(&rc, r);
+        if (r == MPI_SUCCESS && header > best) {
             best = header;
             best_file = which;
         }
-        MPI_File_close(&fh);
+        keep(&rc, MPI_File_close(&fh));
     }
-    if (rc == MPI_SUCCESS && best_file >= 0) {
+    int ok = rc == MPI_SUCCESS;
+    keep(&rc, MPIX_Comm_agree(d->comm, &ok));
+    if (ok && best_file >= 0) {
         char path[512];
         ckpt_path(path, sizeof path, dir, best_file);
         MPI_File fh;
-        rc = MPI_File_open(d->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
-        if (rc == MPI_SUCCESS) {
-            rc = MPI_File_read_at_all(fh, 8 + 8 * (MPI_Offset)d->lo, &d->u[1], d->n, MPI_DOUBLE, MPI_STATUS_IGNORE);
-            int rc2 = MPI_File_close(&fh);
-            if (rc == MPI_SUCCESS) rc = rc2;
+        int r = MPI_File_open(d->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+        keep(&rc, r);
+        if (r == MPI_SUCCESS) {
+            keep(&rc, MPI_File_read_at_all(fh, 8 + 8 * (MPI_Offset)d->lo, &d->u[1], d->n, MPI_DOUBLE,
+                                           MPI_STATUS_IGNORE));
+            keep(&rc, MPI_File_close(&fh));
         }
-    } else if (rc == MPI_SUCCESS) {
+    } else if (ok) {
         for (int i = 0; i < d->n; ++i) d->u[i + 1] = initial(d->lo + i);
     }
-    *rc_out = rc;
+    *rc_out = rc != MPI_SUCCESS ? rc : ok ? MPI_SUCCESS : MPI_ERR_OTHER;
     return (int)best;
 }
 
