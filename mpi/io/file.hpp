@@ -16,7 +16,8 @@
 // Under failure (mpi/io/ft.cpp): sync is an agreement, revoke is the hidden
 // communicator's, validate recognizes failures on it.
 //
-// Threading: like the rest of libftmpi's MPI layer, single-threaded.
+// Threading: like the rest of libftmpi's MPI layer, one thread at a time (under
+// MPI_THREAD_MULTIPLE, the one holding the library lock: mpi/api_lock.hpp).
 #pragma once
 
 #include <cstddef>
