@@ -259,8 +259,10 @@ int split_begin(const char *call, Access a) {
     return MPI_SUCCESS;
 }
 
+// Local: the access happened in _begin, so _end also ends a split collective
+// on a file revoked since (a later _begin could never start otherwise).
 int split_end(const char *call, MPI_File f, const void *buf, MPI_Status *status) {
-    FTMPI_TRY(check_live_file(call, f));
+    FTMPI_TRY(check_file(call, f));
     if (!f->split_active)
         return raise(f->comm, MPI_ERR_OTHER, call, "%s: no split collective is active on this file", f->path.c_str());
     if (buf != f->split_buf)
