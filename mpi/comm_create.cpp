@@ -26,6 +26,7 @@
 #include "mpi/ulfm.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
+#include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {
 
@@ -72,8 +73,9 @@ int claim_lowest(const SlotMask &m) {
 // TODO(issue 3): switch to the logarithmic collectives of mpi/coll.
 
 int next_team_tag(MPI_Comm team) {
-    // Never bit 29 (k_cross_tag) or 30 (k_coll_poison): the sequence wraps in 24 bits.
-    constexpr auto mask = static_cast<std::uint32_t>(transport::max_tag & ~k_coll_poison & ~k_cross_tag);
+    // Never bits 28-30 (k_coll_error, k_cross_tag, k_coll_poison): the sequence wraps in 23 bits.
+    constexpr auto mask =
+        static_cast<std::uint32_t>(transport::max_tag & ~k_coll_poison & ~k_cross_tag & ~k_coll_error);
     return static_cast<int>((team->coll_seq++ << 5) & mask);
 }
 
@@ -84,14 +86,14 @@ int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes) {
     return retire_request(&r, MPI_STATUS_IGNORE);
 }
 
-// A message marked with k_coll_poison carries a failure its sender saw.
+// A message marked with k_coll_poison carries an error its sender saw (poison_of).
 int team_recv(MPI_Comm team, int peer, int tag, void *buf, int bytes) {
     MPI_Request r = new_request(ftmpi_request_s::Kind::recv, team, buf, bytes, MPI_BYTE, peer, tag, team->context + 1);
     start_recv(r);
     wait_complete(r);
     MPI_Status st;
     const int err = retire_request(&r, &st);
-    return err == MPI_SUCCESS && (st.MPI_TAG & k_coll_poison) ? MPI_ERR_PROC_FAILED : err;
+    return err == MPI_SUCCESS ? poison_of(st.MPI_TAG) : err;
 }
 
 // The members that take part in the team's internal exchanges: all of them,
@@ -125,7 +127,7 @@ int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
     if (team->rank == root) {
         for (std::size_t i = 1; i < ids.size(); ++i)
             keep(team_recv(team, ids[i], tag, out + static_cast<std::size_t>(ids[i]) * each, bytes));
-        const int out_tag = err == MPI_SUCCESS ? tag + 1 : (tag + 1) | k_coll_poison;  // tell everyone
+        const int out_tag = poisoned_tag(tag + 1, err);  // tell everyone
         for (std::size_t i = 1; i < ids.size(); ++i) keep(team_send(team, ids[i], out_tag, out, bytes * team->size));
     } else {
         keep(team_send(team, root, tag, mine, bytes));
@@ -293,6 +295,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_dup"));
     FTMPI_CHECK(check_comm("MPI_Comm_dup", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_dup", comm, newcomm, "newcomm"));
+    ftmpi::runtime::test_kill_point("dup");
     MPI_Comm c = MPI_COMM_NULL;
     if (comm->inter) {
         if (int err = dup_intercomm(comm, &c); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_dup");

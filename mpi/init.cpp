@@ -146,6 +146,7 @@ int MPI_Finalized(int *flag) {
 // launcher is told without any job-wide fence.
 int MPI_Finalize(void) {
     FTMPI_TRY(check_init("MPI_Finalize"));
+    ftmpi::runtime::test_kill_point("finalize");
     barrier(MPI_COMM_WORLD);
     // Let this process's last messages (say, an agreement's decision sent just
     // before) complete, for a bounded time.

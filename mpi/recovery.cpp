@@ -109,6 +109,7 @@ void revoke_local(MPI_Comm c) {
             std::vector<char> id(sizeof c->uid);
             std::memcpy(id.data(), &c->uid, sizeof c->uid);
             ft_send(c, peer, revoke_tag, id);
+            if (sent.size() == 2) runtime::test_kill_point("revoke");  // tests: a partial revoke notice
         }
     }
 }
@@ -524,6 +525,7 @@ std::vector<int> survivors(const std::vector<int> &procs, const std::vector<int>
 // MPI_ERR_INTERN when no slot is free everywhere, or (ishrink) when the
 // agreed slot was taken here by a creation that overlapped it.
 int shrink_from(MPI_Comm comm, const Instance &inst, MPI_Comm *newcomm) {
+    runtime::test_kill_point("shrink");
     SlotMask common{};
     for (std::size_t i = 0; i < common.size() && i < inst.value.size(); ++i) common[i] = inst.value[i];
     const int slot = lowest_slot(common);

@@ -33,6 +33,10 @@ namespace ftmpi::runtime {
     X(EAGER_LIMIT, std::size_t, 16384, transport,                                         \
       "largest message (bytes) sent eagerly; larger ones use rendezvous. Must be the "    \
       "same at every rank")                                                               \
+    X(SHM_CMA, int, 1, transport,                                                         \
+      "1: within a node, the receiver of a rendezvous message reads it straight from "    \
+      "the sender's memory (process_vm_readv), falling back to libfabric shm where the "  \
+      "kernel refuses; 0: libfabric shm always moves it")                                 \
     X(RX_BUFFERS, std::size_t, 64, transport,                                             \
       "receive buffers posted per endpoint for eager and control messages")               \
     X(YIELD, int, -1, mpi,                                                                \

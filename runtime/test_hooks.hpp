@@ -1,8 +1,25 @@
 // Fault injection at exact protocol points, for tests (FTMPI_TEST_KILL_AT).
 //
+//   FTMPI_TEST_KILL_AT=SITE:RANK[:NTH[:HOW]][,SITE:RANK[:NTH[:HOW]]...]
+//
+// Job rank RANK dies at its NTH visit (default 1) of SITE. HOW is `kill`
+// (SIGKILL, the default), `exit` (exit(3), which runs atexit handlers and
+// destructors as a program calling exit would) or `stop` (SIGSTOP: the
+// process stays, silent, until the failure detector gives up on it and asks
+// the launcher to kill it). Several specs kill several ranks, each counting
+// its own visits. FTMPI_TEST_KILL_AT=count instead counts every site's
+// visits and prints them to stderr at exit ("ftmpi-hooks: rank R SITE=N ..."),
+// so that a test driver can pick visits that happen.
+//
 // Sites: agree.contribute (a member, right after sending its contribution),
 // agree.decide (a coordinator, after sending its decision to half the members),
 // coll.round (any rank, before posting a round of a collective's schedule),
+// p2p.send / p2p.recv (a point-to-point transfer about to start, also inside
+// collectives), shm.pull (a receiver that has read rendezvous data straight
+// from the sender, before it tells the sender), revoke (after sending the
+// revoke notice to half of its neighbours), shrink (after the shrink's
+// agreement, before the new communicator exists), dup (inside MPI_Comm_dup,
+// before its agreement), finalize (on entry to MPI_Finalize),
 // io.collective (a member of a blocking collective file access, after its own
 // access and before the exchange), io.shared (after reserving at the shared
 // file pointer, before the access).
@@ -18,8 +35,8 @@ void test_kill_point_slow(const char *site);
 // Init, after load_config(): arms the hooks when FTMPI_TEST_KILL_AT is set.
 void arm_test_hooks(int job_rank);
 
-// SIGKILLs this process if FTMPI_TEST_KILL_AT names `site`, this job rank and
-// this visit. One load of a flag when the knob is unset (the normal case).
+// Kills this process as FTMPI_TEST_KILL_AT says if it names `site`, this job
+// rank and this visit. One load of a flag when the knob is unset (the normal case).
 inline void test_kill_point(const char *site) {
     if (detail::g_test_hooks_armed) detail::test_kill_point_slow(site);
 }

@@ -95,6 +95,96 @@ def still_alive(procs, grace):
     return list(fds.values())
 
 
+class Result:
+    """What run_command saw: code is None when the deadline passed."""
+
+    def __init__(self, code, returncode, out, err, elapsed, orphans):
+        self.code, self.returncode, self.out, self.err = code, returncode, out, err
+        self.elapsed, self.orphans = elapsed, orphans
+
+
+def run_command(cmd, env, timeout, stdin_text=None, on_stdout=None):
+    """Runs cmd in a new session with a deadline, captures its output, then
+    SIGKILLs whatever of its session outlives it (the orphans, listed).
+    on_stdout(proc, stdout so far) runs after each read of its stdout."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True,
+                            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sid = proc.pid  # session leader: its pid is the session and group id
+    if stdin_text is not None:
+        try:
+            proc.stdin.write(stdin_text.encode())
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+
+    bufs = {"stdout": b"", "stderr": b""}
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+    # The pidfd becomes readable when the command exits, even if an orphan
+    # still holds its pipes open.
+    pidfd = os.pidfd_open(proc.pid)
+    sel.register(pidfd, selectors.EVENT_READ, "exit")
+    deadline = start + timeout
+    timed_out = exited = False
+
+    def read_pipe(key):
+        try:
+            data = os.read(key.fileobj.fileno(), 65536)
+        except BlockingIOError:
+            return False
+        if not data:
+            sel.unregister(key.fileobj)
+            return False
+        bufs[key.data] += data
+        return True
+
+    while not exited:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        for key, _ in sel.select(timeout=left):
+            if key.data == "exit":
+                exited = True
+                continue
+            if read_pipe(key) and key.data == "stdout" and on_stdout:
+                on_stdout(proc, bufs["stdout"].decode(errors="replace"))
+    if exited:
+        # Collect what the command wrote before exiting, without waiting for
+        # EOF (an orphan may hold the pipes open).
+        for key in list(sel.get_map().values()):
+            if key.data == "exit":
+                continue
+            os.set_blocking(key.fileobj.fileno(), False)
+            while key.fileobj in sel.get_map() and read_pipe(key):
+                pass
+        proc.wait()
+    os.close(pidfd)
+    sel.close()
+    if timed_out:
+        try:
+            os.killpg(sid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    elapsed = time.monotonic() - start
+    proc.stdout.close()
+    proc.stderr.close()
+
+    orphans = still_alive(session_members(sid), ORPHAN_GRACE_S)
+    for pid, _ in orphans:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return Result(None if timed_out else proc.returncode, proc.returncode,
+                  bufs["stdout"].decode(errors="replace"), bufs["stderr"].decode(errors="replace"), elapsed, orphans)
+
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--timeout", type=float, required=True)
@@ -128,93 +218,30 @@ def main():
         sig_re, sig_num = re.compile(pat, re.M), getattr(signal, name)
 
     print("harness: running:", " ".join(cmd), flush=True)
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True,
-                            stdin=subprocess.PIPE if a.stdin is not None else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    sid = proc.pid  # session leader: its pid is the session and group id
-    if a.stdin is not None:
-        try:
-            proc.stdin.write(a.stdin.encode())
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
+    on_stdout = None
+    if sig_re:
+        sent = []
 
-    bufs = {"stdout": b"", "stderr": b""}
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
-    sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
-    # The pidfd becomes readable when the command exits, even if an orphan
-    # still holds its pipes open.
-    pidfd = os.pidfd_open(proc.pid)
-    sel.register(pidfd, selectors.EVENT_READ, "exit")
-    problems = []
-    deadline = start + a.timeout
-    timed_out = exited = False
-
-    def read_pipe(key):
-        try:
-            data = os.read(key.fileobj.fileno(), 65536)
-        except BlockingIOError:
-            return False
-        if not data:
-            sel.unregister(key.fileobj)
-            return False
-        bufs[key.data] += data
-        return True
-
-    while not exited:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            timed_out = True
-            break
-        for key, _ in sel.select(timeout=left):
-            if key.data == "exit":
-                exited = True
-                continue
-            if read_pipe(key) and key.data == "stdout" and sig_re and \
-                    sig_re.search(bufs["stdout"].decode(errors="replace")):
+        def on_stdout(proc, text):
+            if not sent and sig_re.search(text):
+                sent.append(True)
                 try:
                     os.kill(proc.pid, sig_num)
                 except ProcessLookupError:
                     pass
-                sig_re = None
-    if exited:
-        # Collect what the command wrote before exiting, without waiting for
-        # EOF (an orphan may hold the pipes open).
-        for key in list(sel.get_map().values()):
-            if key.data == "exit":
-                continue
-            os.set_blocking(key.fileobj.fileno(), False)
-            while key.fileobj in sel.get_map() and read_pipe(key):
-                pass
-        proc.wait()
-    os.close(pidfd)
-    if timed_out:
+
+    r = run_command(cmd, env, a.timeout, a.stdin, on_stdout)
+    problems = []
+    if r.code is None:
         problems.append(f"TIMEOUT after {a.timeout} s")
-        try:
-            os.killpg(sid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-    elapsed = time.monotonic() - start
-
-    orphans = still_alive(session_members(sid), ORPHAN_GRACE_S)
-    if orphans:
-        problems.append("orphans left: " + "; ".join(f"{p} {c}" for p, c in orphans))
-        for pid, _ in orphans:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-    out = bufs["stdout"].decode(errors="replace")
-    err = bufs["stderr"].decode(errors="replace")
+    if r.orphans:
+        problems.append("orphans left: " + "; ".join(f"{p} {c}" for p, c in r.orphans))
+    out, err = r.out, r.err
     sys.stdout.write("---- stdout ----\n" + out + "---- stderr ----\n" + err + "----\n")
-    print(f"harness: exit code {proc.returncode} after {elapsed:.3f} s", flush=True)
+    print(f"harness: exit code {r.returncode} after {r.elapsed:.3f} s", flush=True)
 
-    if not timed_out and proc.returncode != a.expect_exit:
-        problems.append(f"exit code {proc.returncode}, expected {a.expect_exit}")
+    if r.code is not None and r.code != a.expect_exit:
+        problems.append(f"exit code {r.code}, expected {a.expect_exit}")
     for name, text, pats, want in (("stdout", out, a.expect_stdout, True),
                                    ("stderr", err, a.expect_stderr, True),
                                    ("stdout", out, a.reject_stdout, False),

@@ -54,7 +54,6 @@ struct LivenessLinks::Impl {
     int listener = -1;
     int event = -1;  // wakes the thread: a new peer to watch, or stop
     std::vector<Published> peers;
-    std::vector<int> local;  // job ranks on this node (sorted)
     std::function<void(PeerId, bool)> on_lost;
     std::thread thread;
     std::atomic<bool> stopping{false};
@@ -92,14 +91,14 @@ struct LivenessLinks::Impl {
         connecting = false;
     }
 
-    // Starts a non-blocking connect to `peer` (loopback on this node).
+    // Starts a non-blocking connect to `peer`, at the one address its
+    // listener is bound to.
     void start_link(int peer) {
         const Published &p = peers[static_cast<std::size_t>(peer)];
-        const bool here = std::binary_search(local.begin(), local.end(), peer);
         sockaddr_in to{};
         to.sin_family = AF_INET;
         to.sin_port = p.port;
-        to.sin_addr.s_addr = here ? htonl(INADDR_LOOPBACK) : p.ip;
+        to.sin_addr.s_addr = p.ip;
         if (p.port == 0 || to.sin_addr.s_addr == 0) return;  // unreachable this way: the heartbeat's
         fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0) return;
@@ -206,17 +205,21 @@ LivenessLinks::LivenessLinks(runtime::ProcessManager &pm, const std::string &add
     m.listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     m.event = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (m.listener < 0 || m.event < 0) throw std::runtime_error(std::string("liveness socket: ") + std::strerror(errno));
-    sockaddr_in any{};
-    any.sin_family = AF_INET;
-    any.sin_addr.s_addr = htonl(INADDR_ANY);
-    socklen_t len = sizeof any;
-    if (::bind(m.listener, reinterpret_cast<sockaddr *>(&any), sizeof any) != 0 || ::listen(m.listener, 64) != 0 ||
-        ::getsockname(m.listener, reinterpret_cast<sockaddr *>(&any), &len) != 0)
-        throw std::runtime_error(std::string("liveness listener: ") + std::strerror(errno));
-    Published me{0, any.sin_port, 0};
+    // The listener is bound to one address only: loopback when the whole job
+    // is on this node, else the interface the job's control endpoint uses
+    // (or, without one, this host's first non-loopback address).
+    sockaddr_in here{};
+    here.sin_family = AF_INET;
     in_addr ip{};
-    if (!address.empty() && ::inet_pton(AF_INET, address.c_str(), &ip) == 1 && ip.s_addr != 0) me.ip = ip.s_addr;
-    else me.ip = first_host_address();
+    if (pm.job().local_peers.size() == static_cast<std::size_t>(pm.job().size)) here.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    else if (!address.empty() && ::inet_pton(AF_INET, address.c_str(), &ip) == 1 && ip.s_addr != 0) here.sin_addr = ip;
+    else here.sin_addr.s_addr = first_host_address();
+    if (here.sin_addr.s_addr == 0) throw std::runtime_error("liveness listener: no address of this host to bind");
+    socklen_t len = sizeof here;
+    if (::bind(m.listener, reinterpret_cast<sockaddr *>(&here), sizeof here) != 0 || ::listen(m.listener, 64) != 0 ||
+        ::getsockname(m.listener, reinterpret_cast<sockaddr *>(&here), &len) != 0)
+        throw std::runtime_error(std::string("liveness listener: ") + std::strerror(errno));
+    const Published me{here.sin_addr.s_addr, here.sin_port, 0};
     pm.put(k_key, &me, sizeof me);
 }
 
@@ -230,7 +233,6 @@ void LivenessLinks::connect(runtime::ProcessManager &pm, std::function<void(Peer
         const auto blob = pm.get(r, k_key);
         if (blob.size() == sizeof(Published)) std::memcpy(&m.peers[static_cast<std::size_t>(r)], blob.data(), blob.size());
     }
-    m.local = pm.job().local_peers;
     m.on_lost = std::move(on_lost);
     m.thread = std::thread([&m] { m.run(); });
 }

@@ -99,6 +99,12 @@ constexpr std::int32_t source_rank(std::uint64_t data) { return static_cast<std:
 struct RtsPayload {
     std::uint64_t length;     // bytes the sender has
     std::uint64_t sender_id;  // the sender's transfer id, echoed in the CTS
+    // Single-copy over shm (all 0 otherwise): where the receiver may read the
+    // data itself (process_vm_readv), and the word it reads right after it,
+    // which holds sender_id while the send still stands (0 once given up).
+    std::uint64_t address;
+    std::uint64_t ticket_address;
+    std::uint64_t pid;
 };
 struct CtsPayload {
     std::uint64_t sender_id;    // from the RTS

@@ -56,8 +56,19 @@ struct Op {
     std::uint64_t id = 0;  // rendezvous transfer id
     Header header{};       // untagged sends: what goes first on the wire; bulk: header.match is the tag
     std::uint64_t data = 0;
+    // A rendezvous send over shm that receivers may read straight from
+    // send_buf: its id while it stands, cleared before the send is finished
+    // (a receiver that reads the data and then a cleared ticket discards it).
+    std::uint64_t ticket = 0;
     Op *prev = nullptr;  // the transport's list of operations held by libfabric
     Op *next = nullptr;
+};
+
+// A rendezvous sender's data as another process on the node can read it.
+struct RemoteBuffer {
+    std::uint64_t address = 0;
+    std::uint64_t ticket_address = 0;
+    std::uint64_t pid = 0;
 };
 
 // A message that arrived and is not yet matched to a receive.
@@ -71,6 +82,7 @@ struct Arrival {
     const void *eager_data;     // eager payload; valid only during on_arrival
     bool rendezvous;            // true: call accept() to pull the data
     std::uint64_t sender_id;    // rendezvous: the sender's transfer id
+    RemoteBuffer remote;        // rendezvous: where the data may be read from (pid 0: nowhere)
 };
 
 class Sink {

@@ -28,7 +28,7 @@ int barrier(MPI_Comm comm) {
                                      base, ctx);
         start_recv(rr);
         // After a failure, the remaining rounds carry it on (see k_coll_poison).
-        const int send_tag = first_err == MPI_SUCCESS ? base : base | k_coll_poison;
+        const int send_tag = poisoned_tag(base, first_err);
         MPI_Request sr =
             new_request(ftmpi_request_s::Kind::send, comm, &token, 0, MPI_BYTE, (me + dist) % n, send_tag, ctx);
         start_send(sr);
@@ -37,8 +37,7 @@ int barrier(MPI_Comm comm) {
         MPI_Status st;
         const int es = retire_request(&sr, MPI_STATUS_IGNORE), er = retire_request(&rr, &st);
         if (first_err == MPI_SUCCESS) first_err = es != MPI_SUCCESS ? es : er;
-        if (first_err == MPI_SUCCESS && er == MPI_SUCCESS && (st.MPI_TAG & k_coll_poison))
-            first_err = MPI_ERR_PROC_FAILED;
+        if (first_err == MPI_SUCCESS && er == MPI_SUCCESS) first_err = poison_of(st.MPI_TAG);
     }
     return first_err;
 }

@@ -90,8 +90,7 @@ void Sched::on_xfer_done(MPI_Request r) {
     auto *s = static_cast<Sched *>(r->owner);
     if (r->status.MPI_ERROR != MPI_SUCCESS && s->err_ == MPI_SUCCESS) s->err_ = r->status.MPI_ERROR;
     // A peer upstream saw a failure: so does this rank (and everyone after it).
-    if (r->kind == ftmpi_request_s::Kind::recv && (r->status.MPI_TAG & k_coll_poison) && s->err_ == MPI_SUCCESS)
-        s->err_ = MPI_ERR_PROC_FAILED;
+    if (r->kind == ftmpi_request_s::Kind::recv && s->err_ == MPI_SUCCESS) s->err_ = poison_of(r->status.MPI_TAG);
     --s->pending_;
     s->advance();
 }
@@ -112,7 +111,7 @@ void Sched::advance() {
         // One tag for the whole collective: rounds differ between ranks, and
         // a pair's messages match in order (non-overtaking).
         // After a failure the sends carry it on (k_coll_poison); receives match either way.
-        const int send_tag = err_ == MPI_SUCCESS ? tag_base_ : tag_base_ | k_coll_poison;
+        const int send_tag = poisoned_tag(tag_base_, err_);
         ++cur_;
         for (auto &f : rd.local) f();
         for (const Xfer &x : rd.xfers) {
@@ -156,6 +155,16 @@ MPI_Request Sched::start_nonblocking() {
 
 int coll_result(const char *call, MPI_Comm comm, int err) {
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    if (err == MPI_ERR_TRUNCATE)
+        return raise(comm, err, call,
+                     "a message of this collective was longer than this member expected: counts or datatypes "
+                     "differ between the members of %s",
+                     comm_label(comm));
+    if (err == MPI_ERR_OTHER)
+        return raise(comm, err, call,
+                     "another member of %s failed this collective with an error that is not a process failure "
+                     "(for example a count or datatype that does not match the other members')",
+                     comm_label(comm));
     return raise(comm, err, call, "an internal transfer failed on %s (%s)", comm_label(comm),
                  error_class_name(err));
 }

@@ -147,7 +147,7 @@ public:
             MPI_Status st;
             const bool recv = r->kind == ftmpi_request_s::Kind::recv;
             int e = retire_request(&r, &st);
-            if (e == MPI_SUCCESS && recv && (st.MPI_TAG & k_coll_poison) != 0) e = MPI_ERR_PROC_FAILED;
+            if (e == MPI_SUCCESS && recv) e = poison_of(st.MPI_TAG);
             if (err == MPI_SUCCESS) err = e;
         }
         reqs_.clear();

@@ -53,6 +53,7 @@ std::unique_ptr<Unexpected> Unexpected::of(const transport::Arrival &a) {
     u->length = a.length;
     u->rendezvous = a.rendezvous;
     u->sender_id = a.sender_id;
+    u->remote = a.remote;
     if (!a.rendezvous && a.length > 0) {
         auto p = static_cast<const char *>(a.eager_data);
         u->data.assign(p, p + a.length);
@@ -65,7 +66,7 @@ MatchQueue *Engine::open(std::uint32_t context, std::uint64_t uid) {
         open_.resize(context + 1, nullptr);
         closed_uid_.resize(context + 1, 0);
     }
-    auto q = std::make_unique<MatchQueue>((context & 1) ? k_coll_poison : 0, context, uid);
+    auto q = std::make_unique<MatchQueue>((context & 1) ? k_coll_poison | k_coll_error : 0, context, uid);
     for (auto it = held_.begin(); it != held_.end();) {
         if (it->context != context) {
             ++it;

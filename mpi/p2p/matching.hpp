@@ -29,10 +29,11 @@ struct Unexpected {
     std::size_t length;
     bool rendezvous;
     std::uint64_t sender_id;
+    transport::RemoteBuffer remote;
     std::vector<char> data;  // eager payload
 
     transport::Arrival arrival() const {
-        return {0, 0, tag, source_rank, source, length, data.data(), rendezvous, sender_id};
+        return {0, 0, tag, source_rank, source, length, data.data(), rendezvous, sender_id, remote};
     }
     static std::unique_ptr<Unexpected> of(const transport::Arrival &a);
 };
@@ -46,6 +47,23 @@ inline bool matches(int want_source, int want_tag, int source, int tag) {
 // so the error reaches every rank downstream of it (mpi/coll). Matching
 // ignores the bit there; the receiver reads it from the status.
 inline constexpr std::int32_t k_coll_poison = 1 << 30;
+// With k_coll_poison: the sender's error was not a process failure (a count
+// that differs between members truncated a message, say). Ignored by matching
+// too.
+inline constexpr std::int32_t k_coll_error = 1 << 28;
+
+// The tag that carries `err`, the sender's first error in the operation, on.
+inline int poisoned_tag(int tag, int err) {
+    if (err == MPI_SUCCESS) return tag;
+    const bool failure = err == MPI_ERR_PROC_FAILED || err == MPIX_ERR_PROC_FAILED_PENDING || err == MPI_ERR_REVOKED;
+    return tag | k_coll_poison | (failure ? 0 : k_coll_error);
+}
+// The error a received collective message carries (MPI_SUCCESS: none): a
+// failure upstream, or another error there, never reported as a failure.
+inline int poison_of(int tag) {
+    if ((tag & k_coll_poison) == 0) return MPI_SUCCESS;
+    return (tag & k_coll_error) != 0 ? MPI_ERR_OTHER : MPI_ERR_PROC_FAILED;
+}
 // Tags with this bit on a collective context carry the leaders' exchange of
 // MPI_Intercomm_create over peer_comm, not a collective of that communicator.
 inline constexpr std::int32_t k_cross_tag = 1 << 29;

@@ -12,6 +12,7 @@
 #include "mpi/rma/window.hpp"
 #include "mpi/recovery.hpp"
 #include "mpi/ulfm.hpp"
+#include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -201,6 +202,7 @@ void start_send(MPI_Request r) {
         ++g.p2p.messages_sent;
         g.p2p.bytes_sent += r->capacity;
     }
+    runtime::test_kill_point("p2p.send");  // tests: a death with the message on its way
     switch (posted) {
     case transport::Posted::complete: complete_request(r, MPI_SUCCESS, r->capacity); break;
     case transport::Posted::peer_failed: complete_request(r, MPI_ERR_PROC_FAILED, 0); break;
@@ -252,6 +254,7 @@ void start_recv(MPI_Request r) {
         complete_request(r, e, 0);
         return;
     }
+    runtime::test_kill_point("p2p.recv");
     MatchQueue &q = queue_of(r);
     if (auto u = q.take_unexpected(r->peer, r->tag)) {
         deliver(r, u->arrival());

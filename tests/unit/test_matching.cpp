@@ -82,7 +82,7 @@ TEST_CASE("a cancelled receive leaves the queue and keeps the order of the rest"
 namespace {
 // An eager arrival of one byte `c` for (context, uid), from rank 1 with tag 5.
 ftmpi::transport::Arrival arrive(std::uint32_t context, std::uint64_t uid, const char &c) {
-    return ftmpi::transport::Arrival{context, uid, 5, 1, 0, 1, &c, false, 0};
+    return ftmpi::transport::Arrival{context, uid, 5, 1, 0, 1, &c, false, 0, {}};
 }
 }  // namespace
 

@@ -21,8 +21,11 @@
 // is tagged with the receiver's transfer id and goes straight into the user's
 // buffer.
 #include <rdma/fi_errno.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +37,7 @@
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
+#include "runtime/test_hooks.hpp"
 #include "transport/match_bits.hpp"
 #include "transport/ofi/endpoint.hpp"
 #include "transport/ofi/errors.hpp"
@@ -59,7 +63,7 @@ struct Deferred {
     Header header{};          // control
     std::uint64_t data = 0;   // control
     std::size_t length = 0;   // control
-    alignas(8) char payload[sizeof(CtsPayload)] = {};
+    alignas(8) char payload[std::max(sizeof(CtsPayload), sizeof(RtsPayload))] = {};
 };
 
 struct PeerState {
@@ -67,6 +71,7 @@ struct PeerState {
     fi_addr_t addr = FI_ADDR_NOTAVAIL;
     bool failed = false;
     bool fin = false;  // rendezvous sends complete on the receiver's FIN (shm)
+    bool cma = false;  // rendezvous data is read straight from the sender (shm, SHM_CMA)
     // Posts to this peer waiting behind an -FI_EAGAIN, in order. One peer that
     // stops draining its queue never holds up traffic to the others.
     std::deque<Deferred> backlog;
@@ -125,6 +130,7 @@ private:
     void send_control(PeerId peer, const Header &header, std::uint64_t data, const void *payload,
                       std::size_t length);
     void abort_bulk_recv(PeerId peer, std::uint64_t transfer_id, Err why);
+    bool pull(const Arrival &a, void *buf, std::size_t bytes);
     void preconnect();
     std::size_t hellos_ = 0;  // hellos received (preconnect)
     bool try_deferred(Deferred &d);
@@ -143,6 +149,7 @@ private:
     Sink &sink_;
     PeerId self_;
     std::size_t eager_limit_;
+    pid_t pid_ = ::getpid();
     std::vector<std::unique_ptr<Endpoint>> endpoints_;
     std::vector<PeerState> peers_;
     std::vector<std::unique_ptr<RxBuffer>> rx_;
@@ -202,6 +209,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
         if (!names[r].empty()) {
             peers_[r].ep = &endpoint_for(names[r], n);
             peers_[r].fin = names[r] == "shm";
+            peers_[r].cma = peers_[r].fin && cfg.SHM_CMA != 0;
         }
 
     for (auto &ep : endpoints_) {
@@ -218,7 +226,8 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
                                      std::to_string(r) + " into the address vector");
     }
 
-    const std::size_t rx_size = sizeof(Header) + std::max<std::size_t>(eager_limit_, sizeof(CtsPayload));
+    const std::size_t rx_size =
+        sizeof(Header) + std::max({eager_limit_, sizeof(CtsPayload), sizeof(RtsPayload)});
     for (auto &ep : endpoints_) {
         for (std::size_t i = 0; i < std::max<std::size_t>(cfg.RX_BUFFERS, 2); ++i) {
             auto rx = std::make_unique<RxBuffer>();
@@ -324,7 +333,11 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     PeerState &p = peers_[peer];
     if (p.failed) return Posted::peer_failed;
     const std::uint64_t data = pack_source(self_, source_rank);
-    if (mode == SendMode::standard && length <= eager_limit_) {
+    // Over shm only what libfabric injects goes eagerly: its larger sends
+    // complete in order through one response queue, and a response a dead
+    // peer owes holds back every later completion of this process for ever.
+    if (mode == SendMode::standard && length <= eager_limit_ &&
+        (!p.fin || length + sizeof(Header) <= p.ep->inject_size())) {
         const Header header{pack_match(Proto::eager, context, tag), uid};
         if (length + sizeof header <= std::min(p.ep->inject_size(), k_inject_stage) && p.backlog.empty()) {
             ssize_t rc = p.ep->inject_msg(header, buf, length, p.addr, data);
@@ -351,7 +364,13 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     op->header = Header{pack_match(Proto::rts, context, tag), uid};
     op->id = next_id_++;
     waiting_cts_[op->id] = op;
-    RtsPayload rts{length, op->id};
+    RtsPayload rts{length, op->id, 0, 0, 0};
+    if (p.cma) {
+        op->ticket = op->id;
+        rts.address = reinterpret_cast<std::uintptr_t>(buf);
+        rts.ticket_address = reinterpret_cast<std::uintptr_t>(&op->ticket);
+        rts.pid = static_cast<std::uint64_t>(pid_);
+    }
     FTMPI_DEBUG("RTS to %u: %zu bytes, sender id %llu", peer, length, static_cast<unsigned long long>(op->id));
     send_control(peer, op->header, data, &rts, sizeof rts);
     return Posted::pending;
@@ -360,7 +379,7 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
 Posted OfiTransport::send_to_self(std::uint32_t context, std::uint64_t uid, std::int32_t tag,
                                   std::int32_t source_rank, const void *buf, std::size_t length, SendMode mode,
                                   Op *op) {
-    Arrival a{context, uid, tag, source_rank, self_, length, buf, false, 0};
+    Arrival a{context, uid, tag, source_rank, self_, length, buf, false, 0, {}};
     if (mode == SendMode::standard && length <= eager_limit_) {
         sink_.on_arrival(a);
         return Posted::complete;
@@ -391,6 +410,12 @@ Posted OfiTransport::accept(const Arrival &a, void *buf, std::size_t capacity, O
         return Posted::complete;
     }
     if (peers_[a.source].failed) return Posted::peer_failed;
+    if (bytes > 0 && a.remote.pid != 0 && peers_[a.source].cma && pull(a, buf, bytes)) {
+        runtime::test_kill_point("shm.pull");  // tests: data read, the sender not told
+        const CtsPayload fin{a.sender_id, 0, bytes};
+        send_control(a.source, Header{pack_match(Proto::fin, 0, 0), 0}, pack_source(self_, 0), &fin, sizeof fin);
+        return Posted::complete;
+    }
     CtsPayload cts{a.sender_id, 0, bytes};
     Posted result = Posted::complete;
     if (bytes > 0) {
@@ -409,6 +434,36 @@ Posted OfiTransport::accept(const Arrival &a, void *buf, std::size_t capacity, O
                 static_cast<unsigned long long>(a.sender_id), static_cast<unsigned long long>(cts.transfer_id), bytes);
     send_control(a.source, Header{pack_match(Proto::cts, 0, 0), 0}, pack_source(self_, 0), &cts, sizeof cts);
     return result;
+}
+
+// Single copy: reads the first `bytes` of a rendezvous message straight from
+// the sender's memory, then its ticket. True when the data is good: the ticket
+// still named the send, so it was read before the sender gave the send up and
+// handed the buffer back to its user (the sender clears the ticket first, and
+// the kernel copies the two ranges in order: x86 keeps loads in order). False
+// when the send was given up or the kernel refused (another user, ptrace
+// rules, a peer in another pid namespace): then the CTS path runs, which
+// also learns why a send was given up.
+bool OfiTransport::pull(const Arrival &a, void *buf, std::size_t bytes) {
+    std::uint64_t ticket = 0;
+    iovec local[2] = {{buf, bytes}, {&ticket, sizeof ticket}};
+    iovec remote[2] = {{reinterpret_cast<void *>(a.remote.address), bytes},
+                       {reinterpret_cast<void *>(a.remote.ticket_address), sizeof ticket}};
+    const auto pid = static_cast<pid_t>(a.remote.pid);
+#if defined(__x86_64__) || defined(__i386__)
+    const ssize_t got = ::process_vm_readv(pid, local, 2, remote, 2, 0);
+    const bool read = got == static_cast<ssize_t>(bytes + sizeof ticket);
+#else
+    bool read = ::process_vm_readv(pid, local, 1, remote, 1, 0) == static_cast<ssize_t>(bytes);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    read = read && ::process_vm_readv(pid, local + 1, 1, remote + 1, 1, 0) == static_cast<ssize_t>(sizeof ticket);
+#endif
+    if (!read && (errno == EPERM || errno == ENOSYS)) {
+        FTMPI_INFO("single-copy reads from rank %u refused (%s): libfabric shm moves its data", a.source,
+                   std::strerror(errno));
+        peers_[a.source].cma = false;
+    }
+    return read && ticket == a.sender_id;
 }
 
 void OfiTransport::defer(const Deferred &d) {
@@ -545,6 +600,9 @@ int OfiTransport::poll() {
 
 void OfiTransport::finish(Op *op, Err err, std::size_t bytes) {
     if (op->kind == Op::Kind::bulk_send && !waiting_fin_.empty()) waiting_fin_.erase(op->id);
+    // No receiver takes the data from the user's buffer once it is back in
+    // the user's hands (pull()).
+    if (op->ticket != 0) std::atomic_ref<std::uint64_t>(op->ticket).store(0, std::memory_order_seq_cst);
     op->kind = Op::Kind::none;
     const bool proxy = op->done == &OfiTransport::proxy_done;  // `done` may free any other op
     if (op->done != nullptr) op->done(op, err, bytes);
@@ -615,13 +673,13 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
     }
     switch (m.proto) {
     case Proto::eager:
-        sink_.on_arrival(Arrival{m.context, header.uid, m.tag, source_rank(e.data), src, len, payload, false, 0});
+        sink_.on_arrival(Arrival{m.context, header.uid, m.tag, source_rank(e.data), src, len, payload, false, 0, {}});
         break;
     case Proto::rts: {
         RtsPayload rts;
         std::memcpy(&rts, payload, sizeof rts);
         sink_.on_arrival(Arrival{m.context, header.uid, m.tag, source_rank(e.data), src, rts.length, nullptr, true,
-                                 rts.sender_id});
+                                 rts.sender_id, RemoteBuffer{rts.address, rts.ticket_address, rts.pid}});
         break;
     }
     case Proto::cts: {
@@ -678,6 +736,14 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
     case Proto::fin: {  // the receiver has the data: the send is over
         CtsPayload fin;
         std::memcpy(&fin, payload, sizeof fin);
+        if (fin.transfer_id == 0) {  // the receiver read the data itself (pull())
+            if (auto w = waiting_cts_.find(fin.sender_id); w != waiting_cts_.end()) {
+                Op *op = w->second;
+                waiting_cts_.erase(w);
+                finish(op, Err::ok, fin.length);
+            }
+            break;
+        }
         auto it = waiting_fin_.find(fin.sender_id);
         if (it == waiting_fin_.end()) break;
         FinProxy *px = it->second;  // stays with libfabric until it gives it back

@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""The random-kill campaign: many short jobs of tests/stress/stress.c, each
+with ranks dying at random protocol points; every result is checked.
+
+usage:
+  campaign.py --ftmpirun PATH --program PATH [--trials N] [--seed S]
+              [--providers shm,tcp] [--np 4-8] [--rounds R] [--timeout SECS]
+              [--budget SECS] [--log FILE]
+  campaign.py ... --replay TRIAL_SEED        one trial again, exactly
+  campaign.py ... --scenario allreduce3000 --runs N
+              issue 18's first defect: 4 ranks, one MPI_Allreduce of 3000
+              ints per round, rank 1 dies before the 3rd (exit, SIGKILL and
+              SIGSTOP), N runs of each over each provider.
+
+A trial picks, from its own seed: the provider, the number of ranks, 1 to 3
+victims, and for each victim where it dies (a library site of
+FTMPI_TEST_KILL_AT at a visit that happens, or the start of a round in the
+program) and how (SIGKILL, exit(3), SIGSTOP). Which visits happen is
+measured once per (ranks, provider) with FTMPI_TEST_KILL_AT=count.
+
+A trial passes when, within the deadline:
+  - no rank printed WRONG (a result that was wrong with MPI_SUCCESS) or
+    BADCLASS (an error class that no failure explains);
+  - every AGREE line of one (generation, round) carries the same value and
+    error class, whichever rank printed it (victims included);
+  - every rank that did not die printed DONE, all with the same generation
+    and communicator size, and ftmpirun exited 0 (spec 000 §17.5.2: the
+    code of the lowest rank that finalized);
+  - no process of the job is left (the harness's orphan check).
+A hang is a trial that missed its deadline; its whole process group is
+SIGKILLed. Each trial's line in --log records its seed, so that
+`--replay SEED` runs it again with the same kills.
+"""
+import argparse
+import json
+import os
+import random
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import run_command  # noqa: E402
+
+SITES = ["p2p.send", "p2p.recv", "coll.round", "shm.pull", "agree.contribute", "agree.decide",
+         "revoke", "shrink", "dup", "finalize"]
+HOWS = ["kill", "exit", "stop"]
+
+
+def run_job(cmd, env, timeout):
+    """(exit code or None on a hang, stdout, stderr, seconds, orphans)."""
+    r = run_command(cmd, env, timeout)
+    return r.code, r.out, r.err, r.elapsed, r.orphans
+
+
+def job_env(provider, kill_at):
+    env = dict(os.environ)
+    env.pop("FTMPI_PROVIDER", None)
+    if provider == "tcp":
+        env["FTMPI_PROVIDER"] = "tcp"
+    if kill_at:
+        env["FTMPI_TEST_KILL_AT"] = kill_at
+    else:
+        env.pop("FTMPI_TEST_KILL_AT", None)
+    return env
+
+
+class Campaign:
+    def __init__(self, a):
+        self.a = a
+        self.counts = {}  # (np, provider) -> {site: visits every rank makes}
+
+    def command(self, np, extra):
+        return [self.a.ftmpirun, "-n", str(np), self.a.program, "-r", str(self.a.rounds)] + extra
+
+    def visits(self, np, provider):
+        key = (np, provider)
+        if key not in self.counts:
+            code, out, err, _, _ = run_job(self.command(np, []), job_env(provider, "count"), self.a.timeout)
+            per_site = {}
+            ranks = 0
+            for m in re.finditer(r"^ftmpi-hooks: rank (\d+)(.*)$", err, re.M):
+                ranks += 1
+                seen = dict(kv.split("=") for kv in m.group(2).split())
+                for site in SITES:
+                    v = int(seen.get(site, 0))
+                    per_site[site] = min(per_site.get(site, v), v)
+            if code != 0 or ranks != np:
+                raise SystemExit(f"calibration run failed at {np} ranks over {provider} (exit {code}):\n{err}")
+            self.counts[key] = per_site
+        return self.counts[key]
+
+    def plan(self, seed):
+        """What trial `seed` does: (np, provider, FTMPI_TEST_KILL_AT, -k args, victims)."""
+        rnd = random.Random(seed)
+        provider = rnd.choice(self.a.providers)
+        np = rnd.randint(self.a.np_min, self.a.np_max)
+        nvict = rnd.choices([1, 2, 3], weights=[6, 3, 1])[0]
+        nvict = min(nvict, np - 2)
+        victims = rnd.sample(range(np), nvict)
+        counts = self.visits(np, provider)
+        lib, app = [], []
+        same_site = rnd.random() < 0.3  # several victims at one site: "several at once"
+        site0 = None
+        for v in victims:
+            how = rnd.choices(HOWS, weights=[5, 3, 2])[0]
+            usable = [s for s in SITES if counts.get(s, 0) > 0]
+            if rnd.random() < 0.15 or not usable:
+                app += ["-k", f"{v}:{rnd.randrange(self.a.rounds)}:{how}"]
+                continue
+            site = site0 if same_site and site0 else rnd.choice(usable)
+            site0 = site
+            lib.append(f"{site}:{v}:{rnd.randint(1, counts[site])}:{how}")
+        return np, provider, ",".join(lib), app, victims
+
+    def trial(self, seed):
+        np, provider, kill_at, app, victims = self.plan(seed)
+        cmd = self.command(np, app)
+        code, out, err, secs, orphans = run_job(cmd, job_env(provider, kill_at), self.a.timeout)
+        rec = {"seed": seed, "np": np, "provider": provider, "kill_at": kill_at, "app": " ".join(app),
+               "secs": round(secs, 2), "exit": code}
+        rec["problems"] = check(np, code, out, err, orphans)
+        rec["outcome"] = "hang" if code is None else ("ok" if not rec["problems"] else "fail")
+        rec["dead"] = sorted(dead_ranks(err))
+        if rec["outcome"] != "ok":
+            rec["stdout"] = out[-4000:]
+            rec["stderr"] = err[-4000:]
+        return rec
+
+
+def dead_ranks(err):
+    dead = set()
+    for m in re.finditer(r"^ftmpirun: rank (\d+) \(pid \d+\) (killed by signal|exited with code)", err, re.M):
+        dead.add(int(m.group(1)))
+    return dead
+
+
+def check(np, code, out, err, orphans):
+    problems = []
+    if code is None:
+        problems.append("TIMEOUT (hang)")
+    for m in re.finditer(r"^(WRONG|BADCLASS) .*$", out, re.M):
+        problems.append(m.group(0))
+    agreed = {}
+    for m in re.finditer(r"^AGREE (\d+) (\d+) (\d+) (-?\d+) (\d+)$", out, re.M):
+        key = (int(m.group(2)), int(m.group(3)))
+        agreed.setdefault(key, {})[int(m.group(1))] = (int(m.group(4)), int(m.group(5)))
+    for key, by_rank in sorted(agreed.items()):
+        if len(set(by_rank.values())) > 1:
+            problems.append(f"INCONSISTENT agreement at generation {key[0]} round {key[1]}: {by_rank}")
+    if code is not None:
+        dead = dead_ranks(err)
+        done = {int(m.group(1)): (int(m.group(2)), int(m.group(3)))
+                for m in re.finditer(r"^DONE (\d+) (\d+) (\d+) \d+$", out, re.M)}
+        missing = [r for r in range(np) if r not in dead and r not in done]
+        if missing:
+            problems.append(f"ranks {missing} neither died nor finished")
+        if len(set(done.values())) > 1:
+            problems.append(f"survivors ended differently (rank: generation, size): {done}")
+        if code != 0:
+            problems.append(f"ftmpirun exited {code}")
+    if orphans:
+        problems.append(f"orphans: {orphans}")
+    return problems
+
+
+def scenario_allreduce3000(a):
+    """Issue 18's first defect, a.runs times per (provider, how)."""
+    results = {}
+    worst = 0.0
+    for provider in a.providers:
+        for how in HOWS:
+            hangs = fails = 0
+            for i in range(a.runs):
+                cmd = [a.ftmpirun, "-n", "4", a.program, "-r", "10", "-a", "3000", "-k", f"1:2:{how}"]
+                code, out, err, secs, orphans = run_job(cmd, job_env(provider, ""), a.timeout)
+                worst = max(worst, secs)
+                problems = check(4, code, out, err, orphans)
+                if code is None:
+                    hangs += 1
+                if problems:
+                    fails += 1
+                    print(f"  {provider} {how} run {i}: {problems}\n{err[-2000:]}", flush=True)
+            results[(provider, how)] = (hangs, fails)
+            print(f"allreduce3000 {provider:3} {how:4}: {a.runs} runs, {hangs} hangs, {fails} failures", flush=True)
+    print(f"slowest run: {worst:.2f} s")
+    return 0 if all(f == 0 for _, f in results.values()) else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--ftmpirun", required=True)
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--trials", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--providers", default="shm,tcp")
+    ap.add_argument("--np", default="4-8")
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--budget", type=float, default=None, help="stop starting trials after this many seconds")
+    ap.add_argument("--log", default=None, help="one JSON line per trial")
+    ap.add_argument("--replay", type=int, default=None, help="run the trial with this seed only")
+    ap.add_argument("--scenario", choices=["allreduce3000"], default=None)
+    ap.add_argument("--runs", type=int, default=100)
+    a = ap.parse_args()
+    a.providers = a.providers.split(",")
+    lo, _, hi = a.np.partition("-")
+    a.np_min, a.np_max = int(lo), int(hi or lo)
+    if a.scenario:
+        return scenario_allreduce3000(a)
+
+    c = Campaign(a)
+    if a.replay is not None:
+        seeds = [a.replay]
+    else:
+        master = a.seed if a.seed is not None else random.randrange(1 << 30)
+        print(f"campaign seed {master}", flush=True)
+        seeds = [master * 100003 + i for i in range(a.trials)]
+    log = open(a.log, "a") if a.log else None
+    start = time.monotonic()
+    tally = {"ok": 0, "fail": 0, "hang": 0}
+    slowest = None
+    inconsistent = wrong = 0
+    ran = 0
+    for seed in seeds:
+        if a.budget is not None and time.monotonic() - start > a.budget:
+            break
+        rec = c.trial(seed)
+        ran += 1
+        tally[rec["outcome"]] += 1
+        inconsistent += sum(p.startswith("INCONSISTENT") for p in rec["problems"])
+        wrong += sum(p.startswith("WRONG") for p in rec["problems"])
+        if slowest is None or rec["secs"] > slowest["secs"]:
+            slowest = rec
+        if log:
+            log.write(json.dumps(rec) + "\n")
+            log.flush()
+        line = (f"trial {ran} seed {seed}: {rec['outcome']} {rec['secs']:.1f}s np={rec['np']} {rec['provider']} "
+                f"kill_at={rec['kill_at'] or '-'} {rec['app']} dead={rec['dead']}")
+        print(line, flush=True)
+        if rec["outcome"] != "ok":
+            for p in rec["problems"]:
+                print("   ", p)
+            print("    replay: campaign.py --replay", seed, "... stderr tail:\n" + rec["stderr"][-1500:])
+    total = time.monotonic() - start
+    print(f"\n{ran} trials in {total:.0f} s: {tally['ok']} clean, {tally['hang']} hangs, {tally['fail']} failed "
+          f"({wrong} wrong results, {inconsistent} inconsistent agreements)")
+    if slowest:
+        print(f"slowest trial: {slowest['secs']:.1f} s (seed {slowest['seed']}, np={slowest['np']} "
+              f"{slowest['provider']} kill_at={slowest['kill_at'] or '-'} {slowest['app']})")
+    return 0 if tally["ok"] == ran else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
