@@ -243,11 +243,14 @@ int fail(MPI_Comm comm, int err, const char *call) {
 // fails with this member's error or MPI_ERR_PROC_FAILED.
 int uniform(MPI_Comm parent, const char *call, int err, MPI_Comm *made) {
     int ok = err == MPI_SUCCESS ? 1 : 0;
-    agree_internal(parent, &ok);
+    agree_internal(parent, &ok, nullptr, true);
     if (ok) return MPI_SUCCESS;
     if (*made != MPI_COMM_NULL) discard_comm(*made);
     *made = MPI_COMM_NULL;
     if (err != MPI_SUCCESS) return fail(parent, err, call);
+    if (parent->revoked)
+        return raise(parent, MPI_ERR_REVOKED, call, "%s was revoked during the communicator's creation",
+                     comm_label(parent));
     return raise(parent, MPI_ERR_PROC_FAILED, call,
                  "communicator creation over %s failed at another member (a process failed)", comm_label(parent));
 }

@@ -145,7 +145,7 @@ int finish_intercomm(MPI_Comm local_comm, int local_slot, std::uint64_t local_ui
 // the new communicator; if not, it is discarded everywhere.
 int uniform_inter(MPI_Comm parent, int err, MPI_Comm *made) {
     int ok = err == MPI_SUCCESS ? 1 : 0;
-    agree_internal(parent->ft, &ok);
+    agree_internal(parent->ft, &ok, nullptr, true);
     if (ok) return MPI_SUCCESS;
     if (*made != MPI_COMM_NULL) discard_comm(*made);
     *made = MPI_COMM_NULL;
@@ -229,14 +229,14 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     // made it; the leaders swap their groups' answers over peer_comm; the group
     // agrees on its leader's verdict (the others contribute their answer).
     int ok = err == MPI_SUCCESS ? 1 : 0;
-    agree_internal(local_comm, &ok);
+    agree_internal(local_comm, &ok, nullptr, true);
     if (leader) {  // always: the other leader waits for this answer, whatever it is
         int theirs = 0;
         const int e = team_swap(peer_comm, remote_leader, leader_tag(tag) + 2, &ok, sizeof ok, &theirs, sizeof theirs);
         ok = e == MPI_SUCCESS && ok && theirs;
     }
     std::vector<int> gone;
-    agree_internal(local_comm, &ok, &gone);
+    agree_internal(local_comm, &ok, &gone, true);
     // A leader among the agreed failures most likely died before its swap
     // completed (the other group then failed): fail too. If it died just
     // after, the other group may have succeeded: spec 003's residual case.

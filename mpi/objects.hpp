@@ -128,7 +128,8 @@ struct ftmpi_comm_s {
     // earlier communicator on this context slot: fault-tolerance messages
     // carry it, so a late revoke of a freed communicator never hits the next.
     std::uint64_t uid = 0;
-    std::uint64_t agree_seq = 0;  // agreements (agree, shrink) started on this communicator
+    std::uint64_t agree_seq = 0;     // agreements (agree, shrink, validate) started on this communicator
+    std::uint64_t internal_seq = 0;  // internal agreements (creations, file sync): a sequence of their own
     // The hidden communicator of a window (mpi/rma): errors raised on it go to
     // the window's handler, which gets the window.
     struct ftmpi_win_s *win = nullptr;

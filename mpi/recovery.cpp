@@ -17,6 +17,7 @@
 // agreements are kept, so a process answers for one it has returned from.
 #include <algorithm>
 #include <cstddef>
+#include <array>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -80,9 +81,12 @@ void ft_send(MPI_Comm c, int peer, int tag, const std::vector<char> &payload) {
 
 // ---- revoke ----------------------------------------------------------------
 
+void abort_creations(MPI_Comm c);
+
 void revoke_local(MPI_Comm c) {
     if (c->revoked) return;
     c->revoked = true;
+    abort_creations(c);
     if (MPI_Comm owner = c->ft_owner) {  // an inter-communicator's view
         owner->revoked = true;
         // Its collectives run their group-internal steps on the hidden local
@@ -116,8 +120,20 @@ void revoke_local(MPI_Comm c) {
 
 // ---- agreement -------------------------------------------------------------
 
+// Two sequences of agreements per communicator: the users' recovery calls
+// (agree, shrink, validate), which every survivor makes in the same order,
+// and internal ones (agree_internal: the uniformity of a creation, file
+// sync), numbered apart (k_internal_seq set), so that a member that skipped
+// a creation after an error (and revoked) never pairs its next agree or
+// shrink with the others' creation.
+constexpr std::uint64_t k_internal_seq = std::uint64_t{1} << 63;
+
 struct Instance {
     std::uint64_t seq = 0;
+    // A creation's agreement: on a revoked communicator the coordinator
+    // decides it failed without waiting for members that will never enter
+    // it (they skipped the creation).
+    bool abortable = false;
     bool entered = false;                 // this process called the agreement
     std::vector<std::uint64_t> mine;      // its contribution
     std::vector<int> my_failed;           // failures it knew then (job ranks)
@@ -148,16 +164,17 @@ struct Wire {
     std::uint32_t decided;
     std::uint32_t nwords;
     std::uint32_t nfailed;
-    std::uint32_t reserved;
+    std::uint32_t abortable;  // Instance::abortable
 };
 
 constexpr std::size_t k_kept = 8;  // members are at most one agreement apart
-std::unordered_map<MPI_Comm, std::deque<std::unique_ptr<Instance>>> g_agreements;
+// Per communicator, the users' agreements [0] and the internal ones [1].
+std::unordered_map<MPI_Comm, std::array<std::deque<std::unique_ptr<Instance>>, 2>> g_agreements;
 
 // The state of agreement `seq` on c, created on first use; null for one
 // older than everything kept (no live member can still need it).
 Instance *instance(MPI_Comm c, std::uint64_t seq) {
-    auto &list = g_agreements[c];
+    auto &list = g_agreements[c][(seq & k_internal_seq) != 0 ? 1 : 0];
     for (auto &i : list)
         if (i->seq == seq) return i.get();
     if (!list.empty() && seq < list.front()->seq) return nullptr;
@@ -176,10 +193,10 @@ int coordinator(MPI_Comm c) {
     return c->rank;
 }
 
-std::vector<char> encode(MPI_Comm c, std::uint64_t seq, bool decided, const std::vector<std::uint64_t> &words,
+std::vector<char> encode(MPI_Comm c, const Instance &inst, bool decided, const std::vector<std::uint64_t> &words,
                          const std::vector<int> &failed) {
-    Wire w{seq, c->uid, decided ? 1u : 0u, static_cast<std::uint32_t>(words.size()),
-           static_cast<std::uint32_t>(failed.size()), 0};
+    Wire w{inst.seq, c->uid, decided ? 1u : 0u, static_cast<std::uint32_t>(words.size()),
+           static_cast<std::uint32_t>(failed.size()), inst.abortable ? 1u : 0u};
     std::vector<char> out(sizeof w + words.size() * 8 + failed.size() * 4);
     std::memcpy(out.data(), &w, sizeof w);
     if (!words.empty()) std::memcpy(out.data() + sizeof w, words.data(), words.size() * 8);
@@ -218,8 +235,17 @@ void decide(Instance &inst, std::vector<std::uint64_t> value, std::vector<int> f
 
 // Coordinator: decides once every member it believes alive contributed.
 void try_decide(MPI_Comm c, Instance &inst) {
-    if (inst.decided || !inst.entered || coordinator(c) != c->rank) return;
-    if (inst.adopt) {
+    if (inst.decided || coordinator(c) != c->rank) return;
+    if (inst.abortable && c->revoked && !inst.adopt) {
+        // A creation on a revoked communicator: it fails everywhere, at once.
+        std::set<int> failed = inst.got_failed;
+        for (int r = 0; r < c->size; ++r)
+            if (member_failed(c, r)) failed.insert(c->procs[static_cast<std::size_t>(r)]);
+        decide(inst, std::vector<std::uint64_t>(std::max<std::size_t>(inst.mine.size(), 1), 0),
+               std::vector<int>(failed.begin(), failed.end()));
+    } else if (!inst.entered) {
+        return;
+    } else if (inst.adopt) {
         decide(inst, inst.adopt_value, inst.adopt_failed);
     } else {
         for (int r = 0; r < c->size; ++r)
@@ -233,7 +259,7 @@ void try_decide(MPI_Comm c, Instance &inst) {
         value.push_back(random_nonce());  // identifies what a shrink creates
         decide(inst, std::move(value), std::vector<int>(failed.begin(), failed.end()));
     }
-    const auto msg = encode(c, inst.seq, true, inst.value, inst.failed);
+    const auto msg = encode(c, inst, true, inst.value, inst.failed);
     std::vector<int> to;
     for (int r = 0; r < c->size; ++r)
         if (r != c->rank && !member_failed(c, r)) to.push_back(r);
@@ -243,12 +269,22 @@ void try_decide(MPI_Comm c, Instance &inst) {
     }
 }
 
+// A revoked communicator's creations still undecided: failed, if this
+// process coordinates them (try_decide).
+void abort_creations(MPI_Comm c) {
+    auto it = g_agreements.find(c);
+    if (it == g_agreements.end()) return;
+    for (auto &inst : it->second[1])
+        if (inst->abortable && !inst->decided) try_decide(c, *inst);
+}
+
 void on_contribution(MPI_Comm c, Instance &inst, int from, bool decided, std::vector<std::uint64_t> words,
-                     std::vector<int> failed) {
+                     std::vector<int> failed, bool abortable) {
+    inst.abortable = inst.abortable || abortable;
     FTMPI_DEBUG("agreement %llu on %s: contribution from %d%s", static_cast<unsigned long long>(inst.seq),
                 comm_label(c), from, decided ? " (decided)" : "");
     if (inst.decided) {  // a late or re-routed request: answer it
-        if (from != c->rank) ft_send(c, from, decide_tag, encode(c, inst.seq, true, inst.value, inst.failed));
+        if (from != c->rank) ft_send(c, from, decide_tag, encode(c, inst, true, inst.value, inst.failed));
         return;
     }
     if (decided) {
@@ -273,10 +309,10 @@ void contribute(MPI_Comm c, Instance &inst) {
     const auto &words = inst.decided ? inst.value : inst.mine;
     const auto &failed = inst.decided ? inst.failed : inst.my_failed;
     if (coord == c->rank) {
-        on_contribution(c, inst, c->rank, inst.decided, words, failed);
+        on_contribution(c, inst, c->rank, inst.decided, words, failed, inst.abortable);
         return;
     }
-    ft_send(c, coord, contrib_tag, encode(c, inst.seq, inst.decided, words, failed));
+    ft_send(c, coord, contrib_tag, encode(c, inst, inst.decided, words, failed));
     if (!inst.decided) runtime::test_kill_point("agree.contribute");
 }
 
@@ -290,9 +326,12 @@ std::vector<int> known_failed(MPI_Comm c) {
 // Enters the next agreement on c with `words`. With `waiter` (nonblocking
 // calls), on_decided runs and then the request completes once it is decided.
 Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request waiter = nullptr,
-                          std::function<int(const Instance &)> on_decided = {}) {
+                          std::function<int(const Instance &)> on_decided = {}, bool internal = false,
+                          bool abortable = false) {
     progress();
-    Instance &inst = *instance(c, c->agree_seq++);  // the newest: never null
+    const std::uint64_t seq = internal ? k_internal_seq | c->internal_seq++ : c->agree_seq++;
+    Instance &inst = *instance(c, seq);  // the newest: never null
+    inst.abortable = abortable;
     inst.mine = std::move(words);
     inst.my_failed = known_failed(c);
     inst.entered = true;
@@ -304,8 +343,8 @@ Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Requ
 }
 
 // Blocks until the next agreement on c is decided, then takes in the agreed failures.
-Instance &run_agreement(MPI_Comm c, std::vector<std::uint64_t> words) {
-    Instance &inst = start_agreement(c, std::move(words));
+Instance &run_agreement(MPI_Comm c, std::vector<std::uint64_t> words, bool internal = false, bool abortable = false) {
+    Instance &inst = start_agreement(c, std::move(words), nullptr, {}, internal, abortable);
     while (!inst.decided) progress_wait();
     progress();
     return inst;
@@ -381,7 +420,8 @@ void handle(MPI_Comm c, int tag, int from, const std::vector<char> &payload) {
     }
     Instance *inst = instance(c, w.seq);
     if (inst == nullptr) return;  // long settled
-    if (tag == contrib_tag) on_contribution(c, *inst, from, w.decided != 0, std::move(words), std::move(failed));
+    if (tag == contrib_tag)
+        on_contribution(c, *inst, from, w.decided != 0, std::move(words), std::move(failed), w.abortable != 0);
     else if (tag == decide_tag) decide(*inst, std::move(words), std::move(failed));
 }
 
@@ -437,8 +477,8 @@ void on_ft_message(const transport::Arrival &a) {
 
 // Live members are at most one agreement apart, so only the two newest this
 // process entered can still be undecided somewhere.
-void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed) {
-    const Instance &inst = run_agreement(c, flag_words(*flag));
+void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed, bool creation) {
+    const Instance &inst = run_agreement(c, flag_words(*flag), true, creation);
     *flag = flag_of(inst);
     if (agreed_failed != nullptr) *agreed_failed = inst.failed;
 }
@@ -448,15 +488,16 @@ void recovery_on_failures() {
     // sends waiting for a receiver (which gave up too: see start_recv).
     for (auto &[slot, c] : g_comms)
         if (collectively_inactive(c)) g.transport->cancel_sends(c->uid, c->context + 1, c->context + 1, transport::Err::canceled);
-    for (auto &[c, list] : g_agreements) {
-        int rerouted = 0;
-        for (auto it = list.rbegin(); it != list.rend() && rerouted < 2; ++it) {
-            if (!(*it)->entered) continue;
-            ++rerouted;
-            contribute(c, **it);
-            try_decide(c, **it);
+    for (auto &[c, lists] : g_agreements)
+        for (auto &list : lists) {
+            int rerouted = 0;
+            for (auto it = list.rbegin(); it != list.rend() && rerouted < 2; ++it) {
+                if (!(*it)->entered) continue;
+                ++rerouted;
+                contribute(c, **it);
+                try_decide(c, **it);
+            }
         }
-    }
 }
 
 }  // namespace ftmpi::mpi

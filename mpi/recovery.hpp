@@ -32,6 +32,9 @@ void recovery_on_failures();
 // The agreement of MPIX_Comm_agree among c's members (also on a revoked c),
 // for internal uses: *flag becomes the AND over the live members. Never fails.
 // With `agreed_failed`, also the agreed failures (job ranks, ascending).
-void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed = nullptr);
+// Internal agreements are numbered apart from the users' agree and shrink.
+// `creation`: the uniformity of a creation over c, which on a revoked c fails
+// (*flag 0) without waiting for members that skipped the creation.
+void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed = nullptr, bool creation = false);
 
 }  // namespace ftmpi::mpi

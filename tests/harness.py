@@ -103,10 +103,11 @@ class Result:
         self.elapsed, self.orphans = elapsed, orphans
 
 
-def run_command(cmd, env, timeout, stdin_text=None, on_stdout=None):
+def run_command(cmd, env, timeout, stdin_text=None, on_stdout=None, on_timeout=None):
     """Runs cmd in a new session with a deadline, captures its output, then
     SIGKILLs whatever of its session outlives it (the orphans, listed).
-    on_stdout(proc, stdout so far) runs after each read of its stdout."""
+    on_stdout(proc, stdout so far) runs after each read of its stdout;
+    on_timeout(session id) before a command past its deadline is killed."""
     start = time.monotonic()
     proc = subprocess.Popen(cmd, env=env, start_new_session=True,
                             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
@@ -165,6 +166,8 @@ def run_command(cmd, env, timeout, stdin_text=None, on_stdout=None):
     os.close(pidfd)
     sel.close()
     if timed_out:
+        if on_timeout:
+            on_timeout(sid)
         try:
             os.killpg(sid, signal.SIGKILL)
         except ProcessLookupError:

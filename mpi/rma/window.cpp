@@ -359,7 +359,7 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
     int ok = err == MPI_SUCCESS ? 1 : 0;
     for (const Shape &sh : shapes) ok = ok && sh.ok;
     if (flavor == MPI_WIN_FLAVOR_SHARED) ok = ok && shared != nullptr;
-    agree_internal(comm, &ok);
+    agree_internal(comm, &ok, nullptr, true);
     if (!ok) {
         if (hidden != MPI_COMM_NULL) discard_comm(hidden);
         for (auto [addr, len] : mappings) runtime::unmap_segment(addr, len);

@@ -40,17 +40,39 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import run_command  # noqa: E402
+from harness import run_command, session_members  # noqa: E402
+import subprocess  # noqa: E402
+
+DEBUG_HANGS = False
 
 SITES = ["p2p.send", "p2p.recv", "coll.round", "shm.pull", "agree.contribute", "agree.decide",
          "revoke", "shrink", "dup", "finalize"]
 HOWS = ["kill", "exit", "stop"]
 
 
+STACKS = []  # what dump_stacks found at the last hang
+
+
+def dump_stacks(sid):
+    """The stacks of every process of a hung job (gdb, when installed)."""
+    STACKS.clear()
+    for pid, cmd in session_members(sid):
+        try:
+            out = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 12"],
+                                 capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        frames = [l for l in out.splitlines() if l.startswith("#") or l.startswith("Thread")]
+        STACKS.append(f"== pid {pid}: {cmd}\n" + "\n".join(frames))
+
+
 def run_job(cmd, env, timeout):
     """(exit code or None on a hang, stdout, stderr, seconds, orphans)."""
-    r = run_command(cmd, env, timeout)
-    return r.code, r.out, r.err, r.elapsed, r.orphans
+    r = run_command(cmd, env, timeout, on_timeout=dump_stacks if DEBUG_HANGS else None)
+    err = r.err
+    if r.code is None and STACKS:
+        err += "\n---- stacks at the deadline ----\n" + "\n".join(STACKS)
+    return r.code, r.out, err, r.elapsed, r.orphans
 
 
 def job_env(provider, kill_at):
@@ -124,7 +146,7 @@ class Campaign:
         rec["dead"] = sorted(dead_ranks(err))
         if rec["outcome"] != "ok":
             rec["stdout"] = out[-4000:]
-            rec["stderr"] = err[-4000:]
+            rec["stderr"] = err[-20000:]
         return rec
 
 
@@ -202,7 +224,10 @@ def main():
     ap.add_argument("--replay", type=int, default=None, help="run the trial with this seed only")
     ap.add_argument("--scenario", choices=["allreduce3000"], default=None)
     ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--stacks", action="store_true", help="at a hang, print every process's stack (gdb)")
     a = ap.parse_args()
+    global DEBUG_HANGS
+    DEBUG_HANGS = a.stacks
     a.providers = a.providers.split(",")
     lo, _, hi = a.np.partition("-")
     a.np_min, a.np_max = int(lo), int(hi or lo)
@@ -241,7 +266,7 @@ def main():
         if rec["outcome"] != "ok":
             for p in rec["problems"]:
                 print("   ", p)
-            print("    replay: campaign.py --replay", seed, "... stderr tail:\n" + rec["stderr"][-1500:])
+            print("    replay: campaign.py --replay", seed, "... stderr tail:\n" + rec["stderr"][-(12000 if DEBUG_HANGS else 1500):])
     total = time.monotonic() - start
     print(f"\n{ran} trials in {total:.0f} s: {tally['ok']} clean, {tally['hang']} hangs, {tally['fail']} failed "
           f"({wrong} wrong results, {inconsistent} inconsistent agreements)")

@@ -13,6 +13,7 @@
  *   WRONG <world rank> <what>                  a result that was wrong
  *   BADCLASS <world rank> <what> <class>       an error class no failure explains
  *   DONE <world rank> <generation> <final size> <rounds>
+ *   ERR <world rank> <generation> <round> <call> <error class>   (any error)
  * Exit code 0 when this rank saw nothing wrong.
  *
  * usage: stress [-r ROUNDS] [-a COUNT] [-k RANK:ROUND:HOW]...   (HOW: kill, exit, stop)
@@ -42,6 +43,9 @@ static int failure_class(int rc) {
 /* 0 when rc is success, 1 when a failure explains it, and a bug otherwise. */
 static int check_rc(int rc, const char *what) {
     if (rc == MPI_SUCCESS) return 0;
+    int c0 = 0;
+    MPI_Error_class(rc, &c0);
+    printf("ERR %d %d %d %s %d\n", wrank, gen, round_no, what, c0);
     if (!failure_class(rc)) {
         int c = 0;
         MPI_Error_class(rc, &c);
@@ -230,7 +234,13 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (check_rc(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "Comm_dup")) {
+        /* A member died during the dup, which failed everywhere (uniform creation). */
+        MPIX_Comm_revoke(MPI_COMM_WORLD);
+        if (check_rc(MPIX_Comm_shrink(MPI_COMM_WORLD, &comm), "Comm_shrink")) return 1;
+        ++gen;
+    }
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     for (round_no = 0; round_no < rounds; ++round_no) {
         for (int k = 0; k < nkills; ++k) app_kill(kills[k]);

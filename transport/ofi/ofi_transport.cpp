@@ -463,6 +463,9 @@ bool OfiTransport::pull(const Arrival &a, void *buf, std::size_t bytes) {
                    std::strerror(errno));
         peers_[a.source].cma = false;
     }
+    if (!(read && ticket == a.sender_id))
+        FTMPI_DEBUG("single-copy read of sender id %llu from rank %u: %s", static_cast<unsigned long long>(a.sender_id),
+                    a.source, read ? "the send was given up" : std::strerror(errno));
     return read && ticket == a.sender_id;
 }
 
