@@ -43,13 +43,22 @@ pid_t spawn_child(const SpawnSpec& s) {
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw LauncherError(std::string("fork: ") + std::strerror(errno));
-  if (pid > 0) return pid;
+  if (pid > 0) {
+    // EACCES: the child has exec'd, so its own setpgid below succeeded.
+    if (s.pgid >= 0) ::setpgid(pid, s.pgid ? s.pgid : pid);
+    return pid;
+  }
 
   // Child: async-signal-safe calls only (the launcher has PMIx threads).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
   if (::dup2(s.stdin_fd, 0) < 0 || ::dup2(s.stdout_fd, 1) < 0 || ::dup2(s.stderr_fd, 2) < 0)
     ::_exit(127);
+  if (s.pgid >= 0 && ::setpgid(0, s.pgid) != 0) {
+    static constexpr char msg[] = "ftmpirun: a rank could not join the job's process group\n";
+    [[maybe_unused]] ssize_t n = ::write(2, msg, sizeof msg - 1);
+    ::_exit(127);
+  }
   // Launcher descriptors are CLOEXEC; this also covers any PMIx left open.
   ::syscall(SYS_close_range, 3U, ~0U, 0U);
   struct sigaction dfl;

@@ -22,7 +22,9 @@
 #include "error.hpp"
 #include "iofwd.hpp"
 #include "job.hpp"
+#include "job_guard.hpp"
 #include "pmix_server.hpp"
+#include "process_group.hpp"
 #include "upcall_queue.hpp"
 
 extern char** environ;
@@ -33,6 +35,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kEscalateAfter = std::chrono::seconds(5);  // SIGINT/SIGTERM -> SIGKILL
 constexpr auto kDrainGrace = std::chrono::seconds(1);     // pipes held by grandchildren
+constexpr auto kLeftoverWait = std::chrono::seconds(2);   // SIGKILLed leftovers to be gone
+constexpr auto kSignalGrace = std::chrono::milliseconds(500);  // signalled ones to die of it
 
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -121,16 +125,13 @@ class Runner {
   explicit Runner(const Options& o) : o_(o) {}
   ~Runner() {
     if (sigfd_ >= 0) ::close(sigfd_);
-    // What killed ranks left in /dev/shm goes only now: while the job runs, a
-    // survivor may still have to map a dead rank's region (libfabric 1.17's
-    // shm dereferences a null region, and crashes, when a message from a peer
-    // arrives whose region is gone).
-    for (const auto& st : ranks_)
-      if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
+    remove_regions();  // when run() did not get to it
   }
   int run();
 
  private:
+  void remove_regions();
+  void end_leftovers();
   void setup_signals();
   void spawn_all(const BindingPlan& plan);
   void loop();
@@ -147,6 +148,7 @@ class Runner {
 
   const Options& o_;
   UpcallQueue queue_;
+  std::unique_ptr<JobGuard> guard_;
   std::unique_ptr<PmixServer> server_;
   std::vector<RankState> ranks_;
   std::unordered_map<pid_t, int> pid_rank_;
@@ -154,6 +156,9 @@ class Runner {
   std::unique_ptr<StdinForwarder> stdin_;
   int sigfd_ = -1;
   int live_ = 0;
+  pid_t job_pgid_ = -1;  // the ranks' process group: the first rank's pid
+  bool leftovers_ended_ = false;
+  bool regions_removed_ = false;
   bool teardown_ = false;
   bool timed_out_ = false;
   int term_signals_ = 0;
@@ -161,6 +166,30 @@ class Runner {
   std::optional<int> last_abort_, no_ft_code_;
   std::optional<int> unstarted_;  // a rank that exited without ever connecting to PMIx
 };
+
+// What the ranks left in /dev/shm goes only once the job is over: while it
+// runs, a survivor may still have to map a dead rank's region (libfabric
+// 1.17's shm dereferences a null region, and crashes, when a message from a
+// peer arrives whose region is gone).
+void Runner::remove_regions() {
+  if (regions_removed_) return;
+  regions_removed_ = true;
+  for (const auto& st : ranks_)
+    if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
+}
+
+// Every rank is reaped: what is left of the job's process group are
+// processes the ranks forked and left running. They end with the job.
+void Runner::end_leftovers() {
+  if (leftovers_ended_) return;
+  leftovers_ended_ = true;
+  // After a signal to the whole group (teardown), its members get a moment
+  // to die of it: only those that outlive it are leftovers.
+  const auto now = Clock::now();
+  const int n = kill_group(job_pgid_, teardown_ ? now + kSignalGrace : now, now + kLeftoverWait);
+  if (n > 0)
+    say("killed " + std::to_string(n) + " leftover process" + (n == 1 ? "" : "es") + " of the job");
+}
 
 void Runner::setup_signals() {
   // Blocked before PMIx starts its threads, so they inherit the mask and every
@@ -234,7 +263,13 @@ void Runner::spawn_all(const BindingPlan& plan) {
     spec.stdout_fd = out.wr.get();
     spec.stderr_fd = err.wr.get();
     spec.exec_error_msg = exec_err.c_str();
+    spec.pgid = r == 0 ? 0 : job_pgid_;  // rank 0 is not reaped before the last rank is forked
     const pid_t pid = spawn_child(spec);
+    if (r == 0) {
+      job_pgid_ = pid;
+      guard_->job_group(pid);
+    }
+    guard_->rank(pid);
     ranks_[static_cast<size_t>(r)].pid = pid;
     pid_rank_[pid] = r;
     ++live_;
@@ -254,11 +289,21 @@ void Runner::kill_rank(int r, int sig, bool teardown) {
   ::kill(st.pid, sig);
 }
 
+// The whole job's process group while a rank is unreaped (then the group
+// surely exists): what the ranks forked gets `sig` too, as it did from a
+// terminal's ^C when everything was in ftmpirun's group.
 void Runner::kill_all(int sig) {
+  if (live_ > 0 && job_pgid_ > 0) {
+    for (auto& st : ranks_)
+      if (!st.reaped && st.pid > 0) st.killed_by_us = true;
+    ::kill(-job_pgid_, sig);
+    return;
+  }
   for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, sig, true);
 }
 
 // Last resort when the loop itself failed: nothing may outlive the launcher.
+// The guard is then told no clean end, so it checks the same once more.
 void Runner::kill_and_reap_all_blocking() {
   for (auto& st : ranks_)
     if (!st.reaped && st.pid > 0) ::kill(st.pid, SIGKILL);
@@ -267,8 +312,11 @@ void Runner::kill_and_reap_all_blocking() {
     while (::waitpid(st.pid, &st.wait_status, 0) < 0 && errno == EINTR) {
     }
     st.reaped = true;
-    ftmpi::runtime::remove_shm_regions_of(st.pid);  // killed ranks leave their regions behind
   }
+  live_ = 0;
+  end_leftovers();
+  remove_regions();  // killed ranks leave their regions behind
+  if (guard_) guard_->end(false);
 }
 
 void Runner::on_upcall(Upcall& u) {
@@ -368,6 +416,10 @@ void Runner::reap() {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid <= 0) return;  // 0: none ready; -1/ECHILD: none left
+    if (guard_ && pid == guard_->pid()) {
+      guard_->reaped(status);
+      continue;
+    }
     auto it = pid_rank_.find(pid);
     if (it == pid_rank_.end()) continue;
     RankState& st = ranks_[static_cast<size_t>(it->second)];
@@ -415,6 +467,8 @@ void Runner::loop() {
   std::vector<pollfd> pfds;
   std::vector<int> owner;  // index into fwd_, or -1 sigfd, -2 queue, -3 stdin src, -4 stdin dst
   while (true) {
+    // Leftovers die first: they may hold the ranks' output pipes open.
+    if (live_ == 0) end_leftovers();
     bool pipes_open = false;
     for (const auto& f : fwd_) pipes_open |= f.open();
     if (live_ == 0 && !pipes_open) return;
@@ -490,6 +544,8 @@ int Runner::run() {
         say("rank " + std::to_string(r) + " not bound");
     }
   }
+  // First, while this process has one thread (PMIx starts its own).
+  guard_ = std::make_unique<JobGuard>();
   setup_signals();
   server_ = std::make_unique<PmixServer>(queue_);
   server_->register_job(o_.np);
@@ -505,6 +561,9 @@ int Runner::run() {
     kill_and_reap_all_blocking();
     return kExitInternal;
   }
+  // Every rank is reaped and the leftovers are gone (loop() ended them).
+  remove_regions();
+  guard_->end(true);
   if (timed_out_) return kExitTimeout;
   return job_exit_code(ranks_, last_abort_, no_ft_code_);
 }
