@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "error.hpp"
@@ -37,6 +38,79 @@ int job_exit_code(const std::vector<RankState>& ranks, std::optional<int> last_a
     if (r.finalized && WIFEXITED(r.wait_status)) return WEXITSTATUS(r.wait_status);
   if (last_abort) return *last_abort;
   return exit_code_of(ranks[0].wait_status);
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+bool is_crash_signal(int sig) {
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS})
+    if (sig == s) return true;
+  return false;
+}
+
+namespace {
+
+// How rank `st` ended, for the failure summary.
+std::string failure_cause(const RankState& st, bool unstarted) {
+  std::string how;
+  if (WIFSIGNALED(st.wait_status)) {
+    const int sig = WTERMSIG(st.wait_status);
+    how = "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
+    if (st.killed_by_us && !is_crash_signal(sig)) how += " sent by ftmpirun";
+  } else {
+    how = "exited with code " + std::to_string(exit_code_of(st.wait_status));
+  }
+  if (unstarted) return how + " before MPI_Init";
+  return WIFSIGNALED(st.wait_status) ? how : how + " without calling MPI_Finalize";
+}
+
+// "1", "1,3", "0-5,7": runs of three or more ranks become ranges.
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    if (j - i >= 2) {
+      out += std::to_string(ranks[i]) + '-' + std::to_string(ranks[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(ranks[i]);
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string failure_summary(const std::vector<RankState>& ranks, std::optional<int> unstarted) {
+  // cause -> its ranks, kept in the order each cause first appears.
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  std::map<std::string, size_t> index;
+  int failed = 0;
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
+    const RankState& st = ranks[static_cast<size_t>(r)];
+    const bool not_started = unstarted && *unstarted == r;
+    if (!st.reaped || !(st.failed || not_started)) continue;
+    ++failed;
+    std::string cause = failure_cause(st, not_started);
+    auto [it, fresh] = index.emplace(cause, groups.size());
+    if (fresh) groups.emplace_back(std::move(cause), std::vector<int>{});
+    groups[it->second].second.push_back(r);
+  }
+  if (failed == 0) return "";
+  std::string line = std::to_string(failed) + " of " + std::to_string(ranks.size()) + " rank" +
+                     (ranks.size() == 1 ? "" : "s") + " failed: ";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto& [cause, members] = groups[g];
+    if (g) line += "; ";
+    line += (members.size() == 1 ? "rank " : "ranks ") + rank_list(members) + " " + cause;
+  }
+  return line;
 }
 
 pid_t spawn_child(const SpawnSpec& s) {

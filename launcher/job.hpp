@@ -37,6 +37,24 @@ bool rank_failed(const RankState& r);
 int job_exit_code(const std::vector<RankState>& ranks, std::optional<int> last_abort,
                   std::optional<int> no_ft_code);
 
+// "SIGSEGV" (or "signal N" when the number has no name).
+std::string signal_name(int sig);
+
+// Signals a program raises on itself by crashing (a fault, abort()), as
+// opposed to those sent to it (SIGKILL, SIGTERM, ...).
+bool is_crash_signal(int sig);
+
+// The line ftmpirun prints at the end of a job that had failures, without
+// the "ftmpirun: " prefix; empty when no rank failed. It counts the failed
+// ranks (rank_failed(), plus `unstarted`: a rank that ended before it
+// connected, which kept the job from starting) and groups them by how they
+// ended, in rank order of each group's first rank:
+//   "5 of 8 ranks failed: ranks 1,4-6 killed by signal 9 (SIGKILL);
+//    rank 2 exited with code 3 without calling MPI_Finalize"
+// Ranks that ftmpirun itself killed while ending the job say so ("sent by
+// ftmpirun").
+std::string failure_summary(const std::vector<RankState>& ranks, std::optional<int> unstarted);
+
 // What one child needs; every pointer/fd must stay valid across fork().
 struct SpawnSpec {
   const char* path = nullptr;

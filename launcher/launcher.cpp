@@ -38,11 +38,6 @@ constexpr auto kDrainGrace = std::chrono::seconds(1);     // pipes held by grand
 constexpr auto kLeftoverWait = std::chrono::seconds(2);   // SIGKILLed leftovers to be gone
 constexpr auto kSignalGrace = std::chrono::milliseconds(500);  // signalled ones to die of it
 
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
-
 void say(const std::string& line) { write_all(2, "ftmpirun: " + line + "\n"); }
 
 // "rank R (pid P) exited with code C" or "rank R (pid P) killed by signal N (SIGX)".
@@ -51,14 +46,6 @@ std::string rank_end(int r, const RankState& st) {
   if (!WIFSIGNALED(st.wait_status)) return who + "exited with code " + std::to_string(exit_code_of(st.wait_status));
   const int sig = WTERMSIG(st.wait_status);
   return who + "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
-}
-
-// Signals a program raises on itself by crashing (a fault, abort()), as
-// opposed to those sent to it (SIGKILL, SIGTERM, ...).
-bool is_crash_signal(int sig) {
-  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS})
-    if (sig == s) return true;
-  return false;
 }
 
 // An owned descriptor, closed on destruction unless released.
@@ -160,11 +147,14 @@ class Runner {
   bool leftovers_ended_ = false;
   bool regions_removed_ = false;
   bool teardown_ = false;
-  bool timed_out_ = false;
   int term_signals_ = 0;
+  // Set by the first of a timeout (124) and a SIGINT/SIGTERM (128 + signo):
+  // ftmpirun's exit code then, whatever the ranks did.
+  std::optional<int> forced_exit_;
   std::optional<Clock::time_point> timeout_at_, escalate_at_, drain_until_;
   std::optional<int> last_abort_, no_ft_code_;
   std::optional<int> unstarted_;  // a rank that exited without ever connecting to PMIx
+  std::optional<int> start_blocker_;  // the one of those that ended the job (check_unstarted)
 };
 
 // What the ranks left in /dev/shm goes only once the job is over: while it
@@ -406,6 +396,7 @@ void Runner::check_unstarted() {
   const RankState& st = ranks_[static_cast<size_t>(*unstarted_)];
   int code = exit_code_of(st.wait_status);
   say(rank_end(*unstarted_, st) + " before MPI_Init; the job cannot start, killing it");
+  start_blocker_ = unstarted_;
   no_ft_code_ = code != 0 ? code : 1;
   teardown_ = true;
   kill_all(SIGKILL);
@@ -440,6 +431,7 @@ void Runner::on_signalfd() {
     }
     ++term_signals_;
     teardown_ = true;
+    if (!forced_exit_) forced_exit_ = 128 + sig;  // the shell's convention: 130, 143
     if (term_signals_ == 1) {
       say("received " + signal_name(sig) + ", forwarding it to the ranks");
       kill_all(sig);
@@ -515,7 +507,7 @@ void Runner::loop() {
     if (timeout_at_ && now >= *timeout_at_) {
       timeout_at_.reset();
       say("job timed out after " + o_.timeout_text + " seconds, killing it");
-      timed_out_ = true;
+      if (!forced_exit_) forced_exit_ = kExitTimeout;
       teardown_ = true;
       kill_all(SIGKILL);
     }
@@ -564,7 +556,8 @@ int Runner::run() {
   // Every rank is reaped and the leftovers are gone (loop() ended them).
   remove_regions();
   guard_->end(true);
-  if (timed_out_) return kExitTimeout;
+  if (const std::string summary = failure_summary(ranks_, start_blocker_); !summary.empty()) say(summary);
+  if (forced_exit_) return *forced_exit_;
   return job_exit_code(ranks_, last_abort_, no_ft_code_);
 }
 
