@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 
 #include "error.hpp"
@@ -39,17 +40,99 @@ int job_exit_code(const std::vector<RankState>& ranks, std::optional<int> last_a
   return exit_code_of(ranks[0].wait_status);
 }
 
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+bool is_crash_signal(int sig) {
+  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS})
+    if (sig == s) return true;
+  return false;
+}
+
+namespace {
+
+// How rank `st` ended, for the failure summary.
+std::string failure_cause(const RankState& st, bool unstarted) {
+  std::string how;
+  if (WIFSIGNALED(st.wait_status)) {
+    const int sig = WTERMSIG(st.wait_status);
+    how = "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
+    if (st.killed_by_us && !is_crash_signal(sig)) how += " sent by ftmpirun";
+  } else {
+    how = "exited with code " + std::to_string(exit_code_of(st.wait_status));
+  }
+  if (unstarted) return how + " before MPI_Init";
+  return WIFSIGNALED(st.wait_status) ? how : how + " without calling MPI_Finalize";
+}
+
+// "1", "1,3", "0-5,7": runs of three or more ranks become ranges.
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    if (j - i >= 2) {
+      out += std::to_string(ranks[i]) + '-' + std::to_string(ranks[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(ranks[i]);
+      ++i;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string failure_summary(const std::vector<RankState>& ranks, std::optional<int> unstarted) {
+  // cause -> its ranks, kept in the order each cause first appears.
+  std::vector<std::pair<std::string, std::vector<int>>> groups;
+  std::map<std::string, size_t> index;
+  int failed = 0;
+  for (int r = 0; r < static_cast<int>(ranks.size()); ++r) {
+    const RankState& st = ranks[static_cast<size_t>(r)];
+    const bool not_started = unstarted && *unstarted == r;
+    if (!st.reaped || !(st.failed || not_started)) continue;
+    ++failed;
+    std::string cause = failure_cause(st, not_started);
+    auto [it, fresh] = index.emplace(cause, groups.size());
+    if (fresh) groups.emplace_back(std::move(cause), std::vector<int>{});
+    groups[it->second].second.push_back(r);
+  }
+  if (failed == 0) return "";
+  std::string line = std::to_string(failed) + " of " + std::to_string(ranks.size()) + " rank" +
+                     (ranks.size() == 1 ? "" : "s") + " failed: ";
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto& [cause, members] = groups[g];
+    if (g) line += "; ";
+    line += (members.size() == 1 ? "rank " : "ranks ") + rank_list(members) + " " + cause;
+  }
+  return line;
+}
+
 pid_t spawn_child(const SpawnSpec& s) {
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) throw LauncherError(std::string("fork: ") + std::strerror(errno));
-  if (pid > 0) return pid;
+  if (pid > 0) {
+    // EACCES: the child has exec'd, so its own setpgid below succeeded.
+    if (s.pgid >= 0) ::setpgid(pid, s.pgid ? s.pgid : pid);
+    return pid;
+  }
 
   // Child: async-signal-safe calls only (the launcher has PMIx threads).
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
   if (::dup2(s.stdin_fd, 0) < 0 || ::dup2(s.stdout_fd, 1) < 0 || ::dup2(s.stderr_fd, 2) < 0)
     ::_exit(127);
+  if (s.pgid >= 0 && ::setpgid(0, s.pgid) != 0) {
+    static constexpr char msg[] = "ftmpirun: a rank could not join the job's process group\n";
+    [[maybe_unused]] ssize_t n = ::write(2, msg, sizeof msg - 1);
+    ::_exit(127);
+  }
   // Launcher descriptors are CLOEXEC; this also covers any PMIx left open.
   ::syscall(SYS_close_range, 3U, ~0U, 0U);
   struct sigaction dfl;

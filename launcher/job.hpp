@@ -37,6 +37,24 @@ bool rank_failed(const RankState& r);
 int job_exit_code(const std::vector<RankState>& ranks, std::optional<int> last_abort,
                   std::optional<int> no_ft_code);
 
+// "SIGSEGV" (or "signal N" when the number has no name).
+std::string signal_name(int sig);
+
+// Signals a program raises on itself by crashing (a fault, abort()), as
+// opposed to those sent to it (SIGKILL, SIGTERM, ...).
+bool is_crash_signal(int sig);
+
+// The line ftmpirun prints at the end of a job that had failures, without
+// the "ftmpirun: " prefix; empty when no rank failed. It counts the failed
+// ranks (rank_failed(), plus `unstarted`: a rank that ended before it
+// connected, which kept the job from starting) and groups them by how they
+// ended, in rank order of each group's first rank:
+//   "5 of 8 ranks failed: ranks 1,4-6 killed by signal 9 (SIGKILL);
+//    rank 2 exited with code 3 without calling MPI_Finalize"
+// Ranks that ftmpirun itself killed while ending the job say so ("sent by
+// ftmpirun").
+std::string failure_summary(const std::vector<RankState>& ranks, std::optional<int> unstarted);
+
 // What one child needs; every pointer/fd must stay valid across fork().
 struct SpawnSpec {
   const char* path = nullptr;
@@ -45,12 +63,25 @@ struct SpawnSpec {
   const cpu_set_t* cpus = nullptr;  // null: inherit the launcher's affinity
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
   const char* exec_error_msg = nullptr;  // written to stderr if execve fails
+  // The process group to join: 0 starts a new one led by the child (whose
+  // group id is then its pid), -1 stays in the launcher's.
+  pid_t pgid = -1;
 };
 
-// Forks a child that stays in the launcher's process group, dies with the
-// launcher (PR_SET_PDEATHSIG=SIGKILL), has default signal dispositions and an
-// empty signal mask, and execs spec.path. Only async-signal-safe calls run in
-// the child. Returns the pid; throws LauncherError when fork fails.
+// Forks a child that dies with the launcher (PR_SET_PDEATHSIG=SIGKILL), joins
+// spec.pgid, has default signal dispositions and an empty signal mask, and
+// execs spec.path. Only async-signal-safe calls run in the child.
+//
+// The ranks share one process group of their own, not the launcher's
+// (launcher/process_group.hpp): what they fork is in it too and is ended
+// with the job. A terminal's ^C, and `timeout`'s group signal, reach only
+// ftmpirun then: it forwards SIGINT and SIGTERM to the job's group, and the
+// job guard (job_guard.hpp) ends the group when ftmpirun is killed. (^Z
+// stops ftmpirun alone: SIGTSTP is not forwarded.)
+// Both the parent and the child call setpgid, so the group is set before
+// either goes on, whichever runs first; a child that cannot join exits 127.
+// The group must exist (its leader not yet reaped). Returns the pid; throws
+// LauncherError when fork fails.
 pid_t spawn_child(const SpawnSpec& spec);
 
 // Builds the child environment: `base` (NAME=value strings), then each

@@ -22,7 +22,9 @@
 #include "error.hpp"
 #include "iofwd.hpp"
 #include "job.hpp"
+#include "job_guard.hpp"
 #include "pmix_server.hpp"
+#include "process_group.hpp"
 #include "upcall_queue.hpp"
 
 extern char** environ;
@@ -33,11 +35,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kEscalateAfter = std::chrono::seconds(5);  // SIGINT/SIGTERM -> SIGKILL
 constexpr auto kDrainGrace = std::chrono::seconds(1);     // pipes held by grandchildren
-
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
+constexpr auto kLeftoverWait = std::chrono::seconds(2);   // SIGKILLed leftovers to be gone
+constexpr auto kSignalGrace = std::chrono::milliseconds(500);  // signalled ones to die of it
 
 void say(const std::string& line) { write_all(2, "ftmpirun: " + line + "\n"); }
 
@@ -47,14 +46,6 @@ std::string rank_end(int r, const RankState& st) {
   if (!WIFSIGNALED(st.wait_status)) return who + "exited with code " + std::to_string(exit_code_of(st.wait_status));
   const int sig = WTERMSIG(st.wait_status);
   return who + "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
-}
-
-// Signals a program raises on itself by crashing (a fault, abort()), as
-// opposed to those sent to it (SIGKILL, SIGTERM, ...).
-bool is_crash_signal(int sig) {
-  for (int s : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS})
-    if (sig == s) return true;
-  return false;
 }
 
 // An owned descriptor, closed on destruction unless released.
@@ -121,16 +112,13 @@ class Runner {
   explicit Runner(const Options& o) : o_(o) {}
   ~Runner() {
     if (sigfd_ >= 0) ::close(sigfd_);
-    // What killed ranks left in /dev/shm goes only now: while the job runs, a
-    // survivor may still have to map a dead rank's region (libfabric 1.17's
-    // shm dereferences a null region, and crashes, when a message from a peer
-    // arrives whose region is gone).
-    for (const auto& st : ranks_)
-      if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
+    remove_regions();  // when run() did not get to it
   }
   int run();
 
  private:
+  void remove_regions();
+  void end_leftovers();
   void setup_signals();
   void spawn_all(const BindingPlan& plan);
   void loop();
@@ -147,6 +135,7 @@ class Runner {
 
   const Options& o_;
   UpcallQueue queue_;
+  std::unique_ptr<JobGuard> guard_;
   std::unique_ptr<PmixServer> server_;
   std::vector<RankState> ranks_;
   std::unordered_map<pid_t, int> pid_rank_;
@@ -154,13 +143,43 @@ class Runner {
   std::unique_ptr<StdinForwarder> stdin_;
   int sigfd_ = -1;
   int live_ = 0;
+  pid_t job_pgid_ = -1;  // the ranks' process group: the first rank's pid
+  bool leftovers_ended_ = false;
+  bool regions_removed_ = false;
   bool teardown_ = false;
-  bool timed_out_ = false;
   int term_signals_ = 0;
+  // Set by the first of a timeout (124) and a SIGINT/SIGTERM (128 + signo):
+  // ftmpirun's exit code then, whatever the ranks did.
+  std::optional<int> forced_exit_;
   std::optional<Clock::time_point> timeout_at_, escalate_at_, drain_until_;
   std::optional<int> last_abort_, no_ft_code_;
   std::optional<int> unstarted_;  // a rank that exited without ever connecting to PMIx
+  std::optional<int> start_blocker_;  // the one of those that ended the job (check_unstarted)
 };
+
+// What the ranks left in /dev/shm goes only once the job is over: while it
+// runs, a survivor may still have to map a dead rank's region (libfabric
+// 1.17's shm dereferences a null region, and crashes, when a message from a
+// peer arrives whose region is gone).
+void Runner::remove_regions() {
+  if (regions_removed_) return;
+  regions_removed_ = true;
+  for (const auto& st : ranks_)
+    if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
+}
+
+// Every rank is reaped: what is left of the job's process group are
+// processes the ranks forked and left running. They end with the job.
+void Runner::end_leftovers() {
+  if (leftovers_ended_) return;
+  leftovers_ended_ = true;
+  // After a signal to the whole group (teardown), its members get a moment
+  // to die of it: only those that outlive it are leftovers.
+  const auto now = Clock::now();
+  const int n = kill_group(job_pgid_, teardown_ ? now + kSignalGrace : now, now + kLeftoverWait);
+  if (n > 0)
+    say("killed " + std::to_string(n) + " leftover process" + (n == 1 ? "" : "es") + " of the job");
+}
 
 void Runner::setup_signals() {
   // Blocked before PMIx starts its threads, so they inherit the mask and every
@@ -234,7 +253,13 @@ void Runner::spawn_all(const BindingPlan& plan) {
     spec.stdout_fd = out.wr.get();
     spec.stderr_fd = err.wr.get();
     spec.exec_error_msg = exec_err.c_str();
+    spec.pgid = r == 0 ? 0 : job_pgid_;  // rank 0 is not reaped before the last rank is forked
     const pid_t pid = spawn_child(spec);
+    if (r == 0) {
+      job_pgid_ = pid;
+      guard_->job_group(pid);
+    }
+    guard_->rank(pid);
     ranks_[static_cast<size_t>(r)].pid = pid;
     pid_rank_[pid] = r;
     ++live_;
@@ -254,11 +279,21 @@ void Runner::kill_rank(int r, int sig, bool teardown) {
   ::kill(st.pid, sig);
 }
 
+// The whole job's process group while a rank is unreaped (then the group
+// surely exists): what the ranks forked gets `sig` too, as it did from a
+// terminal's ^C when everything was in ftmpirun's group.
 void Runner::kill_all(int sig) {
+  if (live_ > 0 && job_pgid_ > 0) {
+    for (auto& st : ranks_)
+      if (!st.reaped && st.pid > 0) st.killed_by_us = true;
+    ::kill(-job_pgid_, sig);
+    return;
+  }
   for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, sig, true);
 }
 
 // Last resort when the loop itself failed: nothing may outlive the launcher.
+// The guard is then told no clean end, so it checks the same once more.
 void Runner::kill_and_reap_all_blocking() {
   for (auto& st : ranks_)
     if (!st.reaped && st.pid > 0) ::kill(st.pid, SIGKILL);
@@ -267,8 +302,11 @@ void Runner::kill_and_reap_all_blocking() {
     while (::waitpid(st.pid, &st.wait_status, 0) < 0 && errno == EINTR) {
     }
     st.reaped = true;
-    ftmpi::runtime::remove_shm_regions_of(st.pid);  // killed ranks leave their regions behind
   }
+  live_ = 0;
+  end_leftovers();
+  remove_regions();  // killed ranks leave their regions behind
+  if (guard_) guard_->end(false);
 }
 
 void Runner::on_upcall(Upcall& u) {
@@ -358,6 +396,7 @@ void Runner::check_unstarted() {
   const RankState& st = ranks_[static_cast<size_t>(*unstarted_)];
   int code = exit_code_of(st.wait_status);
   say(rank_end(*unstarted_, st) + " before MPI_Init; the job cannot start, killing it");
+  start_blocker_ = unstarted_;
   no_ft_code_ = code != 0 ? code : 1;
   teardown_ = true;
   kill_all(SIGKILL);
@@ -368,6 +407,10 @@ void Runner::reap() {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid <= 0) return;  // 0: none ready; -1/ECHILD: none left
+    if (guard_ && pid == guard_->pid()) {
+      guard_->reaped(status);
+      continue;
+    }
     auto it = pid_rank_.find(pid);
     if (it == pid_rank_.end()) continue;
     RankState& st = ranks_[static_cast<size_t>(it->second)];
@@ -388,6 +431,7 @@ void Runner::on_signalfd() {
     }
     ++term_signals_;
     teardown_ = true;
+    if (!forced_exit_) forced_exit_ = 128 + sig;  // the shell's convention: 130, 143
     if (term_signals_ == 1) {
       say("received " + signal_name(sig) + ", forwarding it to the ranks");
       kill_all(sig);
@@ -415,6 +459,8 @@ void Runner::loop() {
   std::vector<pollfd> pfds;
   std::vector<int> owner;  // index into fwd_, or -1 sigfd, -2 queue, -3 stdin src, -4 stdin dst
   while (true) {
+    // Leftovers die first: they may hold the ranks' output pipes open.
+    if (live_ == 0) end_leftovers();
     bool pipes_open = false;
     for (const auto& f : fwd_) pipes_open |= f.open();
     if (live_ == 0 && !pipes_open) return;
@@ -461,7 +507,7 @@ void Runner::loop() {
     if (timeout_at_ && now >= *timeout_at_) {
       timeout_at_.reset();
       say("job timed out after " + o_.timeout_text + " seconds, killing it");
-      timed_out_ = true;
+      if (!forced_exit_) forced_exit_ = kExitTimeout;
       teardown_ = true;
       kill_all(SIGKILL);
     }
@@ -490,6 +536,8 @@ int Runner::run() {
         say("rank " + std::to_string(r) + " not bound");
     }
   }
+  // First, while this process has one thread (PMIx starts its own).
+  guard_ = std::make_unique<JobGuard>();
   setup_signals();
   server_ = std::make_unique<PmixServer>(queue_);
   server_->register_job(o_.np);
@@ -505,7 +553,11 @@ int Runner::run() {
     kill_and_reap_all_blocking();
     return kExitInternal;
   }
-  if (timed_out_) return kExitTimeout;
+  // Every rank is reaped and the leftovers are gone (loop() ended them).
+  remove_regions();
+  guard_->end(true);
+  if (const std::string summary = failure_summary(ranks_, start_blocker_); !summary.empty()) say(summary);
+  if (forced_exit_) return *forced_exit_;
   return job_exit_code(ranks_, last_abort_, no_ft_code_);
 }
 

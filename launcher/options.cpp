@@ -135,7 +135,10 @@ const char* usage_text() {
          "  --oversubscribe, --allow-run-as-root  accepted (always allowed)\n"
          "  --version, --help\n"
          "Long options may also be spelled with one dash (-bind-to core).\n"
-         "Options stop at the first non-option argument or at '--'.\n";
+         "Options stop at the first non-option argument or at '--'.\n"
+         "Exit status: rank 0's code; after failures the lowest finalized rank's, else\n"
+         "the last MPI_Abort's (MPI 4.0 section 17.5.2); 130 or 143 after a SIGINT or\n"
+         "SIGTERM to ftmpirun, and 124 after --timeout, whatever the ranks did.\n";
 }
 
 std::string resolve_program(const std::string& name) {
