@@ -233,16 +233,21 @@ void decide(Instance &inst, std::vector<std::uint64_t> value, std::vector<int> f
     }
 }
 
+// What a coordinator's decision says failed: what the contributions
+// reported and what it knows (job ranks, ascending).
+std::vector<int> failures_of(MPI_Comm c, const Instance &inst) {
+    std::set<int> failed = inst.got_failed;
+    for (int r = 0; r < c->size; ++r)
+        if (member_failed(c, r)) failed.insert(c->procs[static_cast<std::size_t>(r)]);
+    return {failed.begin(), failed.end()};
+}
+
 // Coordinator: decides once every member it believes alive contributed.
 void try_decide(MPI_Comm c, Instance &inst) {
     if (inst.decided || coordinator(c) != c->rank) return;
     if (inst.abortable && c->revoked && !inst.adopt) {
         // A creation on a revoked communicator: it fails everywhere, at once.
-        std::set<int> failed = inst.got_failed;
-        for (int r = 0; r < c->size; ++r)
-            if (member_failed(c, r)) failed.insert(c->procs[static_cast<std::size_t>(r)]);
-        decide(inst, std::vector<std::uint64_t>(std::max<std::size_t>(inst.mine.size(), 1), 0),
-               std::vector<int>(failed.begin(), failed.end()));
+        decide(inst, std::vector<std::uint64_t>(std::max<std::size_t>(inst.mine.size(), 1), 0), failures_of(c, inst));
     } else if (!inst.entered) {
         return;
     } else if (inst.adopt) {
@@ -253,11 +258,8 @@ void try_decide(MPI_Comm c, Instance &inst) {
         std::vector<std::uint64_t> value = inst.mine;
         for (auto &[r, v] : inst.got)
             for (std::size_t i = 0; i < value.size() && i < v.size(); ++i) value[i] &= v[i];
-        std::set<int> failed = inst.got_failed;
-        for (int r = 0; r < c->size; ++r)
-            if (member_failed(c, r)) failed.insert(c->procs[static_cast<std::size_t>(r)]);
         value.push_back(random_nonce());  // identifies what a shrink creates
-        decide(inst, std::move(value), std::vector<int>(failed.begin(), failed.end()));
+        decide(inst, std::move(value), failures_of(c, inst));
     }
     const auto msg = encode(c, inst, true, inst.value, inst.failed);
     std::vector<int> to;

@@ -450,6 +450,7 @@ bool OfiTransport::pull(const Arrival &a, void *buf, std::size_t bytes) {
     iovec remote[2] = {{reinterpret_cast<void *>(a.remote.address), bytes},
                        {reinterpret_cast<void *>(a.remote.ticket_address), sizeof ticket}};
     const auto pid = static_cast<pid_t>(a.remote.pid);
+    errno = 0;  // a short read sets none
 #if defined(__x86_64__) || defined(__i386__)
     const ssize_t got = ::process_vm_readv(pid, local, 2, remote, 2, 0);
     const bool read = got == static_cast<ssize_t>(bytes + sizeof ticket);
@@ -465,7 +466,7 @@ bool OfiTransport::pull(const Arrival &a, void *buf, std::size_t bytes) {
     }
     if (!(read && ticket == a.sender_id))
         FTMPI_DEBUG("single-copy read of sender id %llu from rank %u: %s", static_cast<unsigned long long>(a.sender_id),
-                    a.source, read ? "the send was given up" : std::strerror(errno));
+                    a.source, read ? "the send was given up" : errno != 0 ? std::strerror(errno) : "short read");
     return read && ticket == a.sender_id;
 }
 
