@@ -142,12 +142,16 @@ int MPI_Finalized(int *flag) {
     return MPI_SUCCESS;
 }
 
-// Completes at every survivor: the closing barrier skips failed ranks, and the
-// launcher is told without any job-wide fence.
+// Completes at every survivor, and the launcher is told without any job-wide
+// fence. The closing step is an agreement among MPI_COMM_WORLD's live
+// members, not a barrier: a barrier that a failure interrupts lets a process
+// leave while another still waits for a decision it coordinated (and, a
+// barrier's outcome not being uniform, falling back to an agreement after
+// one would strand those it let through).
 int MPI_Finalize(void) {
     FTMPI_TRY(check_init("MPI_Finalize"));
     ftmpi::runtime::test_kill_point("finalize");
-    barrier(MPI_COMM_WORLD);
+    finalize_agreement();
     // Let this process's last messages (say, an agreement's decision sent just
     // before) complete, for a bounded time.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);

@@ -127,6 +127,12 @@ void revoke_local(MPI_Comm c) {
 // a creation after an error (and revoked) never pairs its next agree or
 // shrink with the others' creation.
 constexpr std::uint64_t k_internal_seq = std::uint64_t{1} << 63;
+// MPI_Finalize's agreement on MPI_COMM_WORLD: one instance, the same
+// everywhere whatever else each process did.
+constexpr std::uint64_t k_finalize_seq = k_internal_seq | std::uint64_t{1} << 62;
+
+// Which numbering an agreement takes.
+enum class Sequence { user, internal, finalize };
 
 struct Instance {
     std::uint64_t seq = 0;
@@ -328,10 +334,12 @@ std::vector<int> known_failed(MPI_Comm c) {
 // Enters the next agreement on c with `words`. With `waiter` (nonblocking
 // calls), on_decided runs and then the request completes once it is decided.
 Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request waiter = nullptr,
-                          std::function<int(const Instance &)> on_decided = {}, bool internal = false,
+                          std::function<int(const Instance &)> on_decided = {}, Sequence sequence = Sequence::user,
                           bool abortable = false) {
     progress();
-    const std::uint64_t seq = internal ? k_internal_seq | c->internal_seq++ : c->agree_seq++;
+    const std::uint64_t seq = sequence == Sequence::user       ? c->agree_seq++
+                              : sequence == Sequence::internal ? k_internal_seq | c->internal_seq++
+                                                               : k_finalize_seq;
     Instance &inst = *instance(c, seq);  // the newest: never null
     inst.abortable = abortable;
     inst.mine = std::move(words);
@@ -345,8 +353,9 @@ Instance &start_agreement(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Requ
 }
 
 // Blocks until the next agreement on c is decided, then takes in the agreed failures.
-Instance &run_agreement(MPI_Comm c, std::vector<std::uint64_t> words, bool internal = false, bool abortable = false) {
-    Instance &inst = start_agreement(c, std::move(words), nullptr, {}, internal, abortable);
+Instance &run_agreement(MPI_Comm c, std::vector<std::uint64_t> words, Sequence sequence = Sequence::user,
+                        bool abortable = false) {
+    Instance &inst = start_agreement(c, std::move(words), nullptr, {}, sequence, abortable);
     while (!inst.decided) progress_wait();
     progress();
     return inst;
@@ -451,13 +460,54 @@ void register_comm(MPI_Comm c) {
     for (Early &e : mine) handle(c, e.tag, e.from, e.payload);
 }
 
+// Freed communicators that decided agreements, newest last, kept (object and
+// agreements) so that a member still waiting in one of those agreements, whose
+// coordinator failed, gets its decision from this process (which moved on,
+// freed the communicator, and may be in MPI_Finalize).
+constexpr std::size_t k_lingering_max = 16;
+std::deque<MPI_Comm> g_lingering;
+
+MPI_Comm lingering(std::uint64_t uid) {
+    for (MPI_Comm l : g_lingering)
+        if (l->uid == uid) return l;
+    return nullptr;
+}
+
+// A late request on a freed communicator: answered with the decision if
+// this process has it; nothing new starts there.
+void answer_late(MPI_Comm c, int tag, int from, const std::vector<char> &payload) {
+    Wire w;
+    std::vector<std::uint64_t> words;
+    std::vector<int> failed;
+    if (tag != contrib_tag || from < 0 || from >= c->size || !decode(payload, w, words, failed)) return;
+    const auto &list = g_agreements[c][(w.seq & k_internal_seq) != 0 ? 1 : 0];
+    for (const auto &inst : list)
+        if (inst->seq == w.seq && inst->decided && from != c->rank)
+            ft_send(c, from, decide_tag, encode(c, *inst, true, inst->value, inst->failed));
+}
+
 void unregister_comm(MPI_Comm c) {
     auto it = g_comms.find(slot_of(c));
     if (it != g_comms.end() && it->second == c) {
         g_comms.erase(it);
         g_closed[slot_of(c)] = c->uid;
     }
-    g_agreements.erase(c);
+    auto ag = g_agreements.find(c);
+    if (ag == g_agreements.end()) return;
+    bool decided = false;
+    for (const auto &list : ag->second)
+        for (const auto &inst : list) decided = decided || inst->decided;
+    if (!decided) {
+        g_agreements.erase(ag);
+        return;
+    }
+    ++c->refs;  // the object stays (discard_comm defers its deletion) until evicted here
+    g_lingering.push_back(c);
+    if (g_lingering.size() <= k_lingering_max) return;
+    MPI_Comm old = g_lingering.front();
+    g_lingering.pop_front();
+    g_agreements.erase(old);
+    if (--old->refs == 0 && old->freed) delete_comm_object(old);
 }
 
 void on_ft_message(const transport::Arrival &a) {
@@ -468,10 +518,15 @@ void on_ft_message(const transport::Arrival &a) {
     std::uint64_t uid = 0;
     if (!uid_of(a.tag, payload, uid)) return;
     auto it = g_comms.find(slot);
-    if (it != g_comms.end()) {
-        if (it->second->uid == uid) handle(it->second, a.tag, a.source_rank, payload);
-        return;  // otherwise stale
+    if (it != g_comms.end() && it->second->uid == uid) {
+        handle(it->second, a.tag, a.source_rank, payload);
+        return;
     }
+    if (MPI_Comm l = lingering(uid)) {
+        answer_late(l, a.tag, a.source_rank, payload);
+        return;
+    }
+    if (it != g_comms.end()) return;  // stale
     if (auto closed = g_closed.find(slot); closed != g_closed.end() && closed->second == uid) return;
     g_early.push_back({slot, uid, a.tag, a.source_rank, std::move(payload)});
     if (g_early.size() > k_early_max) g_early.pop_front();
@@ -480,10 +535,12 @@ void on_ft_message(const transport::Arrival &a) {
 // Live members are at most one agreement apart, so only the two newest this
 // process entered can still be undecided somewhere.
 void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed, bool creation) {
-    const Instance &inst = run_agreement(c, flag_words(*flag), true, creation);
+    const Instance &inst = run_agreement(c, flag_words(*flag), Sequence::internal, creation);
     *flag = flag_of(inst);
     if (agreed_failed != nullptr) *agreed_failed = inst.failed;
 }
+
+void finalize_agreement() { run_agreement(MPI_COMM_WORLD, flag_words(1), Sequence::finalize); }
 
 void recovery_on_failures() {
     // Collectives of a communicator made collectively inactive give up their

@@ -37,4 +37,9 @@ void recovery_on_failures();
 // (*flag 0) without waiting for members that skipped the creation.
 void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed = nullptr, bool creation = false);
 
+// MPI_Finalize's closing step: an agreement over MPI_COMM_WORLD's live
+// members (its own instance), so that no process leaves while another may
+// still need it to answer for an agreement it coordinated.
+void finalize_agreement();
+
 }  // namespace ftmpi::mpi
