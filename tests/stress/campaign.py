@@ -15,8 +15,10 @@ usage:
 A trial picks, from its own seed: the provider, the number of ranks, 1 to 3
 victims, and for each victim where it dies (a library site of
 FTMPI_TEST_KILL_AT at a visit that happens, or the start of a round in the
-program) and how (SIGKILL, exit(3), SIGSTOP). Which visits happen is
-measured once per (ranks, provider) with FTMPI_TEST_KILL_AT=count.
+program) and how (SIGKILL, exit(3), SIGSTOP). Which visits each rank makes
+is measured once per (ranks, provider) with FTMPI_TEST_KILL_AT=count; the
+sites only recovery reaches (revoke, shrink) are picked, at their first or
+second visit, for a victim that is not the trial's first.
 
 A trial passes when, within the deadline:
   - no rank printed WRONG (a result that was wrong with MPI_SUCCESS) or
@@ -47,6 +49,7 @@ DEBUG_HANGS = False
 
 SITES = ["p2p.send", "p2p.recv", "coll.round", "shm.pull", "agree.contribute", "agree.decide",
          "revoke", "shrink", "dup", "finalize"]
+RECOVERY_SITES = ["revoke", "shrink"]
 HOWS = ["kill", "exit", "stop"]
 
 
@@ -90,7 +93,7 @@ def job_env(provider, kill_at):
 class Campaign:
     def __init__(self, a):
         self.a = a
-        self.counts = {}  # (np, provider) -> {site: visits every rank makes}
+        self.counts = {}  # (np, provider) -> {rank: {site: visits}} of a run without failures
 
     def command(self, np, extra):
         return [self.a.ftmpirun, "-n", str(np), self.a.program, "-r", str(self.a.rounds)] + extra
@@ -99,17 +102,12 @@ class Campaign:
         key = (np, provider)
         if key not in self.counts:
             code, out, err, _, _ = run_job(self.command(np, []), job_env(provider, "count"), self.a.timeout)
-            per_site = {}
-            ranks = 0
+            per_rank = {}
             for m in re.finditer(r"^ftmpi-hooks: rank (\d+)(.*)$", err, re.M):
-                ranks += 1
-                seen = dict(kv.split("=") for kv in m.group(2).split())
-                for site in SITES:
-                    v = int(seen.get(site, 0))
-                    per_site[site] = min(per_site.get(site, v), v)
-            if code != 0 or ranks != np:
+                per_rank[int(m.group(1))] = {k: int(v) for k, v in (kv.split("=") for kv in m.group(2).split())}
+            if code != 0 or len(per_rank) != np:
                 raise SystemExit(f"calibration run failed at {np} ranks over {provider} (exit {code}):\n{err}")
-            self.counts[key] = per_site
+            self.counts[key] = per_rank
         return self.counts[key]
 
     def plan(self, seed):
@@ -124,15 +122,19 @@ class Campaign:
         lib, app = [], []
         same_site = rnd.random() < 0.3  # several victims at one site: "several at once"
         site0 = None
-        for v in victims:
+        for i, v in enumerate(victims):
             how = rnd.choices(HOWS, weights=[5, 3, 2])[0]
-            usable = [s for s in SITES if counts.get(s, 0) > 0]
+            visits = dict(counts[v])
+            if i > 0:  # reached once an earlier victim died
+                for site in RECOVERY_SITES:
+                    visits[site] = max(visits.get(site, 0), 2)
+            usable = [s for s in SITES if visits.get(s, 0) > 0]
             if rnd.random() < 0.15 or not usable:
                 app += ["-k", f"{v}:{rnd.randrange(self.a.rounds)}:{how}"]
                 continue
-            site = site0 if same_site and site0 else rnd.choice(usable)
+            site = site0 if same_site and site0 in usable else rnd.choice(usable)
             site0 = site
-            lib.append(f"{site}:{v}:{rnd.randint(1, counts[site])}:{how}")
+            lib.append(f"{site}:{v}:{rnd.randint(1, visits[site])}:{how}")
         return np, provider, ",".join(lib), app, victims
 
     def trial(self, seed):
