@@ -35,6 +35,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr auto kEscalateAfter = std::chrono::seconds(5);  // SIGINT/SIGTERM -> SIGKILL
 constexpr auto kDrainGrace = std::chrono::seconds(1);     // pipes held by grandchildren
+constexpr auto kStrandedPoll = std::chrono::milliseconds(100);  // check_stranded
 constexpr auto kLeftoverWait = std::chrono::seconds(2);   // SIGKILLed leftovers to be gone
 constexpr auto kSignalGrace = std::chrono::milliseconds(500);  // signalled ones to die of it
 
@@ -126,6 +127,7 @@ class Runner {
   void on_signalfd();
   void reap();
   void on_rank_exit(int r);
+  void check_stranded(Clock::time_point now);
   void check_unstarted();
   void kill_rank(int r, int sig, bool teardown);
   void kill_all(int sig);
@@ -152,6 +154,9 @@ class Runner {
   // ftmpirun's exit code then, whatever the ranks did.
   std::optional<int> forced_exit_;
   std::optional<Clock::time_point> timeout_at_, escalate_at_, drain_until_;
+  // Every rank still there is stopped while another finalized and left
+  // (check_stranded): since then, and when to look again.
+  std::optional<Clock::time_point> stranded_since_, stranded_check_;
   std::optional<int> last_abort_, no_ft_code_;
   std::optional<int> unstarted_;  // a rank that exited without ever connecting to PMIx
   std::optional<int> start_blocker_;  // the one of those that ended the job (check_unstarted)
@@ -447,7 +452,7 @@ void Runner::on_signalfd() {
 
 int Runner::timeout_ms(Clock::time_point now) const {
   std::optional<Clock::time_point> next;
-  for (const auto& d : {timeout_at_, escalate_at_, drain_until_})
+  for (const auto& d : {timeout_at_, escalate_at_, drain_until_, stranded_check_})
     if (d && (!next || *d < *next)) next = d;
   if (!next) return -1;
   if (*next <= now) return 0;
@@ -520,6 +525,43 @@ void Runner::loop() {
     if (drain_until_ && now >= *drain_until_) {
       for (auto& f : fwd_) f.drain_and_close();  // grandchildren keep the pipes open
     }
+    check_stranded(now);
+  }
+}
+
+// A fault-tolerant job whose other ranks have ended (finalized, or failed)
+// while the ranks still there are stopped (SIGSTOP, not a debugger's trace stop) can never
+// end: the failure detectors that would have found them left with the
+// others. After the detector's timeout (FTMPI_FT_TIMEOUT_MS, as the ranks
+// read it) they are killed as failed processes.
+void Runner::check_stranded(Clock::time_point now) {
+  stranded_check_.reset();
+  if (!o_.ft || teardown_ || live_ == 0) {
+    stranded_since_.reset();
+    return;
+  }
+  bool someone_left = false, all_stopped = true;
+  for (const RankState& st : ranks_) {
+    if (st.reaped) someone_left = true;
+    else all_stopped = all_stopped && st.pid > 0 && ftmpi::runtime::process_state(st.pid) == 'T';
+  }
+  if (!someone_left || !all_stopped) {
+    stranded_since_.reset();
+    if (someone_left) stranded_check_ = now + kStrandedPoll;  // look again while others are finished
+    return;
+  }
+  if (!stranded_since_) stranded_since_ = now;
+  const char* env = std::getenv("FTMPI_FT_TIMEOUT_MS");
+  const auto grace = std::chrono::milliseconds(env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 1000);
+  if (now - *stranded_since_ < grace) {
+    stranded_check_ = now + kStrandedPoll;
+    return;
+  }
+  stranded_since_.reset();
+  for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+    if (ranks_[static_cast<size_t>(r)].reaped) continue;
+    say("rank " + std::to_string(r) + " is stopped and every other rank has ended: killing it");
+    kill_rank(r, SIGKILL, false);
   }
 }
 

@@ -49,16 +49,20 @@ int remove_regions(Doomed doomed) {
 
 }  // namespace
 
-bool process_gone(pid_t pid) {
-    if (::kill(pid, 0) != 0) return errno == ESRCH;
+char process_state(pid_t pid) {
     char path[64], stat[256] = {};
     std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
     FILE *f = std::fopen(path, "re");
-    if (f == nullptr) return false;
+    if (f == nullptr) return '\0';
     const bool ok = std::fgets(stat, sizeof stat, f) != nullptr;
     std::fclose(f);
     const char *paren = ok ? std::strrchr(stat, ')') : nullptr;
-    return paren != nullptr && paren[1] == ' ' && paren[2] == 'Z';
+    return paren != nullptr && paren[1] == ' ' ? paren[2] : '\0';
+}
+
+bool process_gone(pid_t pid) {
+    if (::kill(pid, 0) != 0) return errno == ESRCH;
+    return process_state(pid) == 'Z';
 }
 
 int remove_shm_regions_of(pid_t pid) {

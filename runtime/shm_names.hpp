@@ -22,6 +22,10 @@ int remove_shm_regions_of(pid_t pid);
 // Whether `pid` names no live process: none at all, or a zombie.
 bool process_gone(pid_t pid);
 
+// The state letter of /proc/PID/stat ('R', 'S', 'T' stopped, 'Z', ...);
+// '\0' when there is no such process.
+char process_state(pid_t pid);
+
 // Removes this user's regions whose process is gone (no such pid, or a
 // zombie): those of a job whose processes were all killed at once, which no
 // survivor, launcher or task keeper was left to remove (a cancelled or
