@@ -433,7 +433,16 @@ void handle(MPI_Comm c, int tag, int from, const std::vector<char> &payload) {
     if (inst == nullptr) return;  // long settled
     if (tag == contrib_tag)
         on_contribution(c, *inst, from, w.decided != 0, std::move(words), std::move(failed), w.abortable != 0);
-    else if (tag == decide_tag) decide(*inst, std::move(words), std::move(failed));
+    else if (tag == decide_tag) {
+        const bool news = !inst->decided;
+        decide(*inst, std::move(words), std::move(failed));
+        // Members that re-routed their request here (this process was taken
+        // for the coordinator before it knew) wait for this decision.
+        if (news)
+            for (const auto &[r, contribution] : inst->got)
+                if (r != c->rank && !member_failed(c, r))
+                    ft_send(c, r, decide_tag, encode(c, *inst, true, inst->value, inst->failed));
+    }
 }
 
 // The communicator uid a message names (revoke: its payload; agreement: Wire::uid).
