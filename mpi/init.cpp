@@ -156,6 +156,7 @@ int MPI_Finalize(void) {
     // before) complete, for a bounded time.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     while (g.transport->busy() && std::chrono::steady_clock::now() < until) progress_wait();
+    release_lingering();
     g.finalized = true;
     g_api_locking = false;  // this call's guard still releases the lock
     ftmpi::runtime::disarm_fork_guard();

@@ -495,6 +495,11 @@ void answer_late(MPI_Comm c, int tag, int from, const std::vector<char> &payload
             ft_send(c, from, decide_tag, encode(c, *inst, true, inst->value, inst->failed));
 }
 
+void stop_lingering(MPI_Comm c) {
+    g_agreements.erase(c);
+    if (--c->refs == 0 && c->freed) delete_comm_object(c);
+}
+
 void unregister_comm(MPI_Comm c) {
     auto it = g_comms.find(slot_of(c));
     if (it != g_comms.end() && it->second == c) {
@@ -513,10 +518,13 @@ void unregister_comm(MPI_Comm c) {
     ++c->refs;  // the object stays (discard_comm defers its deletion) until evicted here
     g_lingering.push_back(c);
     if (g_lingering.size() <= k_lingering_max) return;
-    MPI_Comm old = g_lingering.front();
+    stop_lingering(g_lingering.front());
     g_lingering.pop_front();
-    g_agreements.erase(old);
-    if (--old->refs == 0 && old->freed) delete_comm_object(old);
+}
+
+void release_lingering() {
+    for (MPI_Comm c : g_lingering) stop_lingering(c);
+    g_lingering.clear();
 }
 
 void on_ft_message(const transport::Arrival &a) {

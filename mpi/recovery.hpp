@@ -42,4 +42,8 @@ void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed = nul
 // still need it to answer for an agreement it coordinated.
 void finalize_agreement();
 
+// At the end of MPI_Finalize: deletes the freed communicators kept to answer
+// late agreement requests (no member can still send one).
+void release_lingering();
+
 }  // namespace ftmpi::mpi

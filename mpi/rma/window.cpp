@@ -749,7 +749,7 @@ int MPI_Win_get_name(MPI_Win win, char *name, int *resultlen) {
     FTMPI_TRY(check_win("MPI_Win_get_name", win));
     FTMPI_CHECK(check_nonnull("MPI_Win_get_name", win->comm, name, "win_name"));
     FTMPI_CHECK(check_nonnull("MPI_Win_get_name", win->comm, resultlen, "resultlen"));
-    std::snprintf(name, MPI_MAX_OBJECT_NAME, "%s", win->comm->name);
+    std::strcpy(name, win->comm->name);  // set_name bounds it
     *resultlen = static_cast<int>(std::strlen(name));
     return MPI_SUCCESS;
 }
