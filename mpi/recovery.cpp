@@ -79,6 +79,18 @@ void ft_send(MPI_Comm c, int peer, int tag, const std::vector<char> &payload) {
     start_send(r);
 }
 
+// This process's binomial-graph neighbours in c (comm ranks ± 2^k) that it
+// does not know to be failed, ascending. A notice that every process
+// forwards to these on first receipt reaches every live member in O(log n)
+// steps, even when some forwarders are dead.
+std::vector<int> neighbours(MPI_Comm c) {
+    std::set<int> out;
+    for (int k = 1; k < c->size; k *= 2)
+        for (int peer : {(c->rank + k) % c->size, (c->rank - k % c->size + c->size) % c->size})
+            if (peer != c->rank && !member_failed(c, peer)) out.insert(peer);
+    return {out.begin(), out.end()};
+}
+
 // ---- revoke ----------------------------------------------------------------
 
 void abort_creations(MPI_Comm c);
@@ -106,15 +118,12 @@ void revoke_local(MPI_Comm c) {
         }
     }
     g.transport->cancel_sends(c->uid, c->context, c->context + 1, transport::Err::revoked);
-    std::set<int> sent;
-    for (int k = 1; k < c->size; k *= 2) {
-        for (int peer : {(c->rank + k) % c->size, (c->rank - k % c->size + c->size) % c->size}) {
-            if (peer == c->rank || member_failed(c, peer) || !sent.insert(peer).second) continue;
-            std::vector<char> id(sizeof c->uid);
-            std::memcpy(id.data(), &c->uid, sizeof c->uid);
-            ft_send(c, peer, revoke_tag, id);
-            if (sent.size() == 2) runtime::test_kill_point("revoke");  // tests: a partial revoke notice
-        }
+    std::vector<char> id(sizeof c->uid);
+    std::memcpy(id.data(), &c->uid, sizeof c->uid);
+    int sent = 0;
+    for (int peer : neighbours(c)) {
+        ft_send(c, peer, revoke_tag, id);
+        if (++sent == 2) runtime::test_kill_point("revoke");  // tests: a partial revoke notice
     }
 }
 
@@ -158,6 +167,9 @@ struct Instance {
     // taking the outcome.
     MPI_Request waiter = nullptr;
     std::function<int(const Instance &)> on_decided;
+    // MPI_Finalize's instance: the neighbours (comm ranks) that sent this
+    // process the decision (see finalize_agreement).
+    std::set<int> heard;
 };
 
 // An agree flag travels as the low 32 bits of the first word.
@@ -269,8 +281,12 @@ void try_decide(MPI_Comm c, Instance &inst) {
     }
     const auto msg = encode(c, inst, true, inst.value, inst.failed);
     std::vector<int> to;
-    for (int r = 0; r < c->size; ++r)
-        if (r != c->rank && !member_failed(c, r)) to.push_back(r);
+    if (inst.seq == k_finalize_seq) {
+        to = neighbours(c);  // which forward it (finalize_agreement)
+    } else {
+        for (int r = 0; r < c->size; ++r)
+            if (r != c->rank && !member_failed(c, r)) to.push_back(r);
+    }
     for (std::size_t i = 0; i < to.size(); ++i) {
         if (i == to.size() / 2) runtime::test_kill_point("agree.decide");
         ft_send(c, to[i], decide_tag, msg);
@@ -436,6 +452,11 @@ void handle(MPI_Comm c, int tag, int from, const std::vector<char> &payload) {
     else if (tag == decide_tag) {
         const bool news = !inst->decided;
         decide(*inst, std::move(words), std::move(failed));
+        if (w.seq == k_finalize_seq) {
+            inst->heard.insert(from);
+            if (news)
+                for (int peer : neighbours(c)) ft_send(c, peer, decide_tag, encode(c, *inst, true, inst->value, inst->failed));
+        }
         // Members that re-routed their request here (this process was taken
         // for the coordinator before it knew) wait for this decision.
         if (news)
@@ -557,7 +578,24 @@ void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed, bool
     if (agreed_failed != nullptr) *agreed_failed = inst.failed;
 }
 
-void finalize_agreement() { run_agreement(MPI_COMM_WORLD, flag_words(1), Sequence::finalize); }
+// The decision spreads over the binomial graph: the coordinator sends it to
+// its neighbours, and every process forwards it to its own on first receipt.
+// So a process that decided and left cannot strand the others when the
+// coordinator dies halfway through its sends (they would re-route to a
+// process that is gone, not failed, and wait for it forever): its
+// neighbours have the decision. A process leaves once every live neighbour
+// sent it the decision, so none of these messages goes to a process that
+// has left.
+void finalize_agreement() {
+    MPI_Comm c = MPI_COMM_WORLD;
+    Instance &inst = run_agreement(c, flag_words(1), Sequence::finalize);
+    auto pending = [&] {
+        for (int peer : neighbours(c))
+            if (inst.heard.count(peer) == 0) return true;
+        return false;
+    };
+    while (pending()) progress_wait();
+}
 
 void recovery_on_failures() {
     // Collectives of a communicator made collectively inactive give up their
