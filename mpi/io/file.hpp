@@ -29,6 +29,18 @@
 #include "mpi/info.hpp"
 #include "mpi/objects.hpp"
 
+namespace ftmpi::mpi {
+// A data representation registered with MPI_Register_datarep (they last
+// until the process ends, as the standard says).
+struct Datarep {
+    std::string name;
+    MPI_Datarep_conversion_function *read = nullptr;   // null: the file holds native data
+    MPI_Datarep_conversion_function *write = nullptr;
+    MPI_Datarep_extent_function *extent = nullptr;
+    void *extra = nullptr;
+};
+}  // namespace ftmpi::mpi
+
 struct ftmpi_file_s {
     ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::file;
     MPI_Comm comm = nullptr;  // hidden: collectives, and the file's error handler
@@ -46,6 +58,7 @@ struct ftmpi_file_s {
     std::size_t tile_bytes = 1;             // data bytes in one tile (the filetype's size)
     MPI_Aint tile_extent = 1;               // the filetype's extent: the stride of tiles
     MPI_Offset pos = 0;                     // individual file pointer, in etypes of the view
+    const ftmpi::mpi::Datarep *rep = nullptr;  // the view's registered representation; null: "native"
     // The shared file pointer's counter (shared_pointer.cpp): its sidecar
     // file, and the descriptor once this process used it.
     std::string shfp_path;

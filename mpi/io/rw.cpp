@@ -165,10 +165,21 @@ int perform(const Access &a, int err, bool aggregate, std::size_t *moved, int *s
     const std::vector<Extent> runs = view_extents(*f, first * esize, bytes);
     std::vector<char> stage;
     char *data = static_cast<char *>(a.buf);
-    if (!a.type->contiguous && bytes > 0) {
+    // A registered representation's conversion moves the data between the
+    // user's buffer and the file's form (packed, the sizes native).
+    MPI_Datarep_conversion_function *convert =
+        f->rep == nullptr ? nullptr : a.dir == Dir::write ? f->rep->write : f->rep->read;
+    if ((!a.type->contiguous || convert != nullptr) && bytes > 0) {
         stage.resize(bytes);
         data = stage.data();
-        if (a.dir == Dir::write) pack(a.buf, static_cast<std::size_t>(a.count), a.type, data);
+        if (a.dir == Dir::write && convert != nullptr) {
+            if (const int rc = convert(a.buf, a.type, a.count, data, 0, f->rep->extra); rc != MPI_SUCCESS) {
+                if (aggregate) two_phase(*f, write, {}, nullptr, rc, &cls, moved, sys);
+                return rc;
+            }
+        } else if (a.dir == Dir::write) {
+            pack(a.buf, static_cast<std::size_t>(a.count), a.type, data);
+        }
     }
     *moved = 0;
     if (!aggregate || !two_phase(*f, write, runs, data, MPI_SUCCESS, &cls, moved, sys)) {
@@ -178,7 +189,15 @@ int perform(const Access &a, int err, bool aggregate, std::size_t *moved, int *s
         cls = *sys != 0 ? io_error_class(*sys) : MPI_SUCCESS;
         if (aggregate && write && *sys == 0) start_writeback(f->fd, runs, *moved);
     }
-    if (a.dir == Dir::read && !stage.empty() && *moved > 0) unpack(data, *moved, a.buf, a.type);
+    if (a.dir == Dir::read && !stage.empty() && *moved > 0) {
+        if (convert == nullptr) {
+            unpack(data, *moved, a.buf, a.type);
+        } else if (const int whole = static_cast<int>(*moved / a.type->size); whole > 0) {
+            // Whole elements only: a read that ended inside one leaves it be.
+            if (const int rc = convert(a.buf, a.type, whole, data, 0, f->rep->extra); rc != MPI_SUCCESS && cls == MPI_SUCCESS)
+                cls = rc;
+        }
+    }
     if (a.where == Where::individual) f->pos = first + static_cast<MPI_Offset>(*moved) / esize;
     return cls;
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 
 #include "mpi/checks.hpp"
 #include "mpi/io/file.hpp"
@@ -133,6 +134,47 @@ int seek_target(const ftmpi_file_s &f, MPI_Offset offset, int whence, MPI_Offset
     return MPI_SUCCESS;
 }
 
+// Registered data representations, by name; never removed.
+std::deque<Datarep> g_datareps;
+
+const Datarep *find_datarep(const char *name) {
+    for (const Datarep &d : g_datareps)
+        if (d.name == name) return &d;
+    return nullptr;
+}
+
+// Why `rep` cannot describe `t` in a file here (null: it can): ftmpi takes a
+// representation only where the file extent of every predefined type in t's
+// signature is its native size. *err: the class (the extent function's own
+// if that failed).
+const char *datarep_problem(const Datarep &rep, MPI_Datatype t, int *err, char *why, std::size_t why_len) {
+    for (const SigRun &run : layout_of(t).sig) {
+        MPI_Aint extent = 0;
+        if (const int rc = rep.extent(run.type, &extent, rep.extra); rc != MPI_SUCCESS) {
+            *err = rc;
+            std::snprintf(why, why_len, "the dtype_file_extent_fn of data representation \"%.64s\" returned %d",
+                          rep.name.c_str(), rc);
+            return why;
+        }
+        if (extent != static_cast<MPI_Aint>(run.type->size)) {
+            *err = MPI_ERR_UNSUPPORTED_DATAREP;
+            std::snprintf(why, why_len,
+                          "data representation \"%.64s\" gives %s a file extent of %ld bytes, not its native %zu "
+                          "(ftmpi supports only representations of native sizes)",
+                          rep.name.c_str(), run.type->name, static_cast<long>(extent), run.type->size);
+            return why;
+        }
+    }
+    return nullptr;
+}
+
+// A short hash of a representation's name, voted on with the etype's extent.
+long long name_hash(const char *s) {
+    unsigned long long h = 1469598103934665603ull;
+    for (; *s != '\0'; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
+    return static_cast<long long>(h >> 24);
+}
+
 int check_committed(const char *call, MPI_File f, MPI_Datatype t, const char *arg) {
     FTMPI_TRY(check_type(call, f->comm, t, arg));
     if (t->committed) return MPI_SUCCESS;
@@ -155,7 +197,8 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     if (info != MPI_INFO_NULL && info->magic != Magic::info)
         return raise(fh->comm, MPI_ERR_INFO, call, "invalid info (argument info)");
     int err = MPI_SUCCESS;
-    char why[160] = "";
+    char why[256] = "";
+    const Datarep *rep = nullptr;
     const bool sequential = (fh->amode & MPI_MODE_SEQUENTIAL) != 0;
     if (disp == MPI_DISPLACEMENT_CURRENT && !sequential) {
         err = MPI_ERR_ARG;
@@ -173,25 +216,33 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     } else if (disp < 0) {
         err = MPI_ERR_ARG;
         std::snprintf(why, sizeof why, "negative displacement %lld (argument disp)", static_cast<long long>(disp));
-    } else if (std::strcmp(datarep, "native") != 0) {
+    } else if (std::strcmp(datarep, "native") != 0 && (rep = find_datarep(datarep)) == nullptr) {
         err = MPI_ERR_UNSUPPORTED_DATAREP;
-        std::snprintf(why, sizeof why, "data representation \"%.64s\" (only \"native\" is supported)", datarep);
+        std::snprintf(why, sizeof why,
+                      "data representation \"%.64s\" (\"native\" or one registered with MPI_Register_datarep; "
+                      "\"internal\" and \"external32\" are not supported)",
+                      datarep);
     } else if (const char *p = filetype_problem(etype, filetype)) {
         err = MPI_ERR_TYPE;
         std::snprintf(why, sizeof why, "%s (arguments etype and filetype)", p);
+    } else if (rep != nullptr && (datarep_problem(*rep, etype, &err, why, sizeof why) != nullptr ||
+                                  datarep_problem(*rep, filetype, &err, why, sizeof why) != nullptr)) {
+        // err and why are set
     }
-    // Every member's outcome, and the etype's extent, which must agree.
+    // Every member's outcome, and the etype's extent and datarep, which must agree.
     int first;
     bool same;
-    vote(fh->comm, err, static_cast<long long>(etype->extent), &first, &same);
+    vote(fh->comm, err, static_cast<long long>(etype->extent) ^ name_hash(datarep), &first, &same);
     if (first == MPI_SUCCESS && !same) {
         first = MPI_ERR_NOT_SAME;
-        std::snprintf(why, sizeof why, "the etype's extent differs between processes (%ld here)",
-                      static_cast<long>(etype->extent));
+        std::snprintf(why, sizeof why,
+                      "the etype's extent or the data representation differs between processes (%ld, \"%.64s\" here)",
+                      static_cast<long>(etype->extent), datarep);
     }
     if (first != MPI_SUCCESS)
         return raise(fh->comm, first, call, "%s", why[0] != '\0' ? why : "failed at another process");
     install_view(*fh, disp, etype, filetype);
+    fh->rep = rep;
     if (info != MPI_INFO_NULL) merge_hints(fh->info, info);
     // The shared file pointer goes back to 0 too (nothing to do while no
     // process has used it: no sidecar).
@@ -217,7 +268,31 @@ int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Da
     dt_new_handle(fh->filetype);
     *etype = fh->etype;
     *filetype = fh->filetype;
-    std::snprintf(datarep, MPI_MAX_DATAREP_STRING, "native");
+    std::snprintf(datarep, MPI_MAX_DATAREP_STRING, "%s", fh->rep != nullptr ? fh->rep->name.c_str() : "native");
+    return MPI_SUCCESS;
+}
+
+// Local (MPI 3.1 §13.5.3). The names "native", "internal" and "external32"
+// are taken.
+int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                         MPI_Datarep_conversion_function *write_conversion_fn,
+                         MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
+    const char *call = "MPI_Register_datarep";
+    // Errors go to MPI_FILE_NULL's handler (no file is involved).
+    FTMPI_TRY(check_init(call));
+    if (datarep == nullptr) return raise_file_null(MPI_ERR_ARG, call, "argument datarep is NULL");
+    if (dtype_file_extent_fn == nullptr)
+        return raise_file_null(MPI_ERR_ARG, call, "argument dtype_file_extent_fn is NULL");
+    if (datarep[0] == '\0' || std::strlen(datarep) >= MPI_MAX_DATAREP_STRING)
+        return raise_file_null(MPI_ERR_ARG, call, "the name must have 1 to %d characters (argument datarep)",
+                               MPI_MAX_DATAREP_STRING - 1);
+    for (const char *taken : {"native", "internal", "external32"})
+        if (std::strcmp(datarep, taken) == 0)
+            return raise_file_null(MPI_ERR_DUP_DATAREP, call, "\"%s\" is a predefined data representation", datarep);
+    if (find_datarep(datarep) != nullptr)
+        return raise_file_null(MPI_ERR_DUP_DATAREP, call, "data representation \"%.64s\" is already registered",
+                               datarep);
+    g_datareps.push_back({datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state});
     return MPI_SUCCESS;
 }
 
@@ -227,7 +302,13 @@ int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exten
     FTMPI_TRY(check_file(call, fh));
     FTMPI_CHECK(check_type(call, fh->comm, datatype));
     FTMPI_CHECK(check_nonnull(call, fh->comm, extent, "extent"));
-    *extent = datatype->extent;
+    if (fh->rep != nullptr) {
+        int err = MPI_SUCCESS;
+        char why[256];
+        if (datarep_problem(*fh->rep, datatype, &err, why, sizeof why) != nullptr)
+            return raise(fh->comm, err, call, "%s", why);
+    }
+    *extent = datatype->extent;  // the representation's sizes are native
     return MPI_SUCCESS;
 }
 

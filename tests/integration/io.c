@@ -21,6 +21,9 @@
  *   errors     amode errors, uniform open failure, MPI_ERR_NOT_SAME,
  *              access errors, data representations, file error handlers,
  *              DELETE_ON_CLOSE, APPEND
+ *   datareps   MPI_Register_datarep: a byte-reversing representation
+ *              written, checked with POSIX, read back; conversion errors;
+ *              refused representations (other sizes, unknown, not the same)
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -654,6 +657,126 @@ static void errors(void) {
     if (rank == 0) MPI_OK(MPI_File_delete(path, MPI_INFO_NULL));
 }
 
+/* A user data representation (MPI_Register_datarep): "ftmpi-test-swapped"
+ * stores MPI_INT and MPI_DOUBLE byte-reversed, at their native sizes; other
+ * types fail to convert (MPI_ERR_CONVERSION). `extra` counts the calls. */
+static void swap_copy(unsigned char *to, const unsigned char *from, int count, int esize) {
+    for (int i = 0; i < count; ++i)
+        for (int b = 0; b < esize; ++b) to[i * esize + b] = from[i * esize + esize - 1 - b];
+}
+
+static int swap_convert(void *userbuf, MPI_Datatype type, int count, void *filebuf, MPI_Offset position, void *extra,
+                        int to_file) {
+    if (type != MPI_INT && type != MPI_DOUBLE) return MPI_ERR_CONVERSION;
+    int esize;
+    MPI_Type_size(type, &esize);
+    unsigned char *user = (unsigned char *)userbuf + position * esize;
+    if (to_file) swap_copy(filebuf, user, count, esize);
+    else swap_copy(user, filebuf, count, esize);
+    ++*(int *)extra;
+    return MPI_SUCCESS;
+}
+
+static int swap_write(void *userbuf, MPI_Datatype type, int count, void *filebuf, MPI_Offset position, void *extra) {
+    return swap_convert(userbuf, type, count, filebuf, position, extra, 1);
+}
+
+static int swap_read(void *userbuf, MPI_Datatype type, int count, void *filebuf, MPI_Offset position, void *extra) {
+    return swap_convert(userbuf, type, count, filebuf, position, extra, 0);
+}
+
+static int native_extent(MPI_Datatype type, MPI_Aint *extent, void *extra) {
+    (void)extra;
+    MPI_Aint lb;
+    return MPI_Type_get_extent(type, &lb, extent);
+}
+
+static int wide_extent(MPI_Datatype type, MPI_Aint *extent, void *extra) {
+    (void)extra;
+    MPI_Aint lb;
+    MPI_Type_get_extent(type, &lb, extent);
+    *extent *= 2;
+    return MPI_SUCCESS;
+}
+
+static int int_swapped(int v) {
+    int out;
+    swap_copy((unsigned char *)&out, (const unsigned char *)&v, 1, (int)sizeof v);
+    return out;
+}
+
+static void datareps(void) {
+    enum { N = 64 };
+    char path[300];
+    path_of(path, sizeof path, "datarep");
+    int calls = 0;
+    MPI_OK(MPI_Register_datarep("ftmpi-test-swapped", swap_read, swap_write, native_extent, &calls));
+    expect_class(MPI_Register_datarep("ftmpi-test-swapped", swap_read, swap_write, native_extent, NULL),
+                 MPI_ERR_DUP_DATAREP, "registering a name twice");
+    expect_class(MPI_Register_datarep("external32", swap_read, swap_write, native_extent, NULL), MPI_ERR_DUP_DATAREP,
+                 "registering external32");
+    MPI_OK(MPI_Register_datarep("ftmpi-test-wide", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, wide_extent, NULL));
+    MPI_OK(MPI_Register_datarep("ftmpi-test-asis", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, native_extent, NULL));
+
+    MPI_File fh;
+    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    const MPI_Offset disp = (MPI_Offset)rank * N * (MPI_Offset)sizeof(int);
+    MPI_OK(MPI_File_set_view(fh, disp, MPI_INT, MPI_INT, "ftmpi-test-swapped", MPI_INFO_NULL));
+    MPI_Offset d;
+    MPI_Datatype et, ft;
+    char rep[MPI_MAX_DATAREP_STRING];
+    MPI_OK(MPI_File_get_view(fh, &d, &et, &ft, rep));
+    CHECK(strcmp(rep, "ftmpi-test-swapped") == 0 && d == disp, "get_view: \"%s\" at %lld", rep, (long long)d);
+    MPI_Aint ext = 0;
+    MPI_OK(MPI_File_get_type_extent(fh, MPI_DOUBLE, &ext));
+    CHECK(ext == (MPI_Aint)sizeof(double), "get_type_extent(MPI_DOUBLE) under the swapped representation: %ld", (long)ext);
+
+    int out[N], back[N];
+    for (int i = 0; i < N; ++i) out[i] = rank * 100000 + i * 7 + 1;
+    MPI_OK(MPI_File_write_all(fh, out, N, MPI_INT, MPI_STATUS_IGNORE));
+    CHECK(calls >= 1, "the write conversion was not called");
+    MPI_OK(MPI_File_sync(fh));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_OK(MPI_File_sync(fh));
+    if (rank == 0) { /* the file holds every rank's ints byte-reversed */
+        size_t len;
+        unsigned char *b = slurp(path, &len);
+        CHECK(len == (size_t)size * N * sizeof(int), "%s has %zu bytes", path, len);
+        for (int r = 0; r < size; ++r)
+            for (int i = 0; i < N; ++i) {
+                int v;
+                memcpy(&v, b + ((size_t)r * N + (size_t)i) * sizeof v, sizeof v);
+                CHECK(v == int_swapped(r * 100000 + i * 7 + 1), "file int %d of rank %d: %d", i, r, v);
+            }
+        free(b);
+    }
+    /* read back through the representation: the values */
+    const int before = calls;
+    memset(back, 0, sizeof back);
+    MPI_OK(MPI_File_read_at_all(fh, 0, back, N, MPI_INT, MPI_STATUS_IGNORE));
+    CHECK(calls > before, "the read conversion was not called");
+    for (int i = 0; i < N; ++i) CHECK(back[i] == out[i], "read back int %d: %d, expected %d", i, back[i], out[i]);
+    /* a conversion's error is the access's */
+    short two[2] = {1, 2};
+    expect_class(MPI_File_write_at(fh, 0, two, 2, MPI_SHORT, MPI_STATUS_IGNORE), MPI_ERR_CONVERSION,
+                 "write whose conversion fails");
+    /* no conversion functions: the file's bytes as they are */
+    MPI_OK(MPI_File_set_view(fh, disp, MPI_INT, MPI_INT, "ftmpi-test-asis", MPI_INFO_NULL));
+    MPI_OK(MPI_File_read_at(fh, 0, back, N, MPI_INT, MPI_STATUS_IGNORE));
+    for (int i = 0; i < N; ++i) CHECK(back[i] == int_swapped(out[i]), "raw int %d: %d", i, back[i]);
+    /* sizes other than native, and representations that differ, are refused everywhere */
+    expect_class(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "ftmpi-test-wide", MPI_INFO_NULL),
+                 MPI_ERR_UNSUPPORTED_DATAREP, "a representation with 8-byte ints");
+    expect_class(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "nobody-registered-this", MPI_INFO_NULL),
+                 MPI_ERR_UNSUPPORTED_DATAREP, "an unknown representation");
+    if (size > 1)
+        expect_class(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, rank == 0 ? "native" : "ftmpi-test-asis", MPI_INFO_NULL),
+                     MPI_ERR_NOT_SAME, "representations that differ between ranks");
+    MPI_OK(MPI_File_close(&fh));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) MPI_OK(MPI_File_delete(path, MPI_INFO_NULL));
+}
+
 int main(int argc, char **argv) {
     tl_init(&argc, &argv, &rank, &size, 1);
     if (rank == 0) {
@@ -667,6 +790,7 @@ int main(int argc, char **argv) {
     indexed();
     shared();
     errors();
+    datareps();
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) {
         char path[300];
