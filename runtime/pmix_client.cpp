@@ -276,7 +276,62 @@ public:
         if (!left_) PMIx_Finalize(nullptr, 0);
     }
 
+    Names publish(const std::string &service, const std::string &port, std::string &why) override {
+        std::string key;
+        if (const Names n = name_key(service, key, why); n != Names::ok) return n;
+        pmix_info_t info;
+        PMIX_INFO_LOAD(&info, key.c_str(), port.c_str(), PMIX_STRING);
+        const pmix_status_t rc = PMIx_Publish(&info, 1);
+        PMIX_INFO_DESTRUCT(&info);
+        return name_status("PMIx_Publish", rc, why);
+    }
+
+    Names lookup(const std::string &service, std::string &port, std::string &why) override {
+        std::string key;
+        if (const Names n = name_key(service, key, why); n != Names::ok) return n;
+        pmix_pdata_t data;
+        PMIX_PDATA_CONSTRUCT(&data);
+        PMIX_LOAD_KEY(data.key, key.c_str());
+        const pmix_status_t rc = PMIx_Lookup(&data, 1, nullptr, 0);
+        Names n = name_status("PMIx_Lookup", rc, why);
+        if (n == Names::ok) {
+            if (data.value.type == PMIX_STRING && data.value.data.string != nullptr) port = data.value.data.string;
+            else n = Names::not_found;
+        }
+        PMIX_PDATA_DESTRUCT(&data);
+        return n;
+    }
+
+    Names unpublish(const std::string &service, std::string &why) override {
+        std::string key;
+        if (const Names n = name_key(service, key, why); n != Names::ok) return n;
+        char *keys[] = {key.data(), nullptr};
+        return name_status("PMIx_Unpublish", PMIx_Unpublish(keys, nullptr, 0), why);
+    }
+
 private:
+    // The PMIx key of a service name (keys are short: longer names are refused).
+    Names name_key(const std::string &service, std::string &key, std::string &why) const {
+        if (left_) {
+            why = "no name service: this job's PMIx server (not ftmpirun) was left after the wire-up";
+            return Names::unavailable;
+        }
+        key = "ftmpi.service." + service;
+        if (key.size() >= PMIX_MAX_KEYLEN) {
+            why = "the service name is too long (at most " + std::to_string(PMIX_MAX_KEYLEN - 15) + " characters)";
+            return Names::unavailable;
+        }
+        return Names::ok;
+    }
+
+    static Names name_status(const char *call, pmix_status_t rc, std::string &why) {
+        if (rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED) return Names::ok;
+        if (rc == PMIX_ERR_NOT_FOUND) return Names::not_found;
+        if (rc == PMIX_EXISTS) return Names::exists;
+        why = std::string(call) + ": " + PMIx_Error_string(rc);
+        return Names::unavailable;
+    }
+
     static constexpr size_t k_no_handler = static_cast<size_t>(-1);
 
     void put_raw(const char *key, const void *data, std::size_t len) {
@@ -439,9 +494,23 @@ public:
     bool request_kill(int) override { return false; }
     void finalize() override {}
 
+    Names publish(const std::string &service, const std::string &port, std::string &) override {
+        return names_.emplace(service, port).second ? Names::ok : Names::exists;
+    }
+    Names lookup(const std::string &service, std::string &port, std::string &) override {
+        auto it = names_.find(service);
+        if (it == names_.end()) return Names::not_found;
+        port = it->second;
+        return Names::ok;
+    }
+    Names unpublish(const std::string &service, std::string &) override {
+        return names_.erase(service) != 0 ? Names::ok : Names::not_found;
+    }
+
 private:
     JobInfo job_;
     std::map<std::string, std::vector<char>> kv_;
+    std::map<std::string, std::string> names_;  // the name service of a one-process job
 };
 
 }  // namespace

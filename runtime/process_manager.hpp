@@ -56,6 +56,17 @@ public:
     // Tells the launcher this process finalized (if still connected). Never
     // waits for other processes.
     virtual void finalize() = 0;
+
+    // The name service (MPI_Publish_name, MPI_Lookup_name,
+    // MPI_Unpublish_name): service names mapped to port names, seen by every
+    // process of the job (a singleton's, by itself). Under ftmpirun it is
+    // the launcher's store (PMIx_Publish/Lookup/Unpublish); after leaving
+    // another server there is none (`unavailable`). `why` gets the reason of
+    // a failure.
+    enum class Names { ok, not_found, exists, unavailable };
+    virtual Names publish(const std::string &service, const std::string &port, std::string &why) = 0;
+    virtual Names lookup(const std::string &service, std::string &port, std::string &why) = 0;
+    virtual Names unpublish(const std::string &service, std::string &why) = 0;
 };
 
 // Connects to the PMIx server named in the environment, or returns a singleton
