@@ -8,6 +8,9 @@
 //
 // Not implemented yet (issue 15), each returning MPI_ERR_UNSUPPORTED_OPERATION
 // with its name: spawn, spawn_multiple, accept, connect, join and disconnect.
+// Spawning under a process manager that cannot start processes (Slurm's,
+// which ftmpi leaves after the wire-up; none, for a singleton) is
+// MPI_ERR_SPAWN, saying why.
 // No ftmpi process is ever spawned, so MPI_Comm_get_parent returns
 // MPI_COMM_NULL everywhere.
 #include <cstdio>
@@ -47,9 +50,23 @@ int check_service_args(const char *call, const char *service_name, MPI_Info info
 
 using Names = runtime::ProcessManager::Names;
 
-int not_yet(const char *call) {
-    return raise(MPI_COMM_NULL, MPI_ERR_UNSUPPORTED_OPERATION, call,
+int not_yet(const char *call, MPI_Comm comm = MPI_COMM_NULL) {
+    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, call,
                  "%s is not implemented by ftmpi yet (dynamic processes)", call);
+}
+
+// Spawning: MPI_ERR_SPAWN where the process manager cannot start processes,
+// else not implemented yet. Every member of `comm` gets the same answer.
+int spawn_error(const char *call, MPI_Comm comm, MPI_Comm *intercomm, int *errcodes, int nprocs) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    if (intercomm != nullptr) *intercomm = MPI_COMM_NULL;
+    const std::string why = g.pm->why_no_spawn();
+    const int code = why.empty() ? MPI_ERR_UNSUPPORTED_OPERATION : MPI_ERR_SPAWN;
+    if (errcodes != MPI_ERRCODES_IGNORE)
+        for (int i = 0; i < nprocs; ++i) errcodes[i] = code;
+    if (why.empty()) return not_yet(call, comm);
+    return raise(comm, MPI_ERR_SPAWN, call, "cannot spawn: %s", why.c_str());
 }
 
 }  // namespace
@@ -142,25 +159,17 @@ int MPI_Comm_get_parent(MPI_Comm *parent) {
     return MPI_SUCCESS;
 }
 
-int MPI_Comm_spawn(const char *, char *[], int maxprocs, MPI_Info, int, MPI_Comm, MPI_Comm *intercomm,
+int MPI_Comm_spawn(const char *, char *[], int maxprocs, MPI_Info, int, MPI_Comm comm, MPI_Comm *intercomm,
                    int array_of_errcodes[]) {
-    FTMPI_TRY(check_init("MPI_Comm_spawn"));
-    if (intercomm != nullptr) *intercomm = MPI_COMM_NULL;
-    if (array_of_errcodes != MPI_ERRCODES_IGNORE)
-        for (int i = 0; i < maxprocs; ++i) array_of_errcodes[i] = MPI_ERR_UNSUPPORTED_OPERATION;
-    return not_yet("MPI_Comm_spawn");
+    return spawn_error("MPI_Comm_spawn", comm, intercomm, array_of_errcodes, maxprocs);
 }
 
 int MPI_Comm_spawn_multiple(int count, char *[], char **[], const int array_of_maxprocs[], const MPI_Info[], int,
-                            MPI_Comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
-    FTMPI_TRY(check_init("MPI_Comm_spawn_multiple"));
-    if (intercomm != nullptr) *intercomm = MPI_COMM_NULL;
-    if (array_of_errcodes != MPI_ERRCODES_IGNORE && array_of_maxprocs != nullptr) {
-        int n = 0;
-        for (int i = 0; i < count; ++i) n += array_of_maxprocs[i] > 0 ? array_of_maxprocs[i] : 0;
-        for (int i = 0; i < n; ++i) array_of_errcodes[i] = MPI_ERR_UNSUPPORTED_OPERATION;
-    }
-    return not_yet("MPI_Comm_spawn_multiple");
+                            MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
+    int n = 0;
+    for (int i = 0; array_of_maxprocs != nullptr && i < count; ++i)
+        n += array_of_maxprocs[i] > 0 ? array_of_maxprocs[i] : 0;
+    return spawn_error("MPI_Comm_spawn_multiple", comm, intercomm, array_of_errcodes, n);
 }
 
 int MPI_Comm_accept(const char *, MPI_Info, int, MPI_Comm, MPI_Comm *newcomm) {

@@ -276,6 +276,12 @@ public:
         if (!left_) PMIx_Finalize(nullptr, 0);
     }
 
+    std::string why_no_spawn() const override {
+        if (stay_) return "";
+        return "this job's PMIx server is not ftmpirun's (Slurm's srun or another launcher): ftmpi leaves it after "
+               "the wire-up, and it does not start processes for a running job";
+    }
+
     Names publish(const std::string &service, const std::string &port, std::string &why) override {
         std::string key;
         if (const Names n = name_key(service, key, why); n != Names::ok) return n;
@@ -493,6 +499,10 @@ public:
     [[noreturn]] void abort(int code, const std::string &) override { ::_exit(code != 0 ? code : 1); }
     bool request_kill(int) override { return false; }
     void finalize() override {}
+
+    std::string why_no_spawn() const override {
+        return "a process started without a launcher (a singleton) has no process manager to start processes";
+    }
 
     Names publish(const std::string &service, const std::string &port, std::string &) override {
         return names_.emplace(service, port).second ? Names::ok : Names::exists;

@@ -63,6 +63,10 @@ public:
     // the launcher's store (PMIx_Publish/Lookup/Unpublish); after leaving
     // another server there is none (`unavailable`). `why` gets the reason of
     // a failure.
+    // Why this process manager cannot start processes for the job
+    // (MPI_Comm_spawn), or "" when it can be asked to.
+    virtual std::string why_no_spawn() const = 0;
+
     enum class Names { ok, not_found, exists, unavailable };
     virtual Names publish(const std::string &service, const std::string &port, std::string &why) = 0;
     virtual Names lookup(const std::string &service, std::string &port, std::string &why) = 0;
