@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "job_guard.hpp"
 #include "pmix_server.hpp"
 #include "process_group.hpp"
+#include "runtime/config.hpp"
 #include "upcall_queue.hpp"
 
 extern char** environ;
@@ -157,6 +159,8 @@ class Runner {
   // Every rank still there is stopped while another finalized and left
   // (check_stranded): since then, and when to look again.
   std::optional<Clock::time_point> stranded_since_, stranded_check_;
+  // The ranks' FTMPI_FT_TIMEOUT_MS (in the environment spawn_all gives them).
+  std::chrono::milliseconds ft_timeout_{ftmpi::runtime::Config{}.FT_TIMEOUT_MS};
   std::optional<int> last_abort_, no_ft_code_;
   std::optional<int> unstarted_;  // a rank that exited without ever connecting to PMIx
   std::optional<int> start_blocker_;  // the one of those that ended the job (check_unstarted)
@@ -220,6 +224,13 @@ void Runner::spawn_all(const BindingPlan& plan) {
     }
   }
   extra.push_back("FTMPI_LAUNCHER=ftmpirun");
+  // What the ranks' detectors will use (the last setting wins), for check_stranded.
+  for (const auto* list : {&base, &extra})
+    for (const std::string& kv : *list)
+      if (kv.rfind("FTMPI_FT_TIMEOUT_MS=", 0) == 0) {
+        const long ms = std::strtol(kv.c_str() + std::strlen("FTMPI_FT_TIMEOUT_MS="), nullptr, 10);
+        if (ms > 0) ft_timeout_ = std::chrono::milliseconds(ms);
+      }
   if (!o_.ft) extra.push_back("FTMPI_FT=0");  // MPIX_FT tells the ranks
   if (!o_.initial_errhandler.empty()) extra.push_back("FTMPI_ERRHANDLER=" + o_.initial_errhandler);
 
@@ -532,8 +543,8 @@ void Runner::loop() {
 // A fault-tolerant job whose other ranks have ended (finalized, or failed)
 // while the ranks still there are stopped (SIGSTOP, not a debugger's trace stop) can never
 // end: the failure detectors that would have found them left with the
-// others. After the detector's timeout (FTMPI_FT_TIMEOUT_MS, as the ranks
-// read it) they are killed as failed processes.
+// others. After the detector's timeout (FTMPI_FT_TIMEOUT_MS as the ranks
+// got it, -x included) they are killed as failed processes.
 void Runner::check_stranded(Clock::time_point now) {
   stranded_check_.reset();
   if (!o_.ft || teardown_ || live_ == 0) {
@@ -551,9 +562,7 @@ void Runner::check_stranded(Clock::time_point now) {
     return;
   }
   if (!stranded_since_) stranded_since_ = now;
-  const char* env = std::getenv("FTMPI_FT_TIMEOUT_MS");
-  const auto grace = std::chrono::milliseconds(env != nullptr && std::atoi(env) > 0 ? std::atoi(env) : 1000);
-  if (now - *stranded_since_ < grace) {
+  if (now - *stranded_since_ < ft_timeout_) {
     stranded_check_ = now + kStrandedPoll;
     return;
   }

@@ -452,17 +452,15 @@ void handle(MPI_Comm c, int tag, int from, const std::vector<char> &payload) {
     else if (tag == decide_tag) {
         const bool news = !inst->decided;
         decide(*inst, std::move(words), std::move(failed));
-        if (w.seq == k_finalize_seq) {
-            inst->heard.insert(from);
-            if (news)
-                for (int peer : neighbours(c)) ft_send(c, peer, decide_tag, encode(c, *inst, true, inst->value, inst->failed));
-        }
+        if (w.seq == k_finalize_seq) inst->heard.insert(from);
+        if (!news) return;
+        const auto msg = encode(c, *inst, true, inst->value, inst->failed);
+        if (w.seq == k_finalize_seq)  // forwarded on first receipt (finalize_agreement)
+            for (int peer : neighbours(c)) ft_send(c, peer, decide_tag, msg);
         // Members that re-routed their request here (this process was taken
         // for the coordinator before it knew) wait for this decision.
-        if (news)
-            for (const auto &[r, contribution] : inst->got)
-                if (r != c->rank && !member_failed(c, r))
-                    ft_send(c, r, decide_tag, encode(c, *inst, true, inst->value, inst->failed));
+        for (const auto &[r, contribution] : inst->got)
+            if (r != c->rank && !member_failed(c, r)) ft_send(c, r, decide_tag, msg);
     }
 }
 

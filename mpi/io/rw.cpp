@@ -154,33 +154,26 @@ int check_access(const Access &a, char *why, std::size_t why_len) {
 int perform(const Access &a, int err, bool aggregate, std::size_t *moved, int *sys) {
     MPI_File f = a.f;
     const bool write = a.dir == Dir::write;
+    const std::size_t bytes = static_cast<std::size_t>(a.count) * a.type->size;
+    std::vector<char> stage;
+    char *data = static_cast<char *>(a.buf);
+    // A registered representation's conversion moves the data between the
+    // user's buffer and the file's form (packed, the sizes native).
+    MPI_Datarep_conversion_function *convert = f->rep == nullptr ? nullptr : write ? f->rep->write : f->rep->read;
+    if (err == MPI_SUCCESS && (!a.type->contiguous || convert != nullptr) && bytes > 0) {
+        stage.resize(bytes);
+        data = stage.data();
+        if (write && convert != nullptr) err = convert(a.buf, a.type, a.count, data, 0, f->rep->extra);
+        else if (write) pack(a.buf, static_cast<std::size_t>(a.count), a.type, data);
+    }
     int cls = MPI_SUCCESS;
     if (err != MPI_SUCCESS) {
         if (aggregate) two_phase(*f, write, {}, nullptr, err, &cls, moved, sys);
         return err;
     }
-    const std::size_t bytes = static_cast<std::size_t>(a.count) * a.type->size;
     const MPI_Offset first = a.where == Where::individual ? f->pos : a.offset;
     const auto esize = static_cast<MPI_Offset>(f->etype->size);
     const std::vector<Extent> runs = view_extents(*f, first * esize, bytes);
-    std::vector<char> stage;
-    char *data = static_cast<char *>(a.buf);
-    // A registered representation's conversion moves the data between the
-    // user's buffer and the file's form (packed, the sizes native).
-    MPI_Datarep_conversion_function *convert =
-        f->rep == nullptr ? nullptr : a.dir == Dir::write ? f->rep->write : f->rep->read;
-    if ((!a.type->contiguous || convert != nullptr) && bytes > 0) {
-        stage.resize(bytes);
-        data = stage.data();
-        if (a.dir == Dir::write && convert != nullptr) {
-            if (const int rc = convert(a.buf, a.type, a.count, data, 0, f->rep->extra); rc != MPI_SUCCESS) {
-                if (aggregate) two_phase(*f, write, {}, nullptr, rc, &cls, moved, sys);
-                return rc;
-            }
-        } else if (a.dir == Dir::write) {
-            pack(a.buf, static_cast<std::size_t>(a.count), a.type, data);
-        }
-    }
     *moved = 0;
     if (!aggregate || !two_phase(*f, write, runs, data, MPI_SUCCESS, &cls, moved, sys)) {
         RangeLock lock(*f, runs, a.dir);
@@ -189,7 +182,7 @@ int perform(const Access &a, int err, bool aggregate, std::size_t *moved, int *s
         cls = *sys != 0 ? io_error_class(*sys) : MPI_SUCCESS;
         if (aggregate && write && *sys == 0) start_writeback(f->fd, runs, *moved);
     }
-    if (a.dir == Dir::read && !stage.empty() && *moved > 0) {
+    if (!write && !stage.empty() && *moved > 0) {
         if (convert == nullptr) {
             unpack(data, *moved, a.buf, a.type);
         } else if (const int whole = static_cast<int>(*moved / a.type->size); whole > 0) {
