@@ -56,9 +56,10 @@ struct Detector::State {
     Ms max_gap{0};
 };
 
-Detector::Detector(FailedSet &set, std::unique_ptr<transport::ControlChannel> channel, int rank, DetectorOptions opt,
-                   std::function<bool(int)> kill)
-    : set_(set), channel_(std::move(channel)), rank_(rank), opt_(opt), kill_(std::move(kill)) {}
+Detector::Detector(FailedSet &set, std::unique_ptr<transport::ControlChannel> channel, int rank, int size,
+                   int id_base, DetectorOptions opt, std::function<bool(int)> kill)
+    : set_(set), channel_(std::move(channel)), rank_(rank), size_(size), base_(id_base), opt_(opt),
+      kill_(std::move(kill)) {}
 
 Detector::~Detector() { stop(false); }
 
@@ -74,7 +75,8 @@ void Detector::stop(bool goodbye) {
 
 void Detector::run() {
     State s;
-    s.n = set_.job_size();
+    s.n = size_;
+    const int self = base_ + rank_;
     s.gone.assign(static_cast<std::size_t>(s.n), false);
     s.last_sync.assign(static_cast<std::size_t>(s.n), Clock::time_point{});
     for (int k = 1; k < s.n; k *= 2) {
@@ -102,13 +104,13 @@ void Detector::run() {
             const std::size_t c = std::min(per_msg, to - i);
             auto msg = header(Type::failed, c);
             for (std::size_t j = 0; j < c; ++j) {
-                const std::int32_t r = set_.at(i + j);
+                const std::int32_t r = set_.at(i + j);  // a process id
                 std::memcpy(msg.data() + sizeof(Header) + j * sizeof r, &r, sizeof r);
             }
             out(peer, msg);
         }
     };
-    auto alive = [&](int r) { return r != rank_ && !set_.contains(r) && !s.gone[static_cast<std::size_t>(r)]; };
+    auto alive = [&](int r) { return r != rank_ && !set_.contains(base_ + r) && !s.gone[static_cast<std::size_t>(r)]; };
     auto update_ring = [&](Clock::time_point now) {
         int pred = -1, succ = -1;
         for (int i = 1; i < s.n && pred < 0; ++i)
@@ -145,7 +147,7 @@ void Detector::run() {
         if (size == s.spread) return;
         const std::size_t from = s.spread;
         for (std::size_t i = from; i < size; ++i) {
-            if (set_.at(i) == rank_) excluded();
+            if (set_.at(i) == self) excluded();
             s.digest ^= mix(static_cast<std::uint32_t>(set_.at(i)));
         }
         s.spread = size;
@@ -179,8 +181,8 @@ void Detector::run() {
             for (std::size_t j = 0; j < count; ++j) {
                 std::int32_t r;
                 std::memcpy(&r, static_cast<const char *>(data) + sizeof h + j * sizeof r, sizeof r);
-                if (r == rank_) excluded();
-                if (set_.add(r)) FTMPI_INFO("rank %d is failed (told by rank %d)", r, from);
+                if (r == self) excluded();
+                if (set_.add(r)) FTMPI_INFO("process %d is failed (told by rank %d)", r, from);
             }
             break;
         }
@@ -202,7 +204,7 @@ void Detector::run() {
             const int r = static_cast<int>(lost.peer);
             if (r < 0 || r >= s.n || !alive(r)) continue;
             if (lost.certain) {
-                if (set_.add(r)) FTMPI_INFO("rank %d is failed: its liveness link closed", r);
+                if (set_.add(base_ + r)) FTMPI_INFO("rank %d is failed: its liveness link closed", r);
             } else if (r == s.pred) {
                 // Died, or leaving normally: its goodbye would come at once.
                 // Without one, the heartbeat timeout fires `grace` from now.
@@ -218,20 +220,20 @@ void Detector::run() {
         }
         if (s.pred >= 0 && now - s.last_heard > timeout) {
             const int suspect = s.pred;
-            if (set_.add(suspect)) {
+            if (set_.add(base_ + suspect)) {
                 if (s.pred_ended)
                     FTMPI_INFO("rank %d is failed: its process ended (liveness link reset) and no goodbye came", suspect);
                 else
                     FTMPI_WARN("rank %d is failed: no heartbeat for %lld ms", suspect,
                                static_cast<long long>(std::chrono::duration_cast<Ms>(now - s.last_heard).count()));
-                if (!kill_(suspect)) FTMPI_INFO("the launcher cannot kill rank %d; it will exclude itself", suspect);
+                if (!kill_(base_ + suspect)) FTMPI_INFO("the launcher cannot kill rank %d; it will exclude itself", suspect);
             }
             continue;  // spread it and move to the next predecessor
         }
         for (std::size_t i = s.retry.size(); i > 0; --i) {  // one pass over what was refused
             auto item = std::move(s.retry.front());
             s.retry.pop_front();
-            if (set_.contains(item.first)) continue;
+            if (set_.contains(base_ + item.first)) continue;
             if (!channel_->send(static_cast<transport::PeerId>(item.first), item.second.data(), item.second.size()))
                 s.retry.push_back(std::move(item));
         }

@@ -42,9 +42,12 @@ struct DetectorOptions {
 
 class Detector {
 public:
-    // `kill` asks the launcher to kill a job rank; false when it cannot.
-    Detector(FailedSet &set, std::unique_ptr<transport::ControlChannel> channel, int rank, DetectorOptions opt,
-             std::function<bool(int)> kill);
+    // The ring is the job's `size` ranks, and the control channel's peers
+    // are those ranks; the failed set holds process ids (rank r is id_base + r:
+    // runtime/process_manager.hpp), and so do failure messages. `kill` asks
+    // the launcher to kill a process id; false when it cannot.
+    Detector(FailedSet &set, std::unique_ptr<transport::ControlChannel> channel, int rank, int size, int id_base,
+             DetectorOptions opt, std::function<bool(int)> kill);
     ~Detector();
     Detector(const Detector &) = delete;
     Detector &operator=(const Detector &) = delete;
@@ -63,6 +66,8 @@ private:
     FailedSet &set_;
     std::unique_ptr<transport::ControlChannel> channel_;
     int rank_;
+    int size_;
+    int base_;
     DetectorOptions opt_;
     std::function<bool(int)> kill_;
     std::atomic<bool> stopping_{false};

@@ -1,4 +1,5 @@
-// The process-wide set of failed processes (job ranks), shared by every thread.
+// The process-wide set of failed processes (process ids:
+// runtime/process_manager.hpp), shared by every thread.
 //
 // Append-only: a process never leaves it, and its order is the order in which
 // this process learned of the failures (the order MPIX_Comm_get_failed
@@ -16,7 +17,7 @@ namespace ftmpi::ft {
 
 class FailedSet {
 public:
-    // Sizes the set for a job of `n` processes and empties it. Init only.
+    // Sizes the set for process ids below `n` and empties it. Init only.
     void reset(int n) {
         n_ = n;
         bits_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(n));

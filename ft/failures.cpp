@@ -23,9 +23,9 @@ void wake_detector() {
 }
 
 // PMIx event thread.
-void on_terminated(int rank) {
-    FTMPI_DEBUG("launcher event: rank %d terminated", rank);
-    failures().note_failed(rank);
+void on_terminated(int id) {
+    FTMPI_DEBUG("launcher event: process %d terminated", id);
+    failures().note_failed(id);
 }
 
 }  // namespace
@@ -35,29 +35,29 @@ Failures &failures() {
     return instance;
 }
 
-void Failures::attach(transport::Transport *t, int job_size) {
+void Failures::attach(transport::Transport *t, int id_limit) {
     if (t == nullptr) {
         runtime::set_terminated_handler(nullptr);
         transport_ = nullptr;
         return;
     }
     transport_ = t;
-    shared_.reset(job_size);
+    shared_.reset(id_limit);
     ingested_ = 0;
-    failed_.assign(static_cast<std::size_t>(job_size), false);
+    failed_.assign(static_cast<std::size_t>(id_limit), false);
     order_.clear();
     t->set_unreachable_hook([this](transport::PeerId peer) { declare_failed(static_cast<int>(peer)); });
     runtime::set_terminated_handler(&on_terminated);  // hands over notices queued since PMIx_Init
 }
 
-void Failures::start_detector(std::unique_ptr<transport::ControlChannel> channel, int rank,
-                              runtime::ProcessManager &pm) {
+void Failures::start_detector(std::unique_ptr<transport::ControlChannel> channel, runtime::ProcessManager &pm) {
     if (!channel) return;
     const auto &cfg = runtime::config();
     DetectorOptions opt;
     opt.period_ms = cfg.FT_PERIOD_MS;
     opt.timeout_ms = cfg.FT_TIMEOUT_MS;
-    g_detector = std::make_unique<Detector>(shared_, std::move(channel), rank, opt,
+    const auto &job = pm.job();
+    g_detector = std::make_unique<Detector>(shared_, std::move(channel), job.rank, job.size, job.id_base, opt,
                                             [&pm](int victim) { return pm.request_kill(victim); });
     g_detector->start();
     g_running.store(g_detector.get(), std::memory_order_release);
@@ -89,7 +89,7 @@ void Failures::ingest() {
         failed_[static_cast<std::size_t>(peer)] = true;
         order_.push_back(peer);
         ++epoch_;
-        FTMPI_INFO("rank %d is failed", peer);
+        FTMPI_INFO("process %d is failed", peer);
         if (transport_ != nullptr) transport_->mark_failed(static_cast<transport::PeerId>(peer));
     }
 }

@@ -28,11 +28,13 @@ namespace ftmpi::ft {
 
 class Failures {
 public:
-    // Init: sizes the record for the job, takes the transport's unreachable
-    // reports and the launcher's events. attach(nullptr, 0) detaches (finalize).
-    void attach(transport::Transport *t, int job_size);
-    // Init, after attach: starts the heartbeat detector on `channel` (null: none).
-    void start_detector(std::unique_ptr<transport::ControlChannel> channel, int rank, runtime::ProcessManager &pm);
+    // Init: sizes the record for process ids below `id_limit`, takes the
+    // transport's unreachable reports and the launcher's events.
+    // attach(nullptr, 0) detaches (finalize).
+    void attach(transport::Transport *t, int id_limit);
+    // Init, after attach: starts the heartbeat detector of this job's ranks
+    // on `channel` (null: none).
+    void start_detector(std::unique_ptr<transport::ControlChannel> channel, runtime::ProcessManager &pm);
     // Finalize: stops the detector, telling the observer this process leaves normally.
     void stop_detector();
 

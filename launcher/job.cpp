@@ -143,6 +143,12 @@ pid_t spawn_child(const SpawnSpec& s) {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   if (s.cpus) ::sched_setaffinity(0, sizeof(cpu_set_t), s.cpus);
+  if (s.cwd && ::chdir(s.cwd) != 0) {
+    if (s.cwd_error_msg) {
+      [[maybe_unused]] ssize_t n = ::write(2, s.cwd_error_msg, std::strlen(s.cwd_error_msg));
+    }
+    ::_exit(127);
+  }
   ::execve(s.path, s.argv, s.envp);
   if (s.exec_error_msg) {
     [[maybe_unused]] ssize_t n = ::write(2, s.exec_error_msg, std::strlen(s.exec_error_msg));

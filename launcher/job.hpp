@@ -11,6 +11,8 @@
 namespace ftmpi::launcher {
 
 struct RankState {
+  int base = 0;             // the first process id of its namespace (0: the job MPI started)
+  int rank = 0;             // its rank there
   pid_t pid = -1;
   bool connected = false;   // client_connected seen (it is a PMIx client)
   bool finalized = false;   // client_finalized seen
@@ -63,6 +65,8 @@ struct SpawnSpec {
   const cpu_set_t* cpus = nullptr;  // null: inherit the launcher's affinity
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
   const char* exec_error_msg = nullptr;  // written to stderr if execve fails
+  const char* cwd = nullptr;             // null: the launcher's
+  const char* cwd_error_msg = nullptr;   // written to stderr if chdir fails
   // The process group to join: 0 starts a new one led by the child (whose
   // group id is then its pid), -1 stays in the launcher's.
   pid_t pgid = -1;

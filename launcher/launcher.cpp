@@ -27,6 +27,7 @@
 #include "pmix_server.hpp"
 #include "process_group.hpp"
 #include "runtime/config.hpp"
+#include "runtime/process_manager.hpp"
 #include "upcall_queue.hpp"
 
 extern char** environ;
@@ -43,9 +44,17 @@ constexpr auto kSignalGrace = std::chrono::milliseconds(500);  // signalled ones
 
 void say(const std::string& line) { write_all(2, "ftmpirun: " + line + "\n"); }
 
+// "rank R" for the job's ranks, "process I (rank R of spawned job B)" for
+// the ids MPI_Comm_spawn added.
+std::string label(int id, const RankState& st) {
+  if (st.base == 0) return "rank " + std::to_string(id);
+  return "process " + std::to_string(id) + " (rank " + std::to_string(st.rank) + " of the job spawned from id " +
+         std::to_string(st.base) + ")";
+}
+
 // "rank R (pid P) exited with code C" or "rank R (pid P) killed by signal N (SIGX)".
 std::string rank_end(int r, const RankState& st) {
-  std::string who = "rank " + std::to_string(r) + " (pid " + std::to_string(st.pid) + ") ";
+  std::string who = label(r, st) + " (pid " + std::to_string(st.pid) + ") ";
   if (!WIFSIGNALED(st.wait_status)) return who + "exited with code " + std::to_string(exit_code_of(st.wait_status));
   const int sig = WTERMSIG(st.wait_status);
   return who + "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
@@ -123,7 +132,12 @@ class Runner {
   void remove_regions();
   void end_leftovers();
   void setup_signals();
+  void prepare_env();
+  void start_process(int id, int base, int rank, int size, const std::string& path,
+                     const std::vector<std::string>& args, const std::vector<std::string>& app_env,
+                     const std::string& cwd, const RankBinding& b);
   void spawn_all(const BindingPlan& plan);
+  void on_spawn(Upcall& u);
   void loop();
   void on_upcall(Upcall& u);
   void on_signalfd();
@@ -135,14 +149,18 @@ class Runner {
   void kill_all(int sig);
   void kill_and_reap_all_blocking();
   int timeout_ms(Clock::time_point now) const;
-  bool valid_rank(pmix_rank_t r) const { return r < ranks_.size(); }
+  bool valid_rank(int id) const { return id >= 0 && static_cast<size_t>(id) < ranks_.size(); }
 
   const Options& o_;
   UpcallQueue queue_;
   std::unique_ptr<JobGuard> guard_;
   std::unique_ptr<PmixServer> server_;
-  std::vector<RankState> ranks_;
+  std::vector<RankState> ranks_;  // by process id: the job's ranks, then what MPI_Comm_spawn added
   std::unordered_map<pid_t, int> pid_rank_;
+  std::vector<std::string> env_base_, extra_;  // prepare_env
+  Fd devnull_;
+  bool warned_no_pty_ = false;
+  int universe_size_ = 1;  // MPI_UNIVERSE_SIZE: the job's ranks, or the node's cores if more
   std::vector<LineForwarder> fwd_;  // 2 per rank: stdout, stderr
   std::unique_ptr<StdinForwarder> stdin_;
   int sigfd_ = -1;
@@ -204,88 +222,165 @@ void Runner::setup_signals() {
   ::signal(SIGPIPE, SIG_IGN);
 }
 
-void Runner::spawn_all(const BindingPlan& plan) {
-  const int np = o_.np;
-  std::vector<std::string> base;
-  for (char** e = environ; e && *e; ++e) base.emplace_back(*e);
-  std::vector<std::string> extra;
+// The environment every process gets from ftmpirun (before its own PMIx
+// and rank variables): ftmpirun's own, then `extra_` on top.
+void Runner::prepare_env() {
+  for (char** e = environ; e && *e; ++e) env_base_.emplace_back(*e);
   // libinfinipath (under libfabric) is asked not to install the handlers that
   // turn a rank's crash into exit(1). A second line of defence: libftmpi
   // removes them itself, under any launcher (runtime/fatal_signals.hpp). The
   // user's environment and -x take precedence.
-  if (!std::getenv("IPATH_NO_BACKTRACE")) extra.emplace_back("IPATH_NO_BACKTRACE=1");
+  if (!std::getenv("IPATH_NO_BACKTRACE")) extra_.emplace_back("IPATH_NO_BACKTRACE=1");
   for (const auto& [name, value] : o_.exports) {
     if (value) {
-      extra.push_back(name + "=" + *value);
+      extra_.push_back(name + "=" + *value);
     } else if (const char* v = std::getenv(name.c_str())) {
-      extra.push_back(name + "=" + v);
+      extra_.push_back(name + "=" + v);
     } else {
       say("warning: -x " + name + ": not set in this environment, not exported");
     }
   }
-  extra.push_back("FTMPI_LAUNCHER=ftmpirun");
+  extra_.push_back("FTMPI_LAUNCHER=ftmpirun");
   // What the ranks' detectors will use (the last setting wins), for check_stranded.
-  for (const auto* list : {&base, &extra})
+  for (const auto* list : {&env_base_, &extra_})
     for (const std::string& kv : *list)
       if (kv.rfind("FTMPI_FT_TIMEOUT_MS=", 0) == 0) {
         const long ms = std::strtol(kv.c_str() + std::strlen("FTMPI_FT_TIMEOUT_MS="), nullptr, 10);
         if (ms > 0) ft_timeout_ = std::chrono::milliseconds(ms);
       }
-  if (!o_.ft) extra.push_back("FTMPI_FT=0");  // MPIX_FT tells the ranks
-  if (!o_.initial_errhandler.empty()) extra.push_back("FTMPI_ERRHANDLER=" + o_.initial_errhandler);
+  if (!o_.ft) extra_.push_back("FTMPI_FT=0");  // MPIX_FT tells the ranks
+  if (!o_.initial_errhandler.empty()) extra_.push_back("FTMPI_ERRHANDLER=" + o_.initial_errhandler);
+}
 
-  CStrings argv(o_.argv);
-  const std::string exec_err = "ftmpirun: cannot execute " + o_.program_path + "\n";
-  const bool have_stdin = ::fcntl(0, F_GETFD) >= 0;
-  Fd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (devnull.get() < 0) throw LauncherError(std::string("open /dev/null: ") + std::strerror(errno));
-  bool warned_no_pty = false;
+// Forks process `id`: rank `rank` of the `size` processes of the namespace
+// from `base`, running `path` with `argv`; `app_env` goes on top of
+// everything (a spawner's additions), `cwd` (may be empty) is its directory.
+void Runner::start_process(int id, int base, int rank, int size, const std::string& path,
+                           const std::vector<std::string>& args, const std::vector<std::string>& app_env,
+                           const std::string& cwd, const RankBinding& b) {
+  std::vector<std::string> env = server_->setup_client(base, rank);
+  // Open MPI's and MPICH's names for the rank's place, for scripts and
+  // libraries that read them (one node: local rank = rank). PMI_SIZE > 1
+  // next to PMIX_NAMESPACE is fine for libftmpi (runtime/launcher_env.hpp).
+  const std::string rs = std::to_string(rank), ns = std::to_string(size);
+  for (const char* v : {"OMPI_COMM_WORLD_RANK=", "OMPI_COMM_WORLD_LOCAL_RANK=",
+                        "OMPI_COMM_WORLD_NODE_RANK=", "PMI_RANK=", "MPI_LOCALRANKID="})
+    env.push_back(v + rs);
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE=", "OMPI_COMM_WORLD_LOCAL_SIZE=", "PMI_SIZE=", "MPI_LOCALNRANKS="})
+    env.push_back(v + ns);
+  env.insert(env.end(), extra_.begin(), extra_.end());  // -x may override any of them
+  env.insert(env.end(), app_env.begin(), app_env.end());
+  CStrings envp(merge_env(env_base_, env));
+  CStrings argv(args);
+  const std::string exec_err = "ftmpirun: cannot execute " + path + "\n";
+  const std::string cwd_err = "ftmpirun: cannot change to directory " + cwd + "\n";
+  // Stdin: the launcher's, through a pipe, for rank 0 of the job only; /dev/null otherwise.
+  Channel out = make_stdout_channel(&warned_no_pty_), err = make_pipe();
+  std::optional<Channel> in;
+  if (id == 0 && ::fcntl(0, F_GETFD) >= 0) in = make_pipe();
 
-  for (int r = 0; r < np; ++r) {
-    std::vector<std::string> env = server_->setup_client(r);
-    // Open MPI's and MPICH's names for the rank's place, for scripts and
-    // libraries that read them (one node: local rank = rank). PMI_SIZE > 1
-    // next to PMIX_NAMESPACE is fine for libftmpi (runtime/launcher_env.hpp).
-    const std::string rs = std::to_string(r), ns = std::to_string(np);
-    for (const char* v : {"OMPI_COMM_WORLD_RANK=", "OMPI_COMM_WORLD_LOCAL_RANK=",
-                          "OMPI_COMM_WORLD_NODE_RANK=", "PMI_RANK=", "MPI_LOCALRANKID="})
-      env.push_back(v + rs);
-    for (const char* v : {"OMPI_COMM_WORLD_SIZE=", "OMPI_COMM_WORLD_LOCAL_SIZE=", "PMI_SIZE=", "MPI_LOCALNRANKS="})
-      env.push_back(v + ns);
-    env.insert(env.end(), extra.begin(), extra.end());  // -x may override any of them
-    CStrings envp(merge_env(base, env));
-    // Stdin: the launcher's, through a pipe, for rank 0 only; /dev/null otherwise.
-    Channel out = make_stdout_channel(&warned_no_pty), err = make_pipe();
-    std::optional<Channel> in;
-    if (r == 0 && have_stdin) in = make_pipe();
-
-    SpawnSpec spec;
-    spec.path = o_.program_path.c_str();
-    spec.argv = argv.p.data();
-    spec.envp = envp.p.data();
-    const RankBinding& b = plan.ranks[static_cast<size_t>(r)];
-    spec.cpus = b.bound ? &b.cpus : nullptr;
-    spec.stdin_fd = in ? in->rd.get() : devnull.get();
-    spec.stdout_fd = out.wr.get();
-    spec.stderr_fd = err.wr.get();
-    spec.exec_error_msg = exec_err.c_str();
-    spec.pgid = r == 0 ? 0 : job_pgid_;  // rank 0 is not reaped before the last rank is forked
-    const pid_t pid = spawn_child(spec);
-    if (r == 0) {
-      job_pgid_ = pid;
-      guard_->job_group(pid);
-    }
-    guard_->rank(pid);
-    ranks_[static_cast<size_t>(r)].pid = pid;
-    pid_rank_[pid] = r;
-    ++live_;
-    // The rank's ends close here (at the end of this iteration): from now on
-    // only the rank holds them, and its exit is the forwarders' EOF.
-    std::string prefix = o_.tag_output ? "[" + std::to_string(r) + "] " : "";
-    fwd_.emplace_back(out.rd.release(), 1, prefix);
-    fwd_.emplace_back(err.rd.release(), 2, prefix);
-    if (in) stdin_ = std::make_unique<StdinForwarder>(0, in->wr.release());
+  SpawnSpec spec;
+  spec.path = path.c_str();
+  spec.argv = argv.p.data();
+  spec.envp = envp.p.data();
+  spec.cpus = b.bound ? &b.cpus : nullptr;
+  spec.stdin_fd = in ? in->rd.get() : devnull_.get();
+  spec.stdout_fd = out.wr.get();
+  spec.stderr_fd = err.wr.get();
+  spec.exec_error_msg = exec_err.c_str();
+  spec.cwd = cwd.empty() ? nullptr : cwd.c_str();
+  spec.cwd_error_msg = cwd_err.c_str();
+  spec.pgid = id == 0 ? 0 : job_pgid_;  // a live process holds the group while another is forked
+  const pid_t pid = spawn_child(spec);
+  if (id == 0) {
+    job_pgid_ = pid;
+    guard_->job_group(pid);
   }
+  guard_->rank(pid);
+  RankState& st = ranks_[static_cast<size_t>(id)];
+  st.base = base;
+  st.rank = rank;
+  st.pid = pid;
+  pid_rank_[pid] = id;
+  ++live_;
+  // The process's ends close here (at the end of this call): from now on
+  // only it holds them, and its exit is the forwarders' EOF.
+  std::string prefix = o_.tag_output ? "[" + std::to_string(id) + "] " : "";
+  fwd_.emplace_back(out.rd.release(), 1, prefix);
+  fwd_.emplace_back(err.rd.release(), 2, prefix);
+  if (in) stdin_ = std::make_unique<StdinForwarder>(0, in->wr.release());
+}
+
+void Runner::spawn_all(const BindingPlan& plan) {
+  prepare_env();
+  devnull_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (devnull_.get() < 0) throw LauncherError(std::string("open /dev/null: ") + std::strerror(errno));
+  for (int r = 0; r < o_.np; ++r)
+    start_process(r, 0, r, o_.np, o_.program_path, o_.argv, {}, "", plan.ranks[static_cast<size_t>(r)]);
+}
+
+// MPI_Comm_spawn (PMIx_Spawn): a new namespace with the ids after every
+// process so far, forked, bound and forwarded like the job's ranks. The
+// reply names it; the processes connect to their parents themselves.
+void Runner::on_spawn(Upcall& u) {
+  if (teardown_) {
+    u.reply(PMIX_ERR_JOB_TERMINATED);
+    return;
+  }
+  const int base = static_cast<int>(ranks_.size());
+  int total = 0;
+  std::vector<std::string> paths;
+  for (const Upcall::App& a : u.apps) {
+    if (a.maxprocs <= 0 || a.cmd.empty()) {
+      say("spawn by process " + std::to_string(u.rank) + ": a program without a name or processes, refused");
+      u.reply(PMIX_ERR_BAD_PARAM);
+      return;
+    }
+    total += a.maxprocs;
+    // A relative path is ftmpirun's directory's (as for the job's program),
+    // else the process's wdir's; it is made absolute, since the process
+    // changes to its wdir before it executes it.
+    std::string name = a.cmd;
+    const bool relative = name.find('/') != std::string::npos && name.front() != '/';
+    if (relative && !a.cwd.empty() && ::access(name.c_str(), F_OK) != 0) name = a.cwd + "/" + name;
+    try {
+      std::string path = resolve_program(name);
+      char here[4096];
+      if (path.front() != '/' && ::getcwd(here, sizeof here) != nullptr) path = std::string(here) + "/" + path;
+      paths.push_back(path);
+    } catch (const std::exception& e) {
+      say("spawn by process " + std::to_string(u.rank) + ": " + e.what());
+      u.reply(PMIX_ERR_NOT_FOUND);
+      return;
+    }
+  }
+  if (u.apps.empty() || base + total > ftmpi::runtime::k_max_processes) {
+    say("spawn by process " + std::to_string(u.rank) + ": " + std::to_string(total) +
+        " processes refused (at most " + std::to_string(ftmpi::runtime::k_max_processes) + " in all)");
+    u.reply(PMIX_ERR_OUT_OF_RESOURCE);
+    return;
+  }
+  std::vector<int> appnums;
+  for (size_t i = 0; i < u.apps.size(); ++i) appnums.insert(appnums.end(), static_cast<size_t>(u.apps[i].maxprocs), static_cast<int>(i));
+  Options sized = o_;
+  sized.np = base + total;
+  const BindingPlan plan = plan_bindings(sized);
+  server_->register_job(base, appnums, universe_size_);
+  ranks_.resize(static_cast<size_t>(base + total));
+  int id = base;
+  for (size_t i = 0; i < u.apps.size(); ++i) {
+    const Upcall::App& a = u.apps[i];
+    std::vector<std::string> argv = a.argv;
+    if (argv.empty()) argv.push_back(a.cmd);
+    for (int k = 0; k < a.maxprocs; ++k, ++id)
+      start_process(id, base, id - base, total, paths[i], argv, a.env, a.cwd, plan.ranks[static_cast<size_t>(id)]);
+  }
+  if (o_.report_bindings)
+    for (int p = base; p < base + total; ++p)
+      say("process " + std::to_string(p) + (plan.ranks[static_cast<size_t>(p)].bound
+                                                 ? " bound to " + plan.ranks[static_cast<size_t>(p)].where
+                                                 : std::string(" not bound")));
+  u.reply(PMIX_SUCCESS, server_->job_nspace(base));
 }
 
 void Runner::kill_rank(int r, int sig, bool teardown) {
@@ -338,7 +433,7 @@ void Runner::on_upcall(Upcall& u) {
       u.reply(PMIX_SUCCESS);
       break;
     case Upcall::Kind::kAbort: {
-      say("MPI_Abort called by rank " + std::to_string(u.rank) + " with code " +
+      say("MPI_Abort called by " + (valid_rank(u.rank) ? label(u.rank, ranks_[static_cast<size_t>(u.rank)]) : std::string("a process")) + " with code " +
           std::to_string(u.status) + (u.msg.empty() ? "" : ": " + u.msg));
       last_abort_ = u.status;
       if (u.all || !o_.ft) {
@@ -346,8 +441,8 @@ void Runner::on_upcall(Upcall& u) {
         teardown_ = true;
         kill_all(SIGKILL);
       } else {
-        for (pmix_rank_t t : u.targets)
-          if (valid_rank(t)) kill_rank(static_cast<int>(t), SIGKILL, false);
+        for (int t : u.targets)
+          if (valid_rank(t)) kill_rank(t, SIGKILL, false);
       }
       u.reply(PMIX_SUCCESS);
       break;
@@ -356,10 +451,18 @@ void Runner::on_upcall(Upcall& u) {
       if (u.all) {
         for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, u.status, false);
       } else {
-        for (pmix_rank_t t : u.targets)
-          if (valid_rank(t)) kill_rank(static_cast<int>(t), u.status, false);
+        for (int t : u.targets)
+          if (valid_rank(t)) kill_rank(t, u.status, false);
       }
       u.reply(PMIX_SUCCESS);
+      break;
+    case Upcall::Kind::kSpawn:
+      try {
+        on_spawn(u);
+      } catch (const std::exception& e) {
+        say(std::string("spawn failed: ") + e.what());
+        u.reply(PMIX_ERROR);  // no-op if on_spawn answered already
+      }
       break;
   }
 }
@@ -379,20 +482,31 @@ void Runner::on_rank_exit(int r) {
   // Only a rank that ended on its own counts (it exited, or crashed): one
   // killed from outside before connecting is a failure that PMIx programs can
   // work around with fences that leave it out.
-  if (!st.connected && !teardown_ &&
+  // Spawned and ended before it connected: the spawners learn of it even
+  // when it exited normally (it was no MPI process, or failed to start).
+  const bool unconnected_child = !st.connected && !teardown_ && st.base != 0;
+  if (unconnected_child) {
+    // A spawned process that ended before connecting: its job cannot start
+    // (its init fence would wait for it), so its other processes are killed;
+    // the spawners hear of every death and fail the spawn.
+    for (RankState& other : ranks_)
+      if (other.base == st.base && !other.reaped && other.pid > 0) ::kill(other.pid, SIGKILL);
+  } else if (!st.connected && !teardown_ &&
       (!WIFSIGNALED(st.wait_status) || is_crash_signal(WTERMSIG(st.wait_status)))) {
     unstarted_ = r;
     check_unstarted();
     if (teardown_) return;  // check_unstarted reported this death, in one line
   }
-  if (!st.failed) return;
+  if (!st.failed && !unconnected_child) return;
   const int code = exit_code_of(st.wait_status);
   if (!(teardown_ && st.killed_by_us))
-    say(rank_end(r, st) + (WIFSIGNALED(st.wait_status) ? "" : " without calling MPI_Finalize"));
+    say(rank_end(r, st) + (unconnected_child         ? " before it connected to its parents"
+                           : WIFSIGNALED(st.wait_status) ? ""
+                                                         : " without calling MPI_Finalize"));
   if (teardown_) return;
   if (o_.ft) {
-    if (!server_->notify_terminated(r, code))
-      say("warning: could not notify the job that rank " + std::to_string(r) + " terminated");
+    if (!server_->notify_terminated(st.base, st.rank, code))
+      say("warning: could not notify the job that " + label(r, st) + " terminated");
   } else {
     no_ft_code_ = code;
     teardown_ = true;
@@ -407,7 +521,7 @@ void Runner::on_rank_exit(int r) {
 void Runner::check_unstarted() {
   if (!unstarted_ || teardown_) return;
   bool any_connected = false;
-  for (const RankState& st : ranks_) any_connected = any_connected || st.connected;
+  for (const RankState& st : ranks_) any_connected = any_connected || (st.connected && st.base == 0);
   if (!any_connected) return;
   const RankState& st = ranks_[static_cast<size_t>(*unstarted_)];
   int code = exit_code_of(st.wait_status);
@@ -569,7 +683,7 @@ void Runner::check_stranded(Clock::time_point now) {
   stranded_since_.reset();
   for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
     if (ranks_[static_cast<size_t>(r)].reaped) continue;
-    say("rank " + std::to_string(r) + " is stopped and every other rank has ended: killing it");
+    say(label(r, ranks_[static_cast<size_t>(r)]) + " is stopped and every other rank has ended: killing it");
     kill_rank(r, SIGKILL, false);
   }
 }
@@ -591,7 +705,8 @@ int Runner::run() {
   guard_ = std::make_unique<JobGuard>();
   setup_signals();
   server_ = std::make_unique<PmixServer>(queue_);
-  server_->register_job(o_.np);
+  universe_size_ = std::max(o_.np, plan.ncores);
+  server_->register_job(0, std::vector<int>(static_cast<size_t>(o_.np), 0), universe_size_);
   ranks_.resize(static_cast<size_t>(o_.np));
   if (o_.timeout_s)
     timeout_at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(

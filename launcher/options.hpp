@@ -41,6 +41,10 @@ struct Options {
 // hosts' slot total, else 1.
 Options parse_options(int argc, char** argv);
 
+// The path of program `name`: as given when it holds a '/', else the first
+// executable of that name in PATH. Throws UsageError saying why not.
+std::string resolve_program(const std::string& name);
+
 // Searches PATH like execvp (a name containing '/' is used as is).
 // Throws UsageError when nothing executable is found.
 std::string resolve_program(const std::string& name);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <climits>
@@ -28,7 +29,33 @@ namespace ftmpi::launcher {
 namespace {
 
 UpcallQueue* g_queue = nullptr;  // set while the server is initialized
-std::string g_nspace;            // read by upcalls (set before any client exists)
+std::string g_nspace;            // the first namespace (set before any client exists)
+
+// Every registered namespace: its first process id and size. Written on the
+// main thread (register_job), read by upcalls on the PMIx thread.
+std::mutex g_jobs_mu;
+std::map<std::string, std::pair<int, int>> g_jobs;
+
+// The process ids `p` names (every rank of its namespace for a wildcard);
+// empty for a namespace we did not register.
+std::vector<int> ids_of(const pmix_proc_t& p) {
+  std::lock_guard<std::mutex> lk(g_jobs_mu);
+  auto it = g_jobs.find(p.nspace);
+  if (it == g_jobs.end()) return {};
+  const auto [base, size] = it->second;
+  if (p.rank == PMIX_RANK_WILDCARD) {
+    std::vector<int> all(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) all[static_cast<size_t>(r)] = base + r;
+    return all;
+  }
+  if (p.rank >= static_cast<pmix_rank_t>(size)) return {};
+  return {base + static_cast<int>(p.rank)};
+}
+
+int id_of(const pmix_proc_t& p) {
+  const auto ids = ids_of(p);
+  return ids.size() == 1 && p.rank != PMIX_RANK_WILDCARD ? ids.front() : -1;
+}
 
 // Blocks the calling (main) thread until a PMIx op callback fires.
 struct OpWaiter {
@@ -85,7 +112,7 @@ pmix_status_t up_connected(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfu
                            void* cbdata) {
   Upcall u;
   u.kind = Upcall::Kind::kConnected;
-  u.rank = proc->rank;
+  u.rank = id_of(*proc);
   u.op_cb = cbfunc;
   u.cbdata = cbdata;
   post(std::move(u));
@@ -96,7 +123,7 @@ pmix_status_t up_finalized(const pmix_proc_t* proc, void*, pmix_op_cbfunc_t cbfu
                            void* cbdata) {
   Upcall u;
   u.kind = Upcall::Kind::kFinalized;
-  u.rank = proc->rank;
+  u.rank = id_of(*proc);
   u.op_cb = cbfunc;
   u.cbdata = cbdata;
   post(std::move(u));
@@ -108,7 +135,7 @@ pmix_status_t up_abort(const pmix_proc_t* proc, void*, int status, const char ms
                        void* cbdata) {
   Upcall u;
   u.kind = Upcall::Kind::kAbort;
-  u.rank = proc->rank;
+  u.rank = id_of(*proc);
   u.status = status;
   u.op_cb = cbfunc;
   u.cbdata = cbdata;
@@ -117,7 +144,7 @@ pmix_status_t up_abort(const pmix_proc_t* proc, void*, int status, const char ms
     u.all = (procs == nullptr || nprocs == 0);
     for (size_t i = 0; i < nprocs && !u.all; ++i) {
       if (is_whole_nspace(procs[i])) u.all = true;
-      else if (PMIX_CHECK_NSPACE(procs[i].nspace, g_nspace.c_str())) u.targets.push_back(procs[i].rank);
+      else for (int id : ids_of(procs[i])) u.targets.push_back(id);
     }
   } catch (...) {
     u.all = true;  // could not copy the list: abort everything rather than nothing
@@ -167,7 +194,7 @@ pmix_status_t up_job_control(const pmix_proc_t* requestor, const pmix_proc_t tar
   if (sig <= 0 || sig >= NSIG) return PMIX_ERR_NOT_SUPPORTED;
   Upcall u;
   u.kind = Upcall::Kind::kJobControl;
-  u.rank = requestor->rank;
+  u.rank = id_of(*requestor);
   u.status = sig;
   u.info_cb = cbfunc;
   u.cbdata = cbdata;
@@ -175,7 +202,33 @@ pmix_status_t up_job_control(const pmix_proc_t* requestor, const pmix_proc_t tar
     u.all = (targets == nullptr || ntargets == 0);
     for (size_t i = 0; i < ntargets && !u.all; ++i) {
       if (is_whole_nspace(targets[i])) u.all = true;
-      else if (PMIX_CHECK_NSPACE(targets[i].nspace, g_nspace.c_str())) u.targets.push_back(targets[i].rank);
+      else for (int id : ids_of(targets[i])) u.targets.push_back(id);
+    }
+  } catch (...) {
+    return PMIX_ERR_NOMEM;
+  }
+  post(std::move(u));
+  return PMIX_SUCCESS;
+}
+
+// MPI_Comm_spawn: the programs are copied out and started by the event loop,
+// which answers with the new namespace.
+pmix_status_t up_spawn(const pmix_proc_t* proc, const pmix_info_t[], size_t, const pmix_app_t apps[],
+                       size_t napps, pmix_spawn_cbfunc_t cbfunc, void* cbdata) {
+  Upcall u;
+  u.kind = Upcall::Kind::kSpawn;
+  u.rank = id_of(*proc);
+  u.spawn_cb = cbfunc;
+  u.cbdata = cbdata;
+  try {
+    for (size_t i = 0; i < napps; ++i) {
+      Upcall::App a;
+      if (apps[i].cmd) a.cmd = apps[i].cmd;
+      for (char** v = apps[i].argv; v && *v; ++v) a.argv.emplace_back(*v);
+      for (char** v = apps[i].env; v && *v; ++v) a.env.emplace_back(*v);
+      if (apps[i].cwd) a.cwd = apps[i].cwd;
+      a.maxprocs = apps[i].maxprocs;
+      u.apps.push_back(std::move(a));
     }
   } catch (...) {
     return PMIX_ERR_NOMEM;
@@ -228,7 +281,7 @@ pmix_status_t up_lookup(const pmix_proc_t*, char** keys, const pmix_info_t[], si
   if (st == PMIX_SUCCESS && !found.empty()) {
     PMIX_PDATA_CREATE(data, found.size());
     for (size_t i = 0; i < found.size(); ++i) {
-      PMIX_LOAD_PROCID(&data[i].proc, g_nspace.c_str(), PMIX_RANK_WILDCARD);
+      PMIX_LOAD_PROCID(&data[i].proc, g_nspace.c_str(), PMIX_RANK_WILDCARD);  // the publisher is not kept
       PMIX_PDATA_LOAD(&data[i], &data[i].proc, found[i].first.c_str(), found[i].second.c_str(), PMIX_STRING);
     }
   }
@@ -261,6 +314,7 @@ pmix_server_module_t make_module() {
   m.publish = up_publish;
   m.lookup = up_lookup;
   m.unpublish = up_unpublish;
+  m.spawn = up_spawn;
   return m;
 }
 
@@ -343,16 +397,27 @@ PmixServer::~PmixServer() {
   std::filesystem::remove_all(tmpdir_, ec);
 }
 
-void PmixServer::register_job(int np) {
+std::string PmixServer::job_nspace(int base) const {
+  return base == 0 ? nspace_ : nspace_ + "." + std::to_string(base);
+}
+
+void PmixServer::register_job(int base, const std::vector<int>& appnums, int universe_size) {
+  const int np = static_cast<int>(appnums.size());
+  const std::string ns = job_nspace(base);
+  {
+    std::lock_guard<std::mutex> lk(g_jobs_mu);
+    g_jobs[ns] = {base, np};
+  }
   const std::string host = hostname();
   std::string peers;
   for (int r = 0; r < np; ++r) peers += (r ? "," : "") + std::to_string(r);
   const uint32_t unp = static_cast<uint32_t>(np), one = 1, zero = 0;
+  const uint32_t univ = static_cast<uint32_t>(std::max(universe_size, np));
   const pmix_rank_t lldr = 0;
 
   InfoArray info(13 + static_cast<size_t>(np));
   size_t k = 0;
-  PMIX_INFO_LOAD(&info.p[k++], PMIX_UNIV_SIZE, &unp, PMIX_UINT32);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_UNIV_SIZE, &univ, PMIX_UINT32);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_JOB_SIZE, &unp, PMIX_UINT32);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_APP_SIZE, &unp, PMIX_UINT32);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_MAX_PROCS, &unp, PMIX_UINT32);
@@ -362,22 +427,23 @@ void PmixServer::register_job(int np) {
   PMIX_INFO_LOAD(&info.p[k++], PMIX_NUM_NODES, &one, PMIX_UINT32);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_NODEID, &zero, PMIX_UINT32);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
-  PMIX_INFO_LOAD(&info.p[k++], PMIX_JOBID, nspace_.c_str(), PMIX_STRING);
+  PMIX_INFO_LOAD(&info.p[k++], PMIX_JOBID, ns.c_str(), PMIX_STRING);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_APPNUM, &zero, PMIX_UINT32);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCALLDR, &lldr, PMIX_PROC_RANK);
   for (int r = 0; r < np; ++r) {
     // PMIX_PROC_INFO_ARRAY is the current name of PMIX_PROC_DATA ("pmix.pdata");
     // its first element must be PMIX_RANK.
-    const pmix_rank_t rank = static_cast<pmix_rank_t>(r);
+    const pmix_rank_t rank = static_cast<pmix_rank_t>(r), id = static_cast<pmix_rank_t>(base + r);
     const uint16_t lrank = static_cast<uint16_t>(r);
+    const uint32_t appnum = static_cast<uint32_t>(appnums[static_cast<size_t>(r)]);
     pmix_data_array_t* darray;
     PMIX_DATA_ARRAY_CREATE(darray, 7, PMIX_INFO);
     auto* d = static_cast<pmix_info_t*>(darray->array);
     PMIX_INFO_LOAD(&d[0], PMIX_RANK, &rank, PMIX_PROC_RANK);
     PMIX_INFO_LOAD(&d[1], PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
     PMIX_INFO_LOAD(&d[2], PMIX_NODE_RANK, &lrank, PMIX_UINT16);
-    PMIX_INFO_LOAD(&d[3], PMIX_GLOBAL_RANK, &rank, PMIX_PROC_RANK);
-    PMIX_INFO_LOAD(&d[4], PMIX_APPNUM, &zero, PMIX_UINT32);
+    PMIX_INFO_LOAD(&d[3], PMIX_GLOBAL_RANK, &id, PMIX_PROC_RANK);
+    PMIX_INFO_LOAD(&d[4], PMIX_APPNUM, &appnum, PMIX_UINT32);
     PMIX_INFO_LOAD(&d[5], PMIX_NODEID, &zero, PMIX_UINT32);
     PMIX_INFO_LOAD(&d[6], PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
     // Ownership of darray moves into the info (freed by PMIX_INFO_FREE).
@@ -387,16 +453,16 @@ void PmixServer::register_job(int np) {
     ++k;
   }
   run_op("PMIx_server_register_nspace", [&](pmix_op_cbfunc_t cb, void* w) {
-    return PMIx_server_register_nspace(nspace_.c_str(), np, info.p, k, cb, w);
+    return PMIx_server_register_nspace(ns.c_str(), np, info.p, k, cb, w);
   });
   run_op("PMIx_server_setup_local_support", [&](pmix_op_cbfunc_t cb, void* w) {
-    return PMIx_server_setup_local_support(nspace_.c_str(), nullptr, 0, cb, w);
+    return PMIx_server_setup_local_support(ns.c_str(), nullptr, 0, cb, w);
   });
 }
 
-std::vector<std::string> PmixServer::setup_client(int rank) {
+std::vector<std::string> PmixServer::setup_client(int base, int rank) {
   pmix_proc_t proc;
-  PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+  PMIX_LOAD_PROCID(&proc, job_nspace(base).c_str(), static_cast<pmix_rank_t>(rank));
   run_op("PMIx_server_register_client", [&](pmix_op_cbfunc_t cb, void* w) {
     return PMIx_server_register_client(&proc, ::geteuid(), ::getegid(), nullptr, cb, w);
   });
@@ -422,14 +488,15 @@ void free_notify_info(pmix_status_t, void* cbdata) {
 }
 }  // namespace
 
-bool PmixServer::notify_terminated(int rank, int exit_code) {
+bool PmixServer::notify_terminated(int base, int rank, int exit_code) {
   pmix_proc_t victim;
-  PMIX_LOAD_PROCID(&victim, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+  PMIX_LOAD_PROCID(&victim, job_nspace(base).c_str(), static_cast<pmix_rank_t>(rank));
   auto* info = new (std::nothrow) InfoArray(2);
   if (!info) return false;
   PMIX_INFO_LOAD(&info->p[0], PMIX_EVENT_AFFECTED_PROC, &victim, PMIX_PROC);
   PMIX_INFO_LOAD(&info->p[1], PMIX_EXIT_CODE, &exit_code, PMIX_INT);
-  pmix_status_t rc = PMIx_Notify_event(PMIX_EVENT_PROC_TERMINATED, &victim, PMIX_RANGE_NAMESPACE,
+  // Every namespace hears it: a spawned job and its parents are peers.
+  pmix_status_t rc = PMIx_Notify_event(PMIX_EVENT_PROC_TERMINATED, &victim, PMIX_RANGE_GLOBAL,
                                        info->p, info->n, free_notify_info, info);
   if (rc == PMIX_SUCCESS) return true;  // free_notify_info owns `info` now
   delete info;

@@ -1,4 +1,7 @@
-// The embedded PMIx server: one namespace, all ranks local to this node.
+// The embedded PMIx server: the job's namespace and those MPI_Comm_spawn
+// adds, every process local to this node. Processes have ids across all
+// namespaces (docs/dynamic.md): the namespace of ids [B, B + n) is
+// "ftmpi.<pid>.<B>" (the first, from 0, "ftmpi.<pid>"); upcalls carry ids.
 #pragma once
 
 #include <pmix.h>
@@ -29,19 +32,22 @@ class PmixServer {
   PmixServer(const PmixServer&) = delete;
   PmixServer& operator=(const PmixServer&) = delete;
 
-  // Registers namespace `ftmpi.<pid>` with `np` ranks (job-level and
-  // per-rank info), then sets up local support. Blocks until PMIx is done.
-  void register_job(int np);
+  // Registers the namespace of ids from `base`, one rank per entry of
+  // `appnums` (each rank's MPI_APPNUM) (job-level and per-rank info), then
+  // sets up local support. Blocks until PMIx is done.
+  void register_job(int base, const std::vector<int>& appnums, int universe_size);
+  // The namespace of the ids from `base`.
+  std::string job_nspace(int base) const;
 
-  // Registers client `rank` and returns the "NAME=value" strings PMIx wants in
-  // its environment. Call before forking that rank.
-  std::vector<std::string> setup_client(int rank);
+  // Registers client `rank` of the namespace from `base` and returns the
+  // "NAME=value" strings PMIx wants in its environment. Call before forking it.
+  std::vector<std::string> setup_client(int base, int rank);
 
-  // Tells every client of the namespace that `rank` terminated:
+  // Tells every client that `rank` of the namespace from `base` terminated:
   // PMIX_EVENT_PROC_TERMINATED, source = the victim's proc,
-  // PMIX_RANGE_NAMESPACE, info {PMIX_EVENT_AFFECTED_PROC, PMIX_EXIT_CODE}.
+  // PMIX_RANGE_GLOBAL, info {PMIX_EVENT_AFFECTED_PROC, PMIX_EXIT_CODE}.
   // Non-blocking; returns false when PMIx refused the event.
-  bool notify_terminated(int rank, int exit_code);
+  bool notify_terminated(int base, int rank, int exit_code);
 
   // Sets TCP_NODELAY on every TCP socket of this process (the PMIx listener
   // and the accepted client connections). Workaround: PMIx 4.2.2's ptl/tcp

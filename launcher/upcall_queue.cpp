@@ -11,11 +11,17 @@
 
 namespace ftmpi::launcher {
 
-void Upcall::reply(pmix_status_t st) {
+void Upcall::reply(pmix_status_t st, const std::string& nspace) {
   if (op_cb) op_cb(st, cbdata);
   if (info_cb) info_cb(st, nullptr, 0, cbdata, nullptr, nullptr);
+  if (spawn_cb) {
+    char ns[PMIX_MAX_NSLEN + 1] = {};
+    std::strncpy(ns, nspace.c_str(), PMIX_MAX_NSLEN);
+    spawn_cb(st, ns, cbdata);
+  }
   op_cb = nullptr;
   info_cb = nullptr;
+  spawn_cb = nullptr;
 }
 
 UpcallQueue::UpcallQueue() {

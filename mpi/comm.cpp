@@ -26,11 +26,12 @@ ftmpi_predefined_errhandler_s ftmpi_errors_abort{
 
 namespace ftmpi::mpi {
 
-// Context ids of the predefined communicators; user ones (later) start at 4.
+// Context ids of the predefined communicators; 4 to 7 are mpi/connect.hpp's,
+// user ones start at 8.
 constexpr std::uint32_t k_world_context = 0;
 constexpr std::uint32_t k_self_context = 2;
 
-void setup_predefined_comms(int rank, int size) {
+void setup_predefined_comms(int rank, int size, int id_base) {
     auto setup = [](ftmpi_comm_s &c, std::uint32_t ctx, std::uint64_t uid, int r, std::vector<int> procs,
                     const char *name) {
         c.magic = Magic::comm;
@@ -46,9 +47,11 @@ void setup_predefined_comms(int rank, int size) {
         std::strncpy(c.name, name, sizeof c.name - 1);
     };
     std::vector<int> all(static_cast<std::size_t>(size));
-    for (int i = 0; i < size; ++i) all[static_cast<std::size_t>(i)] = i;
-    setup(ftmpi_comm_world.obj, k_world_context, 1, rank, std::move(all), "MPI_COMM_WORLD");
-    setup(ftmpi_comm_self.obj, k_self_context, 2, 0, {rank}, "MPI_COMM_SELF");
+    for (int i = 0; i < size; ++i) all[static_cast<std::size_t>(i)] = id_base + i;
+    // A spawned job's MPI_COMM_WORLD has a uid of its own: both worlds use context 0.
+    const std::uint64_t world_uid = (static_cast<std::uint64_t>(id_base) << 2) | 1;
+    setup(ftmpi_comm_world.obj, k_world_context, world_uid, rank, std::move(all), "MPI_COMM_WORLD");
+    setup(ftmpi_comm_self.obj, k_self_context, 2, 0, {id_base + rank}, "MPI_COMM_SELF");
     register_comm(&ftmpi_comm_world.obj);
     register_comm(&ftmpi_comm_self.obj);
     ftmpi_message_no_proc.obj.magic = Magic::message;

@@ -19,6 +19,7 @@
 
 #include "mpi/attributes.hpp"
 #include "mpi/comm_internal.hpp"
+#include "mpi/connect.hpp"
 #include "mpi/checks.hpp"
 #include "mpi/group.hpp"
 #include "mpi/recovery.hpp"
@@ -35,7 +36,9 @@ namespace {
 SlotMask initial_mask() {
     SlotMask m;
     m.fill(~std::uint64_t{0});
-    m[0] &= ~std::uint64_t{3};  // MPI_COMM_WORLD, MPI_COMM_SELF
+    // MPI_COMM_WORLD, MPI_COMM_SELF, the bridge and the dials of
+    // connections between jobs (mpi/connect.hpp).
+    m[0] &= ~std::uint64_t{15};
     return m;
 }
 SlotMask g_free = initial_mask();
@@ -193,7 +196,7 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint6
     c->uid = uid;
     c->context = static_cast<std::uint32_t>(slot) * 2;
     c->size = static_cast<int>(procs.size());
-    const int me = g.pm->job().rank;
+    const int me = g.pm->job().id();
     c->rank = static_cast<int>(std::find(procs.begin(), procs.end(), me) - procs.begin());
     c->procs = std::move(procs);
     c->queue = g.engine->open(c->context, uid);
@@ -207,6 +210,7 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint6
 int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm);
 
 void discard_comm(MPI_Comm c) {
+    if (c == g_parent) g_parent = MPI_COMM_NULL;
     if (c->inter) free_intercomm_parts(c);
     unregister_comm(c);
     if (c->ft_owner == nullptr) {  // an inter-communicator's view shares its owner's context and queues
@@ -263,7 +267,7 @@ int create_subcomm(MPI_Comm comm, const char *call, int err, std::vector<int> pr
     const int e2 = agree_slot(comm, &slot, &uid);  // every member takes part, whatever happened
     if (err == MPI_SUCCESS) err = e2;
     else if (e2 == MPI_SUCCESS) release_slot(static_cast<std::uint32_t>(slot) * 2);
-    const int me = g.pm->job().rank;
+    const int me = g.pm->job().id();
     const bool member = std::find(procs.begin(), procs.end(), me) != procs.end();
     MPI_Comm c = MPI_COMM_NULL;
     if (err == MPI_SUCCESS && !member) release_slot(static_cast<std::uint32_t>(slot) * 2);
@@ -383,7 +387,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     FTMPI_CHECK(check_nonnull("MPI_Comm_create_group", comm, newcomm, "newcomm"));
     FTMPI_CHECK(check_send_tag("MPI_Comm_create_group", comm, tag));
     FTMPI_TRY(group_in_comm("MPI_Comm_create_group", comm, group));
-    const int me = g.pm->job().rank;
+    const int me = g.pm->job().id();
     auto at = std::find(group->procs.begin(), group->procs.end(), me);
     if (at == group->procs.end())
         return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create_group", "the calling process is not in group");

@@ -65,6 +65,12 @@ int create_subcomm(MPI_Comm comm, const char *call, int err, std::vector<int> pr
 // groups. Registers its fault-tolerance view (ftmpi_comm_s::ft).
 MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs, MPI_Errhandler errhandler,
                         std::uint64_t uid);
+// MPI_Intercomm_create after its argument checks: the leaders talk over
+// peer_comm (leaders only) with tags from `ltag`; uniform at both groups.
+// `err_in`: this member already failed (it takes part, and the creation
+// fails everywhere). Returns the error class (not raised) and `why`.
+int intercomm_from_leaders(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int ltag,
+                           int err_in, MPI_Comm *newintercomm, const char **why);
 // Frees what an inter-communicator owns besides itself: the hidden local
 // communicator and the fault-tolerance view.
 void free_intercomm_parts(MPI_Comm comm);

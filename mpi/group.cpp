@@ -93,7 +93,7 @@ int MPI_Group_size(MPI_Group group, int *size) {
 int MPI_Group_rank(MPI_Group group, int *rank) {
     FTMPI_CHECK(check_group("MPI_Group_rank", group));
     FTMPI_CHECK(check_nonnull("MPI_Group_rank", MPI_COMM_NULL, rank, "rank"));
-    const int me = g.pm ? g.pm->job().rank : 0;
+    const int me = g.pm ? g.pm->job().id() : 0;
     auto it = std::find(group->procs.begin(), group->procs.end(), me);
     *rank = it == group->procs.end() ? MPI_UNDEFINED : static_cast<int>(it - group->procs.begin());
     return MPI_SUCCESS;

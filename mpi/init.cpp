@@ -24,12 +24,13 @@
 #include "runtime/task_keeper.hpp"
 #include "runtime/topology.hpp"
 #include "transport/control.hpp"
+#include "mpi/connect.hpp"
 
 namespace ftmpi::mpi {
 
 State g;
 
-void setup_predefined_comms(int rank, int size);
+void setup_predefined_comms(int rank, int size, int id_base);
 
 void yield_cpu() { sched_yield(); }
 
@@ -45,6 +46,20 @@ void forked_child() {
     (void)g.pm.release();
     (void)g.engine.release();
     (void)g.transport.release();
+}
+
+// A spawned job: MPI_COMM_WORLD connects to its parents' port
+// (mpi/connect.hpp). If that fails, so did the spawn (every parent got an
+// error), and these processes leave.
+void connect_to_parents() {
+    Port port;
+    std::string why = "FTMPI_PARENT_PORT is not a port name";
+    int err = MPI_ERR_PORT;
+    if (parse_port(g.pm->job().parent_port.c_str(), port)) err = connect_to(MPI_COMM_WORLD, 0, port, &g_parent, why);
+    if (err == MPI_SUCCESS) return;
+    FTMPI_ERROR("this process was spawned but could not connect to its parents (%s): it leaves", why.c_str());
+    std::fflush(nullptr);
+    ::_exit(1);
 }
 
 int init(const char *call, int required, int *provided) {
@@ -86,9 +101,9 @@ int init(const char *call, int required, int *provided) {
         // A provider may have loaded a library that turns crashes into exit(1).
         runtime::release_fatal_signals();
         if (control) control->connect(*g.pm);
-        ft::failures().attach(g.transport.get(), job.size);
-        ft::failures().start_detector(std::move(control), job.rank, *g.pm);
-        setup_predefined_comms(job.rank, job.size);
+        ft::failures().attach(g.transport.get(), job.id_limit());
+        ft::failures().start_detector(std::move(control), *g.pm);
+        setup_predefined_comms(job.rank, job.size, job.id_base);
         const int yield = runtime::config().YIELD;
         g.yield = yield == 1 || (yield == -1 && static_cast<int>(job.local_peers.size()) > runtime::node_pus());
     } catch (const std::exception &e) {
@@ -110,6 +125,7 @@ int init(const char *call, int required, int *provided) {
     g.initialized = true;
     runtime::arm_fork_guard(forked_child);
     runtime::task_keeper_joined();
+    if (!g.pm->job().parent_port.empty()) connect_to_parents();
     return MPI_SUCCESS;
 }
 

@@ -185,6 +185,52 @@ void free_intercomm_parts(MPI_Comm comm) {
     }
 }
 
+int intercomm_from_leaders(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int ltag,
+                           int err_in, MPI_Comm *newintercomm, const char **why) {
+    const bool leader = local_comm->rank == local_leader;
+    // The hidden local communicator first (local group only), then the cross slot.
+    int local_slot = -1;
+    std::uint64_t local_uid = 0, uid = 0;
+    int err = agree_slot(local_comm, &local_slot, &local_uid);
+    if (err == MPI_SUCCESS) err = err_in;
+    std::vector<int> remote;
+    int remote_high = 0;
+    SlotMask common;
+    const int e2 = cross_exchange(local_comm, local_leader, leader ? peer_comm : local_comm, remote_leader,
+                                  ltag, 0, remote, remote_high, common, uid);
+    if (err == MPI_SUCCESS) err = e2;
+    if (err != MPI_SUCCESS && local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
+    MPI_Comm made = MPI_COMM_NULL;
+    if (err == MPI_SUCCESS)
+        err = finish_intercomm(local_comm, local_slot, local_uid, common, std::move(remote), uid,
+                               local_comm->errhandler, &made);
+    // Uniform creation (spec 003): the group agrees whether all its survivors
+    // made it; the leaders swap their groups' answers over peer_comm; the group
+    // agrees on its leader's verdict (the others contribute their answer).
+    int ok = err == MPI_SUCCESS ? 1 : 0;
+    agree_internal(local_comm, &ok, nullptr, true);
+    if (leader) {  // always: the other leader waits for this answer, whatever it is
+        int theirs = 0;
+        const int e = team_swap(peer_comm, remote_leader, ltag + 2, &ok, sizeof ok, &theirs, sizeof theirs);
+        ok = e == MPI_SUCCESS && ok && theirs;
+    }
+    std::vector<int> gone;
+    agree_internal(local_comm, &ok, &gone, true);
+    // A leader among the agreed failures most likely died before its swap
+    // completed (the other group then failed): fail too. If it died just
+    // after, the other group may have succeeded: spec 003's residual case.
+    const bool leader_gone = std::binary_search(gone.begin(), gone.end(),
+                                                local_comm->procs[static_cast<std::size_t>(local_leader)]);
+    if (ok && !leader_gone) {
+        *newintercomm = made;
+        return MPI_SUCCESS;
+    }
+    if (made != MPI_COMM_NULL) discard_comm(made);
+    *why = err != MPI_SUCCESS ? "the exchange between the groups failed"
+                              : "the exchange failed in the other group (a process failed)";
+    return err != MPI_SUCCESS ? err : MPI_ERR_PROC_FAILED;
+}
+
 }  // namespace ftmpi::mpi
 
 using namespace ftmpi::mpi;
@@ -210,46 +256,10 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
             return raise(local_comm, MPI_ERR_RANK, call, "invalid remote_leader %d (peer_comm has %d ranks)",
                          remote_leader, peer_comm->size);
     }
-    // The hidden local communicator first (local group only), then the cross slot.
-    int local_slot = -1;
-    std::uint64_t local_uid = 0, uid = 0;
-    int err = agree_slot(local_comm, &local_slot, &local_uid);
-    std::vector<int> remote;
-    int remote_high = 0;
-    SlotMask common;
-    const int e2 = cross_exchange(local_comm, local_leader, leader ? peer_comm : local_comm, remote_leader,
-                                  leader_tag(tag), 0, remote, remote_high, common, uid);
-    if (err == MPI_SUCCESS) err = e2;
-    if (err != MPI_SUCCESS && local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
-    MPI_Comm made = MPI_COMM_NULL;
-    if (err == MPI_SUCCESS)
-        err = finish_intercomm(local_comm, local_slot, local_uid, common, std::move(remote), uid,
-                               local_comm->errhandler, &made);
-    // Uniform creation (spec 003): the group agrees whether all its survivors
-    // made it; the leaders swap their groups' answers over peer_comm; the group
-    // agrees on its leader's verdict (the others contribute their answer).
-    int ok = err == MPI_SUCCESS ? 1 : 0;
-    agree_internal(local_comm, &ok, nullptr, true);
-    if (leader) {  // always: the other leader waits for this answer, whatever it is
-        int theirs = 0;
-        const int e = team_swap(peer_comm, remote_leader, leader_tag(tag) + 2, &ok, sizeof ok, &theirs, sizeof theirs);
-        ok = e == MPI_SUCCESS && ok && theirs;
-    }
-    std::vector<int> gone;
-    agree_internal(local_comm, &ok, &gone, true);
-    // A leader among the agreed failures most likely died before its swap
-    // completed (the other group then failed): fail too. If it died just
-    // after, the other group may have succeeded: spec 003's residual case.
-    const bool leader_gone = std::binary_search(gone.begin(), gone.end(),
-                                                local_comm->procs[static_cast<std::size_t>(local_leader)]);
-    if (ok && !leader_gone) {
-        *newintercomm = made;
-        return MPI_SUCCESS;
-    }
-    if (made != MPI_COMM_NULL) discard_comm(made);
-    return raise(local_comm, err != MPI_SUCCESS ? err : MPI_ERR_PROC_FAILED, call,
-                 err != MPI_SUCCESS ? "the exchange between the groups failed"
-                                    : "the exchange failed in the other group (a process failed)");
+    const char *why = nullptr;
+    const int err = intercomm_from_leaders(local_comm, local_leader, peer_comm, remote_leader, leader_tag(tag),
+                                           MPI_SUCCESS, newintercomm, &why);
+    return err == MPI_SUCCESS ? MPI_SUCCESS : raise(local_comm, err, call, "%s", why);
 }
 
 // The group with high = false comes first; on a tie, the group whose leader

@@ -9,10 +9,10 @@
 namespace ftmpi::runtime {
 
 // Called on whatever thread posted the notice; must be thread-safe and quick.
-using TerminatedHandler = void (*)(int rank);
+using TerminatedHandler = void (*)(int id);
 
-// Any thread. Records that job rank `rank` terminated.
-void post_peer_terminated(int rank);
+// Any thread. Records that process `id` (runtime/process_manager.hpp) terminated.
+void post_peer_terminated(int id);
 
 // Installs `h` (nullptr: keep notices queued again) and hands it every queued notice.
 void set_terminated_handler(TerminatedHandler h);

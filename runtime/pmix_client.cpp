@@ -51,10 +51,29 @@ namespace {
     throw std::runtime_error(std::string(call) + " failed: " + PMIx_Error_string(rc));
 }
 
-// The namespace whose failures we report (set before the handler is registered).
+// This process's namespace (set before the handler is registered).
 char g_nspace[PMIX_MAX_NSLEN + 1];
 
-// PMIx event thread. Copies the victim's rank and returns at once.
+// The first process id of namespace `ns` (process_manager.hpp): ftmpirun
+// names the namespace of ids from B on "ftmpi.<pid>.<B>" (its first one
+// "ftmpi.<pid>", from 0). Any other namespace: 0 if it is this process's,
+// -1 (unknown) otherwise.
+int id_base_of(const char *ns) {
+    const char *p = ns;
+    if (std::strncmp(p, "ftmpi.", 6) == 0) {
+        p += 6;
+        while (*p >= '0' && *p <= '9') ++p;
+        if (p != ns + 6 && *p == '\0') return 0;
+        if (p != ns + 6 && *p == '.' && p[1] >= '0' && p[1] <= '9') {
+            char *end = nullptr;
+            const long b = std::strtol(p + 1, &end, 10);
+            if (*end == '\0' && b >= 0 && b < INT32_MAX) return static_cast<int>(b);
+        }
+    }
+    return PMIX_CHECK_NSPACE(ns, g_nspace) ? 0 : -1;
+}
+
+// PMIx event thread. Copies the victim's process id and returns at once.
 void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
                    size_t ninfo, pmix_info_t *, size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
                    void *cbdata) {
@@ -63,9 +82,9 @@ void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t *source, pmix
         if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
             victim = info[i].value.data.proc;
     }
-    if (victim != nullptr && PMIX_CHECK_NSPACE(victim->nspace, g_nspace) &&
-        victim->rank != PMIX_RANK_WILDCARD && victim->rank != PMIX_RANK_UNDEF) {
-        if (config().LAUNCHER_EVENTS != 0) post_peer_terminated(static_cast<int>(victim->rank));
+    const int base = victim != nullptr ? id_base_of(victim->nspace) : -1;
+    if (base >= 0 && victim->rank != PMIX_RANK_WILDCARD && victim->rank != PMIX_RANK_UNDEF) {
+        if (config().LAUNCHER_EVENTS != 0) post_peer_terminated(base + static_cast<int>(victim->rank));
     } else if (status == PMIX_ERR_LOST_CONNECTION) {
         // The launcher is gone; PR_SET_PDEATHSIG normally ends us first.
         FTMPI_WARN("lost the connection to the PMIx server");
@@ -164,6 +183,8 @@ public:
         job_.nspace = me_.nspace;
         job_.rank = static_cast<int>(me_.rank);
         std::strncpy(g_nspace, me_.nspace, PMIX_MAX_NSLEN);
+        job_.id_base = std::max(id_base_of(me_.nspace), 0);
+        if (const char *port = std::getenv("FTMPI_PARENT_PORT")) job_.parent_port = port;
 
         pmix_proc_t wild;
         PMIX_LOAD_PROCID(&wild, me_.nspace, PMIX_RANK_WILDCARD);
@@ -242,6 +263,17 @@ public:
         FTMPI_DEBUG("left the PMIx server after the wire-up (FTMPI_LAUNCHER is not ftmpirun)");
     }
 
+    std::vector<char> get_remote(int id, int id_base, const std::string &key) override {
+        if (left_ || id < id_base) return {};
+        // ftmpirun's namespaces: "ftmpi.<pid>" for ids from 0, "ftmpi.<pid>.<base>" after.
+        std::string ns = job_.nspace;
+        if (const auto dot = ns.find('.', 6); dot != std::string::npos) ns.resize(dot);
+        if (id_base != 0) ns += "." + std::to_string(id_base);
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, ns.c_str(), static_cast<pmix_rank_t>(id - id_base));
+        return fetch_from(p, key.c_str(), false);
+    }
+
     std::vector<char> get(int rank, const std::string &key) override {
         if (!left_) return fetch(rank, key.c_str(), false);
         auto it = snapshot_.find({rank, key});
@@ -258,9 +290,19 @@ public:
         ::_exit(code != 0 ? code : 1);
     }
 
-    bool request_kill(int rank) override {
-        if (left_) return kill_by_pid(rank);
-        const pmix_proc_t target = proc(rank);
+    bool request_kill(int id) override {
+        const int rank = id - job_.id_base;
+        pmix_proc_t target;
+        if (rank >= 0 && rank < job_.size) {
+            if (left_) return kill_by_pid(rank);
+            target = proc(rank);
+        } else {
+            auto it = spawned_.upper_bound(id);  // the spawned job that holds id
+            if (left_ || it == spawned_.begin()) return false;
+            --it;
+            if (id >= it->first + it->second.size) return false;
+            PMIX_LOAD_PROCID(&target, it->second.nspace.c_str(), static_cast<pmix_rank_t>(id - it->first));
+        }
         pmix_info_t directive = true_info(PMIX_JOB_CTRL_KILL);
         pmix_info_t *results = nullptr;
         size_t nresults = 0;
@@ -280,6 +322,62 @@ public:
         if (stay_) return "";
         return "this job's PMIx server is not ftmpirun's (Slurm's srun or another launcher): ftmpi leaves it after "
                "the wire-up, and it does not start processes for a running job";
+    }
+
+    bool spawn(const std::vector<SpawnApp> &apps, SpawnedJob &out, std::string &why) override {
+        if (!why_no_spawn().empty()) {
+            why = why_no_spawn();
+            return false;
+        }
+        pmix_app_t *papps = nullptr;
+        PMIX_APP_CREATE(papps, apps.size());
+        auto strv = [](const std::vector<std::string> &v) {
+            char **a = static_cast<char **>(std::calloc(v.size() + 1, sizeof(char *)));
+            for (std::size_t i = 0; a != nullptr && i < v.size(); ++i) a[i] = ::strdup(v[i].c_str());
+            return a;
+        };
+        int total = 0;
+        for (std::size_t i = 0; i < apps.size(); ++i) {
+            const SpawnApp &a = apps[i];
+            papps[i].cmd = ::strdup(a.command.c_str());
+            std::vector<std::string> argv{a.command};
+            argv.insert(argv.end(), a.argv.begin(), a.argv.end());
+            papps[i].argv = strv(argv);
+            papps[i].env = strv(a.env);
+            if (!a.wdir.empty()) papps[i].cwd = ::strdup(a.wdir.c_str());
+            papps[i].maxprocs = a.maxprocs;
+            total += a.maxprocs;
+        }
+        char ns[PMIX_MAX_NSLEN + 1] = {};
+        const pmix_status_t rc = PMIx_Spawn(nullptr, 0, papps, apps.size(), ns);
+        PMIX_APP_FREE(papps, apps.size());
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+            why = std::string("PMIx_Spawn: ") + PMIx_Error_string(rc);
+            return false;
+        }
+        out.nspace = ns;
+        out.id_base = id_base_of(ns);
+        out.size = total;
+        if (out.id_base < 0) {
+            why = std::string("the launcher started namespace ") + ns + ", which does not name its process ids";
+            kill_job(out);
+            return false;
+        }
+        spawned_[out.id_base] = out;
+        return true;
+    }
+
+    void kill_job(const SpawnedJob &job) override {
+        pmix_proc_t target;
+        PMIX_LOAD_PROCID(&target, job.nspace.c_str(), PMIX_RANK_WILDCARD);
+        pmix_info_t directive = true_info(PMIX_JOB_CTRL_KILL);
+        pmix_info_t *results = nullptr;
+        size_t nresults = 0;
+        const pmix_status_t rc = PMIx_Job_control(&target, 1, &directive, 1, &results, &nresults);
+        PMIX_INFO_DESTRUCT(&directive);
+        if (results != nullptr) PMIX_INFO_FREE(results, nresults);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            FTMPI_WARN("could not kill spawned job %s: %s", job.nspace.c_str(), PMIx_Error_string(rc));
     }
 
     Names publish(const std::string &service, const std::string &port, std::string &why) override {
@@ -374,8 +472,9 @@ private:
     }
 
     // `optional`: look only at what the fence brought here, never ask the server for more.
-    std::vector<char> fetch(int rank, const char *key, bool optional) {
-        const pmix_proc_t p = proc(rank);
+    std::vector<char> fetch(int rank, const char *key, bool optional) { return fetch_from(proc(rank), key, optional); }
+
+    std::vector<char> fetch_from(const pmix_proc_t &p, const char *key, bool optional) {
         pmix_info_t info = true_info(PMIX_OPTIONAL);
         pmix_value_t *val = nullptr;
         std::vector<char> out;
@@ -479,6 +578,7 @@ private:
     std::set<std::string> put_keys_;
     std::map<std::pair<int, std::string>, std::vector<char>> snapshot_;
     std::map<int, Identity> ids_;
+    std::map<int, SpawnedJob> spawned_;  // by first id
 };
 
 // Singleton: a one-process job with no process manager at all.
@@ -491,6 +591,7 @@ public:
         kv_[key].assign(p, p + len);
     }
     void exchange() override {}
+    std::vector<char> get_remote(int, int, const std::string &) override { return {}; }
     std::vector<char> get(int rank, const std::string &key) override {
         if (rank != 0) return {};
         auto it = kv_.find(key);
@@ -499,6 +600,12 @@ public:
     [[noreturn]] void abort(int code, const std::string &) override { ::_exit(code != 0 ? code : 1); }
     bool request_kill(int) override { return false; }
     void finalize() override {}
+
+    bool spawn(const std::vector<SpawnApp> &, SpawnedJob &, std::string &why) override {
+        why = why_no_spawn();
+        return false;
+    }
+    void kill_job(const SpawnedJob &) override {}
 
     std::string why_no_spawn() const override {
         return "a process started without a launcher (a singleton) has no process manager to start processes";

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transport/match_bits.hpp"
 
@@ -136,6 +137,14 @@ public:
     virtual bool busy() const = 0;
     // Called (inside poll) with a peer that a completion error showed unreachable.
     virtual void set_unreachable_hook(std::function<void(PeerId)> hook) = 0;
+    // Makes processes of other jobs peers (MPI_Comm_spawn, connect): ids[i],
+    // whose job starts at id bases[i]; addresses come from the process
+    // manager (pm.get_remote). Known peers are skipped. Over a network
+    // provider a pair connects from its higher id, as at init: sends to a
+    // new higher peer wait (queued, never blocking) for its hello. Returns ""
+    // or why a peer could not be added.
+    virtual std::string add_peers(runtime::ProcessManager &pm, const std::vector<int> &ids,
+                                  const std::vector<int> &bases) = 0;
     // Provider in use for `peer`, for diagnostics.
     virtual std::string provider_of(PeerId peer) const = 0;
 };

@@ -1,6 +1,7 @@
 #include "mpi/p2p/matching.hpp"
 
 #include "mpi/p2p/requests.hpp"
+#include "mpi/connect.hpp"
 #include "mpi/recovery.hpp"
 
 namespace ftmpi::mpi {
@@ -133,6 +134,10 @@ void Engine::set_handler(MatchQueue *q, void (*fn)(void *ctx, const transport::A
 // A message for no open queue of its uid: for a freed communicator's pending
 // receive, stale, or early (for a communicator not created here yet).
 void Engine::on_other(const transport::Arrival &a) {
+    if (a.context == k_dial_context) {  // never has a queue: connections between jobs
+        on_dial(a);
+        return;
+    }
     for (const auto &q : all_) {
         if (!q->closed_ || q->context_ != a.context || q->uid_ != a.uid) continue;
         if (MPI_Request r = q->take_posted(a.source_rank, a.tag)) deliver(r, a);

@@ -4,8 +4,8 @@
  * publish, an unknown name, an unpublish twice and a port closed twice get
  * their error classes; after the unpublish nobody finds the name. Each rank
  * also publishes a name of its own, which every other rank finds.
- * MPI_Comm_spawn fails with the class that says why (not implemented under
- * ftmpirun yet, MPI_ERR_SPAWN where nothing can spawn). Plain MPI-2, so it
+ * MPI_Comm_spawn of a program that never calls MPI_Init fails with
+ * MPI_ERR_SPAWN (as where nothing can spawn). Plain MPI-2, so it
  * builds with any MPI.
  */
 #include <stdlib.h>
@@ -26,11 +26,10 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Comm_get_parent(&parent));
     CHECK(parent == MPI_COMM_NULL, "a process started by ftmpirun has a parent");
 
-    /* spawning: not implemented under ftmpirun yet; a singleton (or a
-       launcher ftmpi leaves after the wire-up) cannot spawn at all */
-    const char *launcher = getenv("FTMPI_LAUNCHER");
-    const int spawn_class = launcher != NULL && strcmp(launcher, "ftmpirun") == 0 ? MPI_ERR_UNSUPPORTED_OPERATION
-                                                                                  : MPI_ERR_SPAWN;
+    /* spawning a program that is no MPI program fails under ftmpirun; a
+       singleton (or a launcher ftmpi leaves after the wire-up) cannot spawn
+       at all */
+    const int spawn_class = MPI_ERR_SPAWN;
     MPI_Comm children = MPI_COMM_WORLD;
     int codes[3] = {0, 0, 0};
     expect_class(MPI_Comm_spawn("true", MPI_ARGV_NULL, 3, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &children, codes),

@@ -74,7 +74,7 @@ struct Job {
             sets[static_cast<std::size_t>(r)].reset(n);
             ft::DetectorOptions opt{20, 150, [this, r] { excluded[static_cast<std::size_t>(r)] = true; }};
             detectors.push_back(std::make_unique<ft::Detector>(
-                sets[static_cast<std::size_t>(r)], std::make_unique<FakeChannel>(hub, r), r, opt, [this](int victim) {
+                sets[static_cast<std::size_t>(r)], std::make_unique<FakeChannel>(hub, r), r, n, 0, opt, [this](int victim) {
                     std::lock_guard<std::mutex> hold(kill_lock);
                     kills.push_back(victim);
                     return true;

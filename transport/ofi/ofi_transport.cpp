@@ -57,7 +57,8 @@ struct RxBuffer {
 
 // A post that libfabric refused with -FI_EAGAIN, retried in order by poll().
 struct Deferred {
-    enum class What : std::uint8_t { op_send, op_recv, control } what;
+    // gate: holds the queue until the peer's hello came (add_peers).
+    enum class What : std::uint8_t { op_send, op_recv, control, gate } what;
     PeerId peer;
     Op *op;                  // op_send, op_recv
     Header header{};          // control
@@ -104,10 +105,13 @@ public:
     Posted accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) override;
     int poll() override;
     void mark_failed(PeerId peer) override;
-    bool is_failed(PeerId peer) const override { return peers_[peer].failed; }
+    bool is_failed(PeerId peer) const override { return peer < peers_.size() && peers_[peer].failed; }
     void cancel_sends(std::uint64_t uid, std::uint32_t first, std::uint32_t last, Err why) override;
     bool busy() const override {
-        if (!stalled_.empty()) return true;
+        for (PeerId peer : stalled_) {  // a gate alone (add_peers) is nothing to send
+            const auto &q = peers_[peer].backlog;
+            if (q.size() > 1 || (!q.empty() && q.front().what != Deferred::What::gate)) return true;
+        }
         for (const Op *op = inflight_.next; op != &inflight_; op = op->next)
             if (op->kind != Op::Kind::none && !peers_[op->peer].failed) return true;
         for (const auto &[id, op] : waiting_cts_)
@@ -115,6 +119,8 @@ public:
         return false;
     }
     void set_unreachable_hook(std::function<void(PeerId)> hook) override { unreachable_ = std::move(hook); }
+    std::string add_peers(runtime::ProcessManager &pm, const std::vector<int> &ids,
+                          const std::vector<int> &bases) override;
     std::string provider_of(PeerId peer) const override {
         if (peer == self_) return "self";
         return peers_[peer].ep ? peers_[peer].ep->provider() : "none";
@@ -133,6 +139,8 @@ private:
     bool pull(const Arrival &a, void *buf, std::size_t bytes);
     void preconnect();
     std::size_t hellos_ = 0;  // hellos received (preconnect)
+    std::vector<bool> said_hello_;  // by process id: its hello arrived
+    Endpoint *dynamic_ep_ = nullptr;  // the endpoint other jobs' processes reach (add_peers)
     bool try_deferred(Deferred &d);
     void drain_backlog();
     void defer(const Deferred &d);
@@ -173,13 +181,15 @@ private:
 
 OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
     : sink_(sink),
-      self_(static_cast<PeerId>(pm.job().rank)),
+      self_(static_cast<PeerId>(pm.job().id())),
       eager_limit_(runtime::config().EAGER_LIMIT) {
     inflight_.prev = inflight_.next = &inflight_;
     const auto &job = pm.job();
     const auto &cfg = runtime::config();
-    const std::size_t n = static_cast<std::size_t>(job.size);
-    peers_.resize(n);
+    // peers_ is indexed by process id; this job's ranks are ids base + r.
+    const std::size_t n = static_cast<std::size_t>(job.size), base = static_cast<std::size_t>(job.id_base);
+    const PeerId self_rank = static_cast<PeerId>(job.rank);
+    peers_.resize(base + n);
     auto is_local = [&](int r) {
         return std::binary_search(job.local_peers.begin(), job.local_peers.end(), r);
     };
@@ -195,7 +205,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
     std::vector<std::string> names(n);
     bool tcp_iface = false;
     for (std::size_t r = 0; r < n; ++r) {
-        if (r == self_) continue;
+        if (r == self_rank) continue;
         const ProviderInfo &p = !forced.fi_name.empty() ? forced : is_local(static_cast<int>(r)) ? local : net;
         if (p.fi_name.empty())
             throw std::runtime_error("FI_PROVIDER=" + std::string(std::getenv("FI_PROVIDER")) +
@@ -207,21 +217,31 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
     if (tcp_iface) select_tcp_iface(one_node);
     for (std::size_t r = 0; r < n; ++r)
         if (!names[r].empty()) {
-            peers_[r].ep = &endpoint_for(names[r], n);
-            peers_[r].fin = names[r] == "shm";
-            peers_[r].cma = peers_[r].fin && cfg.SHM_CMA != 0;
+            PeerState &p = peers_[base + r];
+            p.ep = &endpoint_for(names[r], n);
+            p.fin = names[r] == "shm";
+            p.cma = p.fin && cfg.SHM_CMA != 0;
         }
 
+    // Under a launcher that can start processes for the job, the endpoint
+    // that spawned ones reach (all on this node: ftmpirun) exists even
+    // without peers yet.
+    const ProviderInfo &dyn = !forced.fi_name.empty() ? forced : local;
+    if (pm.why_no_spawn().empty() && !dyn.fi_name.empty()) {
+        if (dyn.uses_tcp_iface && !tcp_iface) select_tcp_iface(true);
+        dynamic_ep_ = &endpoint_for(dyn.fi_name, n);
+    }
     for (auto &ep : endpoints_) {
         auto addr = ep->address();
         pm.put("ftmpi.addr." + ep->provider(), addr.data(), addr.size());
     }
     pm.exchange();
     for (std::size_t r = 0; r < n; ++r) {
-        if (peers_[r].ep == nullptr) continue;
-        auto addr = pm.get(static_cast<int>(r), "ftmpi.addr." + peers_[r].ep->provider());
-        peers_[r].addr = peers_[r].ep->insert(addr);
-        if (peers_[r].addr == FI_ADDR_NOTAVAIL)
+        PeerState &p = peers_[base + r];
+        if (p.ep == nullptr) continue;
+        auto addr = pm.get(static_cast<int>(r), "ftmpi.addr." + p.ep->provider());
+        p.addr = p.ep->insert(addr);
+        if (p.addr == FI_ADDR_NOTAVAIL)
             throw std::runtime_error("cannot insert the " + peers_[r].ep->provider() + " address of rank " +
                                      std::to_string(r) + " into the address vector");
     }
@@ -535,6 +555,8 @@ void OfiTransport::send_control(PeerId peer, const Header &header, std::uint64_t
 bool OfiTransport::try_deferred(Deferred &d) {
     ssize_t rc = 0;
     switch (d.what) {
+    case Deferred::What::gate:
+        return d.peer < said_hello_.size() && said_hello_[d.peer];
     case Deferred::What::op_send:
         rc = post_send_now(d.op);
         break;
@@ -767,6 +789,8 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
     }
     case Proto::hello:
         ++hellos_;
+        if (src >= said_hello_.size()) said_hello_.resize(static_cast<std::size_t>(src) + 1);
+        said_hello_[src] = true;  // opens the gate of add_peers, if any
         break;
     case Proto::bulk:
         FTMPI_WARN("bulk message landed in a receive buffer (peer %u)", src);
@@ -852,7 +876,9 @@ void OfiTransport::cancel_sends(std::uint64_t uid, std::uint32_t first, std::uin
 }
 
 void OfiTransport::mark_failed(PeerId peer) {
-    if (peer >= peers_.size() || peers_[peer].failed) return;
+    // A process not yet a peer (another job's) stays failed if it becomes one.
+    if (peer >= peers_.size()) peers_.resize(static_cast<std::size_t>(peer) + 1);
+    if (peers_[peer].failed) return;
     peers_[peer].failed = true;
     std::vector<Op *> dead;
     for (auto it = waiting_cts_.begin(); it != waiting_cts_.end();) {
@@ -875,6 +901,43 @@ void OfiTransport::mark_failed(PeerId peer) {
     peers_[peer].backlog.clear();
     stalled_.erase(std::remove(stalled_.begin(), stalled_.end(), peer), stalled_.end());
     for (Op *op : dead) finish(op, Err::peer_failed, 0);
+}
+
+std::string OfiTransport::add_peers(runtime::ProcessManager &pm, const std::vector<int> &ids,
+                                    const std::vector<int> &bases) {
+    Endpoint *ep = dynamic_ep_;
+    if (ep == nullptr) return "this process has no endpoint that processes of other jobs can reach";
+    const bool network = lookup_provider(ep->provider()).network;
+    struct Hello {
+        Op op;  // first member
+    };
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+        const PeerId id = static_cast<PeerId>(ids[i]);
+        if (id == self_ || (id < peers_.size() && peers_[id].ep != nullptr)) continue;
+        if (id >= peers_.size()) peers_.resize(static_cast<std::size_t>(id) + 1);
+        const auto addr = pm.get_remote(ids[i], bases[i], "ftmpi.addr." + ep->provider());
+        if (addr.empty()) return "no " + ep->provider() + " address for process " + std::to_string(id);
+        PeerState &p = peers_[id];
+        p.addr = ep->insert(addr);
+        if (p.addr == FI_ADDR_NOTAVAIL)
+            return "cannot insert the " + ep->provider() + " address of process " + std::to_string(id);
+        p.ep = ep;
+        p.fin = ep->provider() == "shm";
+        p.cma = p.fin && runtime::config().SHM_CMA != 0;
+        if (!network || p.failed) continue;
+        if (id < self_) {  // this process connects: its hello goes first
+            auto *h = new Hello;
+            h->op.done = [](Op *op, Err, std::size_t) { delete reinterpret_cast<Hello *>(op); };
+            h->op.kind = Op::Kind::send;
+            h->op.peer = id;
+            h->op.header = Header{pack_match(Proto::hello, 0, 0), 0};
+            h->op.data = pack_source(self_, 0);
+            post_send(&h->op);
+        } else if (!(id < said_hello_.size() && said_hello_[id])) {
+            defer(Deferred{Deferred::What::gate, id, nullptr});  // everything waits for its hello
+        }
+    }
+    return "";
 }
 
 }  // namespace

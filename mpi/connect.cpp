@@ -1,0 +1,254 @@
+// Connections between jobs (mpi/connect.hpp).
+#include "mpi/connect.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "mpi/comm_internal.hpp"
+#include "mpi/errors.hpp"
+#include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
+#include "mpi/recovery.hpp"
+#include "mpi/state.hpp"
+
+namespace ftmpi::mpi {
+
+MPI_Comm g_parent = MPI_COMM_NULL;
+
+namespace {
+
+// A dial (connect root -> accept root) and its answer, on k_dial_context.
+struct Dial {
+    std::uint64_t key;
+    std::int32_t id;    // the sender
+    std::int32_t base;  // its job's first id
+};
+
+struct Received {
+    transport::PeerId from;
+    std::int32_t tag;
+    Dial dial;
+};
+std::deque<Received> g_dials;  // arrived, not yet taken
+
+constexpr int k_dial_tag = 1, k_answer_tag = 2;
+
+// The first process id of the job of every process this one knows besides
+// its own job's (learned at connections).
+std::map<int, int> g_bases;
+
+int base_of(int id) {
+    const auto &job = g.pm->job();
+    if (id >= job.id_base && id < job.id_base + job.size) return job.id_base;
+    auto it = g_bases.find(id);
+    return it == g_bases.end() ? -1 : it->second;
+}
+
+// Takes the first dial with `key` and `tag` (from `from` when >= 0).
+bool take_dial(std::uint64_t key, int tag, int from, Received &out) {
+    for (auto it = g_dials.begin(); it != g_dials.end(); ++it)
+        if (it->dial.key == key && it->tag == tag && (from < 0 || it->from == static_cast<transport::PeerId>(from))) {
+            out = *it;
+            g_dials.erase(it);
+            return true;
+        }
+    return false;
+}
+
+// The roots' two-process communicator: rank 0 accepted, rank 1 dialed.
+MPI_Comm open_bridge(int acceptor, int dialer, int self_rank, std::uint64_t key) {
+    auto c = new ftmpi_comm_s;
+    c->context = k_bridge_context;
+    c->uid = mix_uid(key, static_cast<std::uint64_t>(dialer));
+    c->procs = {acceptor, dialer};
+    c->size = 2;
+    c->rank = self_rank;
+    c->queue = g.engine->open(c->context, c->uid);
+    c->coll_queue = g.engine->open(c->context + 1, c->uid);
+    c->errhandler = MPI_ERRORS_RETURN;
+    errhandler_retain(c->errhandler);
+    std::strcpy(c->name, "the bridge between two jobs");
+    return c;
+}
+
+void close_bridge(MPI_Comm c) {
+    if (c == MPI_COMM_NULL) return;
+    g.engine->close(c->queue);
+    g.engine->close(c->coll_queue);
+    c->magic = Magic::dead;
+    if (c->refs > 0) c->freed = true;
+    else delete_comm_object(c);
+}
+
+// One dial-context message to process `to` (its rank `peer` in the bridge).
+int send_dial(MPI_Comm bridge, int peer, int tag, const Dial &d) {
+    MPI_Request r = new_request(ftmpi_request_s::Kind::send, bridge, &d, static_cast<int>(sizeof d), MPI_BYTE, peer,
+                                tag, k_dial_context);
+    start_send(r);
+    wait_complete(r);
+    return retire_request(&r, MPI_STATUS_IGNORE);
+}
+
+// Waits for a dial-context message; `watch` >= 0: fails when that process fails.
+int wait_dial(std::uint64_t key, int tag, int from, int watch, Received &out) {
+    while (!take_dial(key, tag, from, out)) {
+        if (watch >= 0 && ft::failures().is_failed(watch)) return MPI_ERR_PROC_FAILED;
+        progress_wait();
+    }
+    return MPI_SUCCESS;
+}
+
+// The group of `comm` as (id, job's first id) pairs, flattened.
+std::vector<int> describe(MPI_Comm comm) {
+    std::vector<int> out;
+    for (int id : comm->procs) {
+        out.push_back(id);
+        out.push_back(base_of(id));
+    }
+    return out;
+}
+
+// The roots swap their groups over the bridge; each hands the other group to
+// its own team, which adds it to the transport. Then the inter-communicator.
+int join_groups(MPI_Comm comm, int root, MPI_Comm bridge, int err, MPI_Comm *newcomm, std::string &why) {
+    const bool is_root = comm->rank == root;
+    std::vector<int> remote;
+    struct Head {
+        int err;
+        int n;
+    } head{err, 0};
+    if (is_root && err == MPI_SUCCESS) {
+        const std::vector<int> mine = describe(comm);
+        int theirs = 0, count = static_cast<int>(mine.size());
+        const int peer = 1 - bridge->rank;
+        const int tag = k_cross_tag | (1 << 5);
+        int e = team_swap(bridge, peer, tag, &count, sizeof count, &theirs, sizeof theirs);
+        if (e == MPI_SUCCESS && (theirs <= 0 || theirs % 2 != 0)) e = MPI_ERR_INTERN;
+        if (e == MPI_SUCCESS) {
+            remote.resize(static_cast<std::size_t>(theirs));
+            e = team_swap(bridge, peer, tag + 1, mine.data(), count * static_cast<int>(sizeof(int)), remote.data(),
+                          theirs * static_cast<int>(sizeof(int)));
+        }
+        if (e != MPI_SUCCESS) why = "the exchange between the two roots failed";
+        head = {e, static_cast<int>(remote.size())};
+    }
+    if (const int e = team_bcast(comm, root, &head, sizeof head); e != MPI_SUCCESS && head.err == MPI_SUCCESS) {
+        head.err = e;
+        why = "the root did not hand over the other group";
+    }
+    if (head.err != MPI_SUCCESS) return head.err;
+    remote.resize(static_cast<std::size_t>(head.n));
+    if (const int e = team_bcast(comm, root, remote.data(), head.n * static_cast<int>(sizeof(int))); e != MPI_SUCCESS) {
+        why = "the root did not hand over the other group";
+        return e;
+    }
+    std::vector<int> ids, bases;
+    for (std::size_t i = 0; i + 1 < remote.size(); i += 2) {
+        ids.push_back(remote[i]);
+        bases.push_back(remote[i + 1]);
+        if (base_of(remote[i]) < 0) g_bases[remote[i]] = remote[i + 1];
+    }
+    int made = MPI_SUCCESS;
+    if (std::string e = g.transport->add_peers(*g.pm, ids, bases); !e.empty()) {
+        why = e;
+        made = MPI_ERR_INTERN;
+    }
+    // Failures of the new peers known before they were peers hold for the transport too.
+    for (int id : ids)
+        if (ft::failures().is_failed(id)) g.transport->mark_failed(static_cast<transport::PeerId>(id));
+    // Uniform from here on, whatever failed at this member.
+    const char *failed = nullptr;
+    const int e = intercomm_from_leaders(comm, root, is_root ? bridge : comm, is_root ? 1 - bridge->rank : 0,
+                                         k_cross_tag | (2 << 5), made, newcomm, &failed);
+    if (e != MPI_SUCCESS && why.empty()) why = failed;
+    return e;
+}
+
+}  // namespace
+
+Port new_port() {
+    const auto &job = g.pm->job();
+    return Port{job.id(), job.id_base, random_nonce()};
+}
+
+std::string port_name(const Port &p) {
+    char s[96];
+    std::snprintf(s, sizeof s, "ftmpi-port:%d:%d:%016" PRIx64, p.id, p.base, p.key);
+    return s;
+}
+
+bool parse_port(const char *name, Port &p) {
+    int id = -1, base = -1, used = 0;
+    std::uint64_t key = 0;
+    if (std::sscanf(name, "ftmpi-port:%d:%d:%16" SCNx64 "%n", &id, &base, &key, &used) != 3 || name[used] != '\0')
+        return false;
+    if (id < 0 || base < 0 || base > id || id >= g.pm->job().id_limit()) return false;
+    p = Port{id, base, key};
+    return true;
+}
+
+void on_dial(const transport::Arrival &a) {
+    if (a.rendezvous || a.length != sizeof(Dial)) return;  // not ours
+    Received r{a.source, a.tag, {}};
+    std::memcpy(&r.dial, a.eager_data, sizeof r.dial);
+    g_dials.push_back(r);
+}
+
+int accept_on(MPI_Comm comm, int root, const Port &port, int expected, MPI_Comm *newcomm, std::string &why) {
+    MPI_Comm bridge = MPI_COMM_NULL;
+    int err = MPI_SUCCESS;
+    if (comm->rank == root) {
+        Received d{};
+        err = wait_dial(port.key, k_dial_tag, expected, expected, d);
+        if (err != MPI_SUCCESS) why = "the process expected to connect failed first";
+        if (err == MPI_SUCCESS) {
+            if (base_of(d.dial.id) < 0) g_bases[d.dial.id] = d.dial.base;
+            if (std::string e = g.transport->add_peers(*g.pm, {d.dial.id}, {d.dial.base}); !e.empty()) {
+                why = e;
+                err = MPI_ERR_INTERN;
+            }
+        }
+        if (err == MPI_SUCCESS) {
+            bridge = open_bridge(g.pm->job().id(), d.dial.id, 0, port.key);
+            const auto &job = g.pm->job();
+            err = send_dial(bridge, 1, k_answer_tag, Dial{port.key, job.id(), job.id_base});
+            if (err != MPI_SUCCESS) why = "the connecting process failed";
+        }
+    }
+    err = join_groups(comm, root, bridge, err, newcomm, why);
+    close_bridge(bridge);
+    return err;
+}
+
+int connect_to(MPI_Comm comm, int root, const Port &port, MPI_Comm *newcomm, std::string &why) {
+    MPI_Comm bridge = MPI_COMM_NULL;
+    int err = MPI_SUCCESS;
+    if (comm->rank == root) {
+        const auto &job = g.pm->job();
+        if (base_of(port.id) < 0) g_bases[port.id] = port.base;
+        if (std::string e = g.transport->add_peers(*g.pm, {port.id}, {port.base}); !e.empty()) {
+            why = e;
+            err = MPI_ERR_PORT;
+        }
+        if (err == MPI_SUCCESS && ft::failures().is_failed(port.id)) {
+            why = "the process of the port has failed";
+            err = MPI_ERR_PROC_FAILED;
+        }
+        if (err == MPI_SUCCESS) {
+            bridge = open_bridge(port.id, job.id(), 1, port.key);
+            err = send_dial(bridge, 0, k_dial_tag, Dial{port.key, job.id(), job.id_base});
+            Received answer{};
+            if (err == MPI_SUCCESS) err = wait_dial(port.key, k_answer_tag, port.id, port.id, answer);
+            if (err != MPI_SUCCESS) why = "the process of the port failed";
+        }
+    }
+    err = join_groups(comm, root, bridge, err, newcomm, why);
+    close_bridge(bridge);
+    return err;
+}
+
+}  // namespace ftmpi::mpi
