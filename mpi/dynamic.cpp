@@ -165,7 +165,9 @@ int spawn(const char *call, int count, const char *commands[], char **argvs[], c
             out.base = job.id_base;
         }
     }
-    if (const int e = team_bcast(comm, root, &out, sizeof out); e != MPI_SUCCESS && out.err == MPI_SUCCESS) {
+    // The root's sends fail only at members that failed: what it found holds
+    // for the others (it decides); a member that did not hear from it fails.
+    if (const int e = team_bcast(comm, root, &out, sizeof out); e != MPI_SUCCESS && !is_root && out.err == MPI_SUCCESS) {
         out.err = e;
         why = "the root failed during the spawn";
     }
@@ -206,7 +208,7 @@ int accept_or_connect(const char *call, bool accept, const char *name, MPI_Info 
     }
     // A bad port at the root is every member's error: the root says so first.
     int bad = err;
-    if (const int e = team_bcast(comm, root, &bad, sizeof bad); e != MPI_SUCCESS) bad = e;
+    if (const int e = team_bcast(comm, root, &bad, sizeof bad); e != MPI_SUCCESS && comm->rank != root) bad = e;
     if (bad != MPI_SUCCESS)
         return raise(comm, bad, call, "%s", why.empty() ? "the root's port is invalid or the root failed" : why.c_str());
     err = accept ? accept_on(comm, root, port, -1, newcomm, why) : connect_to(comm, root, port, newcomm, why);

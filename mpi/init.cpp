@@ -53,9 +53,11 @@ void forked_child() {
 // error), and these processes leave.
 void connect_to_parents() {
     Port port;
-    std::string why = "FTMPI_PARENT_PORT is not a port name";
+    std::string why;
     int err = MPI_ERR_PORT;
     if (parse_port(g.pm->job().parent_port.c_str(), port)) err = connect_to(MPI_COMM_WORLD, 0, port, &g_parent, why);
+    else why = "FTMPI_PARENT_PORT is not a port name";
+    if (why.empty()) why = "error class " + std::to_string(err);
     if (err == MPI_SUCCESS) return;
     FTMPI_ERROR("this process was spawned but could not connect to its parents (%s): it leaves", why.c_str());
     std::fflush(nullptr);

@@ -22,7 +22,9 @@
 // before its agreement), finalize (on entry to MPI_Finalize),
 // io.collective (a member of a blocking collective file access, after its own
 // access and before the exchange), io.shared (after reserving at the shared
-// file pointer, before the access).
+// file pointer, before the access), connect.joined (a member of either group
+// of a connection between jobs, once it has the other group and before the
+// inter-communicator's agreement; MPI_Comm_spawn, accept, connect, join).
 #pragma once
 
 namespace ftmpi::runtime {

@@ -185,6 +185,20 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (!strcmp(mode, "nodeloss")) {
         nodeloss();
+    } else if (!strcmp(mode, "spawn")) {
+        /* Slurm's PMIx server cannot start processes for a running job (and
+           ftmpi has left it): MPI_ERR_SPAWN at every rank, every errcode too */
+        int codes[2] = {0, 0}, cls = -1;
+        MPI_Comm inter = MPI_COMM_WORLD;
+        const int rc = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_SPAWN && inter == MPI_COMM_NULL, "spawn under srun: class %d", cls);
+        for (int i = 0; i < 2; ++i) {
+            MPI_Error_class(codes[i], &cls);
+            CHECK(cls == MPI_ERR_SPAWN, "errcode %d: class %d", i, cls);
+        }
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        if (me == 0) printf("cluster_fault spawn: MPI_ERR_SPAWN at %d ranks\n", size);
     } else {
         const int victim = argc > 2 ? atoi(argv[2]) : size - 1;
         CHECK(victim >= 0 && victim < size, "victim %d of %d", victim, size);

@@ -1,0 +1,149 @@
+/*
+ * MPI_Comm_spawn under failures (SIGKILL). Every parent checks the exact
+ * class it got, and the parents check that they all got the same outcome.
+ *
+ *   spawn_fault child_init    every child dies before MPI_Init: the spawn
+ *                             fails with MPI_ERR_SPAWN at every parent (each
+ *                             errcode too); a second spawn then works.
+ *   spawn_fault child_during  child 1 of 3 dies while the connection is
+ *                             made (kill point connect.joined): the spawn
+ *                             succeeds at every parent or fails at every
+ *                             parent; if it succeeded, child 1 is a failed
+ *                             process of the inter-communicator.
+ *   spawn_fault child_later   child 1 of 2 dies after the spawn: a receive
+ *                             from it is MPI_ERR_PROC_FAILED, an agreement
+ *                             over the inter-communicator and its
+ *                             disconnect complete.
+ *   spawn_fault parent_during parent rank 1 dies as the spawn starts: the
+ *                             other parents all succeed or all fail; on
+ *                             success they talk with every child.
+ */
+#include <mpi.h>
+#include <mpi-ext.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+/* Whether every live parent got the same outcome: MIN and MAX of `ok` over
+   the survivors of world (shrunk first, since a parent may have died). */
+static void check_uniform(int ok, const char *what) {
+    MPI_Comm live;
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &live));
+    int lo = 0, hi = 0;
+    MPI_OK(MPI_Allreduce(&ok, &lo, 1, MPI_INT, MPI_MIN, live));
+    MPI_OK(MPI_Allreduce(&ok, &hi, 1, MPI_INT, MPI_MAX, live));
+    CHECK(lo == hi, "%s: outcomes differ among the parents", what);
+    MPI_OK(MPI_Comm_free(&live));
+}
+
+static int class_of(int rc) { return tl_class_of(rc); }
+
+static void child(const char *mode, MPI_Comm parent) {
+    int rank;
+    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
+    if (strcmp(mode, "later") == 0 && rank == 1) raise(SIGKILL);
+    if (strcmp(mode, "later") == 0) {
+        int flag = 1;
+        int rc = MPIX_Comm_agree(parent, &flag);
+        CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_PROC_FAILED, "child agree: %d", rc);
+    } else {
+        /* the parents' rank 0 says goodbye to each live child */
+        int bye = 0;
+        MPI_OK(MPI_Recv(&bye, 1, MPI_INT, 0, 9, parent, MPI_STATUS_IGNORE));
+        CHECK(bye == 42, "bye %d", bye);
+    }
+    MPI_Comm_disconnect(&parent);
+    MPI_OK(MPI_Finalize());
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm parent;
+    MPI_OK(MPI_Comm_get_parent(&parent));
+    if (argc > 2 && strcmp(argv[1], "child") == 0) {
+        child(argv[2], parent);
+        return 0;
+    }
+    int rank, size;
+    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    const char *mode = argc > 1 ? argv[1] : "";
+    MPI_Comm inter = MPI_COMM_NULL;
+    int codes[4] = {0, 0, 0, 0};
+
+    if (strcmp(mode, "child_init") == 0) {
+        /* the children run a shell that kills itself: they never reach MPI_Init */
+        char *args[] = {"-c", "kill -9 $$", NULL};
+        int rc = MPI_Comm_spawn("/bin/sh", args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
+        CHECK(class_of(rc) == MPI_ERR_SPAWN, "spawn of dying children: class %d", class_of(rc));
+        CHECK(inter == MPI_COMM_NULL, "inter after a failed spawn");
+        for (int i = 0; i < 2; ++i) CHECK(class_of(codes[i]) == MPI_ERR_SPAWN, "errcode %d: %d", i, codes[i]);
+        check_uniform(0, "child_init");
+        char *ok_args[] = {"child", "bye", NULL};
+        MPI_OK(MPI_Comm_spawn(argv[0], ok_args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
+        int bye = 42;
+        if (rank == 0)
+            for (int c = 0; c < 2; ++c) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
+        MPI_OK(MPI_Comm_disconnect(&inter));
+    } else if (strcmp(mode, "child_during") == 0) {
+        char *args[] = {"child", "bye", NULL};
+        MPI_Info info;
+        MPI_OK(MPI_Info_create(&info));
+        MPI_OK(MPI_Info_set(info, "env", "FTMPI_TEST_KILL_AT=connect.joined:1"));
+        int rc = MPI_Comm_spawn(argv[0], args, 3, info, 0, MPI_COMM_WORLD, &inter, codes);
+        MPI_OK(MPI_Info_free(&info));
+        CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_SPAWN || class_of(rc) == MPI_ERR_PROC_FAILED,
+              "spawn with a child dying: class %d", class_of(rc));
+        check_uniform(rc == MPI_SUCCESS, "child_during");
+        if (rc == MPI_SUCCESS) {
+            MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+            int bye = 42;
+            if (rank == 0) {
+                for (int c = 0; c < 3; c += 2) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
+                int x;
+                rc = MPI_Recv(&x, 1, MPI_INT, 1, 9, inter, MPI_STATUS_IGNORE);
+                CHECK(class_of(rc) == MPI_ERR_PROC_FAILED, "receive from the dead child: class %d", class_of(rc));
+            }
+            MPI_Comm_disconnect(&inter);
+        } else {
+            CHECK(inter == MPI_COMM_NULL, "inter after a failed spawn");
+        }
+    } else if (strcmp(mode, "child_later") == 0) {
+        char *args[] = {"child", "later", NULL};
+        MPI_OK(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        if (rank == 0) {
+            int x;
+            int rc = MPI_Recv(&x, 1, MPI_INT, 1, 9, inter, MPI_STATUS_IGNORE);
+            CHECK(class_of(rc) == MPI_ERR_PROC_FAILED, "receive from the dead child: class %d", class_of(rc));
+        }
+        int flag = 1;
+        int rc = MPIX_Comm_agree(inter, &flag);
+        CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_PROC_FAILED, "agree over inter: %d", rc);
+        MPI_OK(MPI_Comm_disconnect(&inter));
+    } else if (strcmp(mode, "parent_during") == 0) {
+        CHECK(size >= 3, "needs 3 ranks");
+        if (rank == 1) raise(SIGKILL);
+        char *args[] = {"child", "bye", NULL};
+        int rc = MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
+        CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_PROC_FAILED || class_of(rc) == MPI_ERR_SPAWN,
+              "spawn with a parent dying: class %d", class_of(rc));
+        check_uniform(rc == MPI_SUCCESS, "parent_during");
+        if (rc == MPI_SUCCESS) {
+            int bye = 42;
+            if (rank == 0)
+                for (int c = 0; c < 2; ++c) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
+            MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+            MPI_Comm_disconnect(&inter);
+        }
+    } else {
+        CHECK(0, "unknown mode %s", mode);
+    }
+    if (rank == 0) printf("spawn_fault %s: OK\n", mode);
+    MPI_Finalize();
+    return 0;
+}
