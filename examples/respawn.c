@@ -17,10 +17,12 @@
  *
  *   ftmpirun -n 4 ./respawn [kills (default 10)] [seed]
  *
- * Rank 0 prints one line per recovery: the rank numbers respawned, that the
- * survivors kept theirs, and the time from the iteration of the failure to
- * the job at full size again (detection, revoke, shrink, spawn, merge,
- * split). Exits 0 once every kill was recovered from.
+ * The first survivor prints one line per recovery: the rank numbers
+ * respawned, that the survivors kept theirs, and the time from the
+ * iteration of the failure to the job at full size again, with its parts:
+ * detection (until the failed allgather returned), revoke + shrink, spawn
+ * (until the children connected), merge + split. Exits 0 once every kill
+ * was recovered from.
  */
 #include <limits.h>
 #include <mpi.h>
@@ -39,11 +41,11 @@
     } while (0)
 
 /* What a child needs to join: its rank number, the iteration, the kills so
-   far and wanted, and the rank respawned last. */
+   far and wanted, the rank respawned last and the seed of the victims. */
 struct Joining {
-    int rank, iter, kills, target, last_respawned;
+    int rank, iter, kills, target, last_respawned, seed;
 };
-#define JOINING_INTS 5
+#define JOINING_INTS 6
 
 /* Joins the children of `inter` (the survivors' side when `parent` is 0)
    into one communicator ordered by rank number. `dead` lists the rank
@@ -83,13 +85,22 @@ static int rejoin(MPI_Comm inter, int parent, int myrank, const int *dead, int n
     return rc;
 }
 
+/* The pseudo-random victim of kill k: the same at every process. */
+static int pick(unsigned seed, int k, int n) {
+    unsigned x = seed * 2654435761u ^ (unsigned)(k + 1) * 0x9E3779B9u;
+    x ^= x >> 15;
+    x *= 0x2C1B3C6Du;
+    x ^= x >> 12;
+    return (int)(x % (unsigned)n);
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int respawned = argc > 1 && strcmp(argv[1], "--respawned") == 0;
     const int kills_wanted = !respawned && argc > 1 ? atoi(argv[1]) : 10;
-    const unsigned seed = !respawned && argc > 2 ? (unsigned)atoi(argv[2]) : 7;
+    const int seed_arg = !respawned && argc > 2 ? atoi(argv[2]) : 7;
     MPI_Comm world;
-    struct Joining state = {0, 0, 0, kills_wanted, -1};
+    struct Joining state = {0, 0, 0, kills_wanted, -1, seed_arg};
     int myrank;
     if (respawned) {
         MPI_Comm parent;
@@ -111,14 +122,16 @@ int main(int argc, char **argv) {
     }
     int n;
     MPI_Comm_size(world, &n);
-    const int target = state.target;  /* respawned processes have it from the root */
+    /* respawned processes have these from the root */
+    const int target = state.target;
+    const unsigned seed = (unsigned)state.seed;
     int *all = malloc(sizeof(int) * (size_t)n);
     double t_fail = 0;
     int iter = state.iter, kills = state.kills, last = state.last_respawned;
     while (kills < target) {
         if (iter == 20 * kills + 10) {
             t_fail = MPI_Wtime();
-            int victim = (kills % 2 == 1 && last >= 0) ? last : (int)((seed * 2654435761u + (unsigned)kills * 40503u) % (unsigned)n);
+            int victim = (kills % 2 == 1 && last >= 0) ? last : pick(seed, kills, n);
             if (myrank == victim) raise(SIGKILL);
         }
         int rc = MPI_Allgather(&myrank, 1, MPI_INT, all, 1, MPI_INT, world);
@@ -129,10 +142,13 @@ int main(int argc, char **argv) {
             continue;
         }
         /* recovery: until the job is at full size again */
+        const double t_detect = MPI_Wtime();
+        double t_shrunk = 0, t_spawned = 0;
         MPIX_Comm_revoke(world);
         for (;;) {
             MPI_Comm shrunk, inter, fresh;
             if (MPIX_Comm_shrink(world, &shrunk) != MPI_SUCCESS) continue;
+            t_shrunk = MPI_Wtime();
             MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
             int s, me;
             MPI_Comm_size(shrunk, &s);
@@ -147,14 +163,18 @@ int main(int argc, char **argv) {
             /* restart from the earliest iteration any survivor was at */
             int lowest = iter;
             ok = ok && MPI_Allreduce(&iter, &lowest, 1, MPI_INT, MPI_MIN, shrunk) == MPI_SUCCESS;
+            /* when the failure's iteration began (one node: one clock; a
+               process that joined since then has no time of its own) */
+            ok = ok && MPI_Allreduce(MPI_IN_PLACE, &t_fail, 1, MPI_DOUBLE, MPI_MAX, shrunk) == MPI_SUCCESS;
             free(alive);
             free(gathered);
             char *args[] = {"--respawned", NULL};
             int rc2 = ok ? MPI_Comm_spawn(argv[0], args, ndead, MPI_INFO_NULL, 0, shrunk, &inter, MPI_ERRCODES_IGNORE)
                          : MPI_ERR_OTHER;
             if (rc2 == MPI_SUCCESS) {
+                t_spawned = MPI_Wtime();
                 MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-                struct Joining j = {0, lowest, kills + 1, target, dead[ndead - 1]};
+                struct Joining j = {0, lowest, kills + 1, target, dead[ndead - 1], (int)seed};
                 rc2 = rejoin(inter, 0, myrank, dead, ndead, &j, &fresh);
                 MPI_Comm_disconnect(&inter);
             }
@@ -180,9 +200,12 @@ int main(int argc, char **argv) {
                 char list[256] = "";
                 for (int i = 0; i < ndead; ++i)
                     snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? "," : "", dead[i]);
+                const double t_done = MPI_Wtime();
                 printf("recovery %d: rank %s respawned, every survivor kept its rank, full size (%d) again "
-                       "%.3f s after the failure's iteration began\n",
-                       kills, list, n, MPI_Wtime() - t_fail);
+                       "%.3f s after the failure's iteration began (detected %.3f, revoke+shrink %.3f, spawn "
+                       "%.3f, merge+split %.3f)\n",
+                       kills, list, n, t_done - t_fail, t_detect - t_fail, t_shrunk - t_detect,
+                       t_spawned - t_shrunk, t_done - t_spawned);
                 fflush(stdout);
             }
             break;
