@@ -15,7 +15,11 @@
  * survivor keeps its rank, each child takes a dead rank's. A failure during
  * the recovery makes it start over. The job goes on at full size.
  *
- *   ftmpirun -n 4 ./respawn [kills (default 10)] [seed]
+ *   ftmpirun -n 4 ./respawn [kills (default 10)] [seed] [kill|stop]
+ *
+ * With `stop` the victims stop (SIGSTOP) instead: the failure detector, or
+ * ftmpirun for a process alone in its spawned job, finds them and has them
+ * killed.
  *
  * The first survivor prints one line per recovery: the rank numbers
  * respawned, that the survivors kept theirs, and the time from the
@@ -43,9 +47,9 @@
 /* What a child needs to join: its rank number, the iteration, the kills so
    far and wanted, the rank respawned last and the seed of the victims. */
 struct Joining {
-    int rank, iter, kills, target, last_respawned, seed;
+    int rank, iter, kills, target, last_respawned, seed, sig;
 };
-#define JOINING_INTS 6
+#define JOINING_INTS 7
 
 /* Joins the children of `inter` (the survivors' side when `parent` is 0)
    into one communicator ordered by rank number. `dead` lists the rank
@@ -99,8 +103,9 @@ int main(int argc, char **argv) {
     int respawned = argc > 1 && strcmp(argv[1], "--respawned") == 0;
     const int kills_wanted = !respawned && argc > 1 ? atoi(argv[1]) : 10;
     const int seed_arg = !respawned && argc > 2 ? atoi(argv[2]) : 7;
+    const int sig_arg = !respawned && argc > 3 && strcmp(argv[3], "stop") == 0 ? SIGSTOP : SIGKILL;
     MPI_Comm world;
-    struct Joining state = {0, 0, 0, kills_wanted, -1, seed_arg};
+    struct Joining state = {0, 0, 0, kills_wanted, -1, seed_arg, sig_arg};
     int myrank;
     if (respawned) {
         MPI_Comm parent;
@@ -125,6 +130,7 @@ int main(int argc, char **argv) {
     /* respawned processes have these from the root */
     const int target = state.target;
     const unsigned seed = (unsigned)state.seed;
+    const int sig = state.sig;
     int *all = malloc(sizeof(int) * (size_t)n);
     double t_fail = 0;
     int iter = state.iter, kills = state.kills, last = state.last_respawned;
@@ -132,7 +138,7 @@ int main(int argc, char **argv) {
         if (iter == 20 * kills + 10) {
             t_fail = MPI_Wtime();
             int victim = (kills % 2 == 1 && last >= 0) ? last : pick(seed, kills, n);
-            if (myrank == victim) raise(SIGKILL);
+            if (myrank == victim) raise(sig);
         }
         int rc = MPI_Allgather(&myrank, 1, MPI_INT, all, 1, MPI_INT, world);
         if (rc == MPI_SUCCESS) {
@@ -174,7 +180,7 @@ int main(int argc, char **argv) {
             if (rc2 == MPI_SUCCESS) {
                 t_spawned = MPI_Wtime();
                 MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-                struct Joining j = {0, lowest, kills + 1, target, dead[ndead - 1], (int)seed};
+                struct Joining j = {0, lowest, kills + 1, target, dead[ndead - 1], (int)seed, sig};
                 rc2 = rejoin(inter, 0, myrank, dead, ndead, &j, &fresh);
                 MPI_Comm_disconnect(&inter);
             }

@@ -103,13 +103,18 @@ std::string failure_summary(const std::vector<RankState>& ranks, std::optional<i
     groups[it->second].second.push_back(r);
   }
   if (failed == 0) return "";
-  std::string line = std::to_string(failed) + " of " + std::to_string(ranks.size()) + " rank" +
-                     (ranks.size() == 1 ? "" : "s") + " failed: ";
+  // With spawned processes the list is by process id (the job's ranks first).
+  bool spawned = false;
+  for (const RankState& st : ranks) spawned = spawned || st.base != 0;
+  const std::string one = spawned ? "process" : "rank", many = spawned ? "processes" : "ranks";
+  std::string line = std::to_string(failed) + " of " + std::to_string(ranks.size()) + " " +
+                     (ranks.size() == 1 ? one : many) + " failed: ";
   for (size_t g = 0; g < groups.size(); ++g) {
     const auto& [cause, members] = groups[g];
     if (g) line += "; ";
-    line += (members.size() == 1 ? "rank " : "ranks ") + rank_list(members) + " " + cause;
+    line += (members.size() == 1 ? one : many) + " " + rank_list(members) + " " + cause;
   }
+  if (spawned) line += " (process ids: the job's ranks, then the spawned processes)";
   return line;
 }
 

@@ -54,7 +54,8 @@ bool is_crash_signal(int sig);
 //   "5 of 8 ranks failed: ranks 1,4-6 killed by signal 9 (SIGKILL);
 //    rank 2 exited with code 3 without calling MPI_Finalize"
 // Ranks that ftmpirun itself killed while ending the job say so ("sent by
-// ftmpirun").
+// ftmpirun"). With spawned processes (RankState::base != 0) it counts and
+// lists processes by id instead, and says so.
 std::string failure_summary(const std::vector<RankState>& ranks, std::optional<int> unstarted);
 
 // What one child needs; every pointer/fd must stay valid across fork().

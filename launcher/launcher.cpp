@@ -144,6 +144,7 @@ class Runner {
   void reap();
   void on_rank_exit(int r);
   void check_stranded(Clock::time_point now);
+  void check_lone_stopped(Clock::time_point now);
   void check_unstarted();
   void kill_rank(int r, int sig, bool teardown);
   void kill_all(int sig);
@@ -177,6 +178,11 @@ class Runner {
   // Every rank still there is stopped while another finalized and left
   // (check_stranded): since then, and when to look again.
   std::optional<Clock::time_point> stranded_since_, stranded_check_;
+  // Spawned processes alone in their namespace (no heartbeat ring watches
+  // them): since when each has been seen stopped, and when to look again.
+  std::unordered_map<int, Clock::time_point> lone_stopped_since_;
+  std::optional<Clock::time_point> lone_check_;
+  std::unordered_map<int, int> job_sizes_;  // spawned namespaces: first id -> size
   // The ranks' FTMPI_FT_TIMEOUT_MS (in the environment spawn_all gives them).
   std::chrono::milliseconds ft_timeout_{ftmpi::runtime::Config{}.FT_TIMEOUT_MS};
   std::optional<int> last_abort_, no_ft_code_;
@@ -367,6 +373,7 @@ void Runner::on_spawn(Upcall& u) {
   const BindingPlan plan = plan_bindings(sized);
   server_->register_job(base, appnums, universe_size_);
   ranks_.resize(static_cast<size_t>(base + total));
+  job_sizes_[base] = total;
   int id = base;
   for (size_t i = 0; i < u.apps.size(); ++i) {
     const Upcall::App& a = u.apps[i];
@@ -577,7 +584,7 @@ void Runner::on_signalfd() {
 
 int Runner::timeout_ms(Clock::time_point now) const {
   std::optional<Clock::time_point> next;
-  for (const auto& d : {timeout_at_, escalate_at_, drain_until_, stranded_check_})
+  for (const auto& d : {timeout_at_, escalate_at_, drain_until_, stranded_check_, lone_check_})
     if (d && (!next || *d < *next)) next = d;
   if (!next) return -1;
   if (*next <= now) return 0;
@@ -651,6 +658,7 @@ void Runner::loop() {
       for (auto& f : fwd_) f.drain_and_close();  // grandchildren keep the pipes open
     }
     check_stranded(now);
+    check_lone_stopped(now);
   }
 }
 
@@ -686,6 +694,39 @@ void Runner::check_stranded(Clock::time_point now) {
     say(label(r, ranks_[static_cast<size_t>(r)]) + " is stopped and every other rank has ended: killing it");
     kill_rank(r, SIGKILL, false);
   }
+}
+
+// A spawned process alone in its namespace has no heartbeat ring (the
+// detector watches the processes of one namespace): stopped (SIGSTOP), it
+// would hold up forever every process that waits for it. ftmpirun does the
+// ring's job for it: stopped for the ranks' detector timeout while another
+// process of the job still runs, it is killed as a failed process (spec 000
+// §17.3: a stopped process is excluded), which every process then hears of.
+void Runner::check_lone_stopped(Clock::time_point now) {
+  lone_check_.reset();
+  if (!o_.ft || teardown_ || job_sizes_.empty()) return;
+  bool any_lone = false, someone_runs = false;
+  std::vector<int> stopped;
+  for (int id = 0; id < static_cast<int>(ranks_.size()); ++id) {
+    const RankState& st = ranks_[static_cast<size_t>(id)];
+    if (st.reaped || st.pid <= 0) continue;
+    const bool is_stopped = ftmpi::runtime::process_state(st.pid) == 'T';
+    if (!is_stopped) someone_runs = true;
+    auto size = job_sizes_.find(st.base);
+    if (size == job_sizes_.end() || size->second != 1) continue;
+    any_lone = true;
+    if (is_stopped) stopped.push_back(id);
+    else lone_stopped_since_.erase(id);
+  }
+  for (int id : stopped) {
+    auto [it, fresh] = lone_stopped_since_.emplace(id, now);
+    if (fresh || now - it->second < ft_timeout_ || !someone_runs) continue;
+    lone_stopped_since_.erase(it);
+    say(label(id, ranks_[static_cast<size_t>(id)]) +
+        " is stopped and alone in its job, so no failure detector watches it: killing it");
+    kill_rank(id, SIGKILL, false);
+  }
+  if (any_lone) lone_check_ = now + kStrandedPoll;
 }
 
 int Runner::run() {

@@ -16,7 +16,8 @@
  *                             disconnect complete.
  *   spawn_fault parent_during parent rank 1 dies as the spawn starts: the
  *                             other parents all succeed or all fail; on
- *                             success they talk with every child.
+ *                             success they talk with every child. Then a
+ *                             spawn rooted at the dead rank is MPI_ERR_RANK.
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -140,6 +141,9 @@ int main(int argc, char **argv) {
             MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
             MPI_Comm_disconnect(&inter);
         }
+        /* rank 1 is now a recognized failed process (the shrink above): as a root it is MPI_ERR_RANK */
+        rc = MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 1, MPI_COMM_WORLD, &inter, codes);
+        CHECK(class_of(rc) == MPI_ERR_RANK, "spawn with a failed root: class %d", class_of(rc));
     } else {
         CHECK(0, "unknown mode %s", mode);
     }
