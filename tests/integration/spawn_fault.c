@@ -12,8 +12,10 @@
  *                             process of the inter-communicator.
  *   spawn_fault child_later   child 1 of 2 dies after the spawn: a receive
  *                             from it is MPI_ERR_PROC_FAILED, an agreement
- *                             over the inter-communicator and its
- *                             disconnect complete.
+ *                             over the inter-communicator completes, a
+ *                             parent's revoke reaches the live child
+ *                             (MPI_ERR_REVOKED), both groups shrink it and
+ *                             talk over the result, and disconnect.
  *   spawn_fault parent_during parent rank 1 dies as the spawn starts: the
  *                             other parents all succeed or all fail; on
  *                             success they talk with every child. Then a
@@ -50,6 +52,22 @@ static void child(const char *mode, MPI_Comm parent) {
         int flag = 1;
         int rc = MPIX_Comm_agree(parent, &flag);
         CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_PROC_FAILED, "child agree: %d", rc);
+        /* the parents revoke the inter-communicator: a receive here fails */
+        int x;
+        rc = MPI_Recv(&x, 1, MPI_INT, 0, 11, parent, MPI_STATUS_IGNORE);
+        CHECK(class_of(rc) == MPI_ERR_REVOKED, "receive on the revoked inter-communicator: class %d", class_of(rc));
+        MPI_Comm shrunk;
+        MPI_OK(MPIX_Comm_shrink(parent, &shrunk));
+        int rs, ls;
+        MPI_OK(MPI_Comm_remote_size(shrunk, &rs));
+        MPI_OK(MPI_Comm_size(shrunk, &ls));
+        CHECK(ls == 1, "children after the shrink: %d", ls);
+        MPI_OK(MPI_Recv(&x, 1, MPI_INT, 0, 12, shrunk, MPI_STATUS_IGNORE));
+        CHECK(x == rs, "over the shrunk inter-communicator: %d", x);
+        MPI_OK(MPI_Comm_disconnect(&shrunk));
+        MPI_OK(MPI_Comm_free(&parent));
+        MPI_OK(MPI_Finalize());
+        return;
     } else {
         /* the parents' rank 0 says goodbye to each live child */
         int bye = 0;
@@ -125,7 +143,19 @@ int main(int argc, char **argv) {
         int flag = 1;
         int rc = MPIX_Comm_agree(inter, &flag);
         CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_PROC_FAILED, "agree over inter: %d", rc);
-        MPI_OK(MPI_Comm_disconnect(&inter));
+        /* revoke and shrink across the two groups */
+        if (rank == 0) MPI_OK(MPIX_Comm_revoke(inter));
+        MPI_Comm shrunk;
+        MPI_OK(MPIX_Comm_shrink(inter, &shrunk));
+        int rs;
+        MPI_OK(MPI_Comm_remote_size(shrunk, &rs));
+        CHECK(rs == 1, "live children after the shrink: %d", rs);
+        if (rank == 0) {
+            int x = size;
+            MPI_OK(MPI_Send(&x, 1, MPI_INT, 0, 12, shrunk));
+        }
+        MPI_OK(MPI_Comm_disconnect(&shrunk));
+        MPI_OK(MPI_Comm_free(&inter));
     } else if (strcmp(mode, "parent_during") == 0) {
         CHECK(size >= 3, "needs 3 ranks");
         if (rank == 1) raise(SIGKILL);
