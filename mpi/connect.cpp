@@ -25,8 +25,9 @@ namespace {
 // A dial (connect root -> accept root) and its answer, on k_dial_context.
 struct Dial {
     std::uint64_t key;
-    std::int32_t id;    // the sender
-    std::int32_t base;  // its job's first id
+    std::uint64_t nonce;  // the dialer's, fresh per connection: the bridge's uid
+    std::int32_t id;      // the sender
+    std::int32_t base;    // its job's first id
 };
 
 struct Received {
@@ -61,10 +62,10 @@ bool take_dial(std::uint64_t key, int tag, int from, Received &out) {
 }
 
 // The roots' two-process communicator: rank 0 accepted, rank 1 dialed.
-MPI_Comm open_bridge(int acceptor, int dialer, int self_rank, std::uint64_t key) {
+MPI_Comm open_bridge(int acceptor, int dialer, int self_rank, std::uint64_t key, std::uint64_t nonce) {
     auto c = new ftmpi_comm_s;
     c->context = k_bridge_context;
-    c->uid = mix_uid(key, static_cast<std::uint64_t>(dialer));
+    c->uid = mix_uid(key, nonce);
     c->procs = {acceptor, dialer};
     c->size = 2;
     c->rank = self_rank;
@@ -218,9 +219,9 @@ int accept_on(MPI_Comm comm, int root, const Port &port, int expected, MPI_Comm 
             }
         }
         if (err == MPI_SUCCESS) {
-            bridge = open_bridge(g.pm->job().id(), d.dial.id, 0, port.key);
+            bridge = open_bridge(g.pm->job().id(), d.dial.id, 0, port.key, d.dial.nonce);
             const auto &job = g.pm->job();
-            err = send_dial(bridge, 1, k_answer_tag, Dial{port.key, job.id(), job.id_base});
+            err = send_dial(bridge, 1, k_answer_tag, Dial{port.key, d.dial.nonce, job.id(), job.id_base});
             if (err != MPI_SUCCESS) why = "the connecting process failed";
         }
     }
@@ -244,8 +245,9 @@ int connect_to(MPI_Comm comm, int root, const Port &port, MPI_Comm *newcomm, std
             err = MPI_ERR_PROC_FAILED;
         }
         if (err == MPI_SUCCESS) {
-            bridge = open_bridge(port.id, job.id(), 1, port.key);
-            err = send_dial(bridge, 0, k_dial_tag, Dial{port.key, job.id(), job.id_base});
+            const std::uint64_t nonce = random_nonce();
+            bridge = open_bridge(port.id, job.id(), 1, port.key, nonce);
+            err = send_dial(bridge, 0, k_dial_tag, Dial{port.key, nonce, job.id(), job.id_base});
             Received answer{};
             if (err == MPI_SUCCESS) err = wait_dial(port.key, k_answer_tag, port.id, port.id, answer);
             if (err != MPI_SUCCESS) why = "the process of the port failed";
