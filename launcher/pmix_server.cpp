@@ -211,6 +211,17 @@ pmix_status_t up_job_control(const pmix_proc_t* requestor, const pmix_proc_t tar
   return PMIX_SUCCESS;
 }
 
+// PMIx_Connect / PMIx_Disconnect among processes of any of our namespaces:
+// every one is local, so PMIx has collected the participants already (as for
+// fence_nb); there is nothing to wire up across nodes. ftmpi's own
+// connections are made in-band (mpi/connect.hpp); these serve other PMIx
+// clients.
+pmix_status_t up_connect(const pmix_proc_t[], size_t, const pmix_info_t[], size_t, pmix_op_cbfunc_t cbfunc,
+                         void* cbdata) {
+  if (cbfunc) cbfunc(PMIX_SUCCESS, cbdata);
+  return PMIX_SUCCESS;
+}
+
 // MPI_Comm_spawn: the programs are copied out and started by the event loop,
 // which answers with the new namespace.
 pmix_status_t up_spawn(const pmix_proc_t* proc, const pmix_info_t[], size_t, const pmix_app_t apps[],
@@ -315,6 +326,8 @@ pmix_server_module_t make_module() {
   m.lookup = up_lookup;
   m.unpublish = up_unpublish;
   m.spawn = up_spawn;
+  m.connect = up_connect;
+  m.disconnect = up_connect;
   return m;
 }
 

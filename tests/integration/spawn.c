@@ -7,10 +7,11 @@
  *                     messages both ways, run an inter-communicator bcast and
  *                     allreduce, merge (children high) and allreduce the
  *                     merged ranks, then disconnect.
- *   spawn multiple    spawn_multiple of two commands (this program with
- *                     different arguments, 1 + 2 processes): each child checks
- *                     its MPI_APPNUM and its arguments; info keys wdir and env
- *                     reach the children.
+ *   spawn multiple    spawn_multiple of two programs (this one, and the
+ *                     spawn_fault program next to it if there is one; else
+ *                     this one twice), 1 + 2 processes: this program's
+ *                     children check MPI_APPNUM, their arguments, and that the
+ *                     info keys wdir and env reached them.
  *   spawn connect     the job spawns two groups of children (2 and 1); group
  *                     A opens a port and publishes it, group B looks it up
  *                     and connects; they exchange over the new
@@ -105,10 +106,8 @@ static void child(int argc, char **argv, MPI_Comm parent) {
         CHECK(e != NULL && strcmp(e, app == 0 ? "zero" : "one") == 0, "env SPAWN_TEST_VAR=%s", e ? e : "(unset)");
         char cwd[4096];
         CHECK(getcwd(cwd, sizeof cwd) != NULL && strcmp(cwd, "/tmp") == 0, "wdir %s", cwd);
-        int psize;
-        MPI_OK(MPI_Comm_remote_size(parent, &psize));
-        int mine = 100 * app + rank, sum = 0;
-        MPI_OK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, parent));
+        int mine = 100 * app + rank;
+        MPI_OK(MPI_Send(&mine, 1, MPI_INT, 0, 8, parent));
         MPI_OK(MPI_Comm_disconnect(&parent));
     } else if (strcmp(mode, "groupA") == 0 || strcmp(mode, "groupB") == 0) {
         const int a = mode[5] == 'A';
@@ -177,9 +176,14 @@ int main(int argc, char **argv) {
         exercise(inter, 0);
         MPI_OK(MPI_Comm_disconnect(&inter));
     } else if (strcmp(mode, "multiple") == 0) {
-        char *cmds[2] = {argv[0], argv[0]};
-        char *a0[] = {"child", "multi", "0", NULL}, *a1[] = {"child", "multi", "1", NULL};
-        char **argvs[2] = {a0, a1};
+        /* two programs: this one, and spawn_fault's child (built next to it) */
+        char other[4096];
+        snprintf(other, sizeof other, "%s_fault", argv[0]);
+        if (access(other, X_OK) != 0) snprintf(other, sizeof other, "%s", argv[0]);
+        const int two = strcmp(other, argv[0]) != 0;
+        char *cmds[2] = {argv[0], other};
+        char *a0[] = {"child", "multi", "0", NULL}, *a1[] = {"child", "multi", "1", NULL}, *a1b[] = {"child", "bye", NULL};
+        char **argvs[2] = {a0, two ? a1b : a1};
         int counts[2] = {1, 2};
         MPI_Info infos[2];
         for (int i = 0; i < 2; ++i) {
@@ -191,9 +195,20 @@ int main(int argc, char **argv) {
         MPI_Comm inter;
         MPI_OK(MPI_Comm_spawn_multiple(2, cmds, argvs, counts, infos, 0, MPI_COMM_WORLD, &inter, codes));
         for (int i = 0; i < 3; ++i) CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] = %d", i, codes[i]);
-        int zero = 0, sum = -1;
-        MPI_OK(MPI_Allreduce(&zero, &sum, 1, MPI_INT, MPI_SUM, inter));
-        CHECK(sum == 0 + 101 + 102, "children's sum %d", sum); /* world ranks 0 (app 0), 1 and 2 (app 1) */
+        /* world ranks 0 (app 0), 1 and 2 (app 1): each tells rank 0 its
+           100 * appnum + rank, or (the other program) waits for a goodbye */
+        if (rank == 0) {
+            for (int c = 0; c < 3; ++c) {
+                if (two && c > 0) {
+                    int bye = 42;
+                    MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
+                    continue;
+                }
+                int v = -1;
+                MPI_OK(MPI_Recv(&v, 1, MPI_INT, c, 8, inter, MPI_STATUS_IGNORE));
+                CHECK(v == 100 * (c > 0) + c, "child %d says %d", c, v);
+            }
+        }
         MPI_OK(MPI_Comm_disconnect(&inter));
         for (int i = 0; i < 2; ++i) MPI_OK(MPI_Info_free(&infos[i]));
     } else if (strcmp(mode, "connect") == 0) {
