@@ -216,27 +216,22 @@ int accept_or_connect(const char *call, bool accept, const char *name, MPI_Info 
     return MPI_SUCCESS;
 }
 
-bool write_fully(int fd, const char *p, std::size_t n) {
+// Moves all `n` bytes through `io` (read or write), resuming after EINTR
+// and short transfers; false at EOF or error.
+template <typename Buf, typename Io>
+bool all_of_fd(int fd, Buf *p, std::size_t n, Io io) {
     while (n > 0) {
-        const ssize_t w = ::write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= static_cast<std::size_t>(w);
+        const ssize_t k = io(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return false;
+        p += k;
+        n -= static_cast<std::size_t>(k);
     }
     return true;
 }
 
-bool read_fully(int fd, char *p, std::size_t n) {
-    while (n > 0) {
-        const ssize_t r = ::read(fd, p, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r;
-        n -= static_cast<std::size_t>(r);
-    }
-    return true;
-}
+bool write_fully(int fd, const char *p, std::size_t n) { return all_of_fd(fd, p, n, ::write); }
+bool read_fully(int fd, char *p, std::size_t n) { return all_of_fd(fd, p, n, ::read); }
 
 }  // namespace
 }  // namespace ftmpi::mpi
