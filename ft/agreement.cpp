@@ -20,7 +20,7 @@ static_assert(sizeof(Wire) == 40);
 // The AND of `from` into `acc`; a word missing on either side counts as 0.
 void and_into(std::vector<std::uint64_t> &acc, const std::vector<std::uint64_t> &from) {
     if (from.size() < acc.size()) std::fill(acc.begin() + static_cast<std::ptrdiff_t>(from.size()), acc.end(), 0);
-    for (std::size_t i = 0; i < acc.size(); ++i) acc[i] &= from[i];
+    for (std::size_t i = 0; i < std::min(acc.size(), from.size()); ++i) acc[i] &= from[i];
     acc.resize(std::max(acc.size(), from.size()), 0);
 }
 
@@ -248,6 +248,7 @@ void Agreements::step(const GroupView &v, Instance &inst, AgreeEffects &out) {
     if (round == self) {  // the root: issue it
         if (inst.issued_round == round) return;
         inst.issued_round = round;
+        out.issued.push_back(inst.seq);
         AgreeMsg d{AgreeMsg::Type::decide, inst.seq, round, inst.abortable, false, -1, value};
         take(v, inst, round, d, out);
         return;

@@ -82,6 +82,7 @@ struct AgreeEffects {
     };
     std::vector<Send> sends;
     std::vector<std::uint64_t> decided;  // agreements that decided during this call
+    std::vector<std::uint64_t> issued;   // agreements this member issued as the root during this call
 };
 
 // The agreements of one group. Instances are numbered by seq; every member

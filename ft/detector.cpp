@@ -9,6 +9,7 @@
 #include <deque>
 #include <vector>
 
+#include "ft/topology.hpp"
 #include "runtime/log.hpp"
 
 namespace ftmpi::ft {
@@ -79,11 +80,7 @@ void Detector::run() {
     const int self = base_ + rank_;
     s.gone.assign(static_cast<std::size_t>(s.n), false);
     s.last_sync.assign(static_cast<std::size_t>(s.n), Clock::time_point{});
-    for (int k = 1; k < s.n; k *= 2) {
-        for (int peer : {(rank_ + k) % s.n, (rank_ - k % s.n + s.n) % s.n})
-            if (peer != rank_ && std::find(s.neighbours.begin(), s.neighbours.end(), peer) == s.neighbours.end())
-                s.neighbours.push_back(peer);
-    }
+    s.neighbours = bmg_neighbours(s.n, rank_, [](int) { return false; });  // filtered by alive() at each send
     const Ms period(std::max(opt_.period_ms, 1)), timeout(std::max(opt_.timeout_ms, 1));
     const std::size_t per_msg = (channel_->max_message() - sizeof(Header)) / sizeof(std::int32_t);
 
@@ -112,11 +109,7 @@ void Detector::run() {
     };
     auto alive = [&](int r) { return r != rank_ && !set_.contains(base_ + r) && !s.gone[static_cast<std::size_t>(r)]; };
     auto update_ring = [&](Clock::time_point now) {
-        int pred = -1, succ = -1;
-        for (int i = 1; i < s.n && pred < 0; ++i)
-            if (alive((rank_ - i + s.n) % s.n)) pred = (rank_ - i + s.n) % s.n;
-        for (int i = 1; i < s.n && succ < 0; ++i)
-            if (alive((rank_ + i) % s.n)) succ = (rank_ + i) % s.n;
+        const int pred = ring_pred(s.n, rank_, alive), succ = ring_succ(s.n, rank_, alive);
         if (pred != s.pred) {  // a new predecessor gets a full timeout to start beating to us
             s.pred = pred;
             s.pred_ended = false;

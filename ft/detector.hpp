@@ -18,6 +18,9 @@
 //
 // A process that finds itself in the failed set has been excluded: it leaves
 // at once (exit status k_excluded_exit).
+//
+// The overlays (ring, BMG) are ft/topology.hpp's, shared with revoke and the
+// agreement; ft/sim/ runs the broadcast at up to 100,000 processes.
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,6 @@
-// Recovery: revoke, agreement (agree, iagree) and shrink.
+// Recovery (revoke, agreement, shrink, validate) as the rest of the MPI layer
+// uses it. The protocols are in ft/ (agreement.hpp, revoke.hpp); the files
+// that adapt them to communicators are listed in recovery_internal.hpp.
 //
 // Their messages travel on a communicator's fault-tolerance context
 // (k_ft_context | slot), which a revoke does not close, and are handled by

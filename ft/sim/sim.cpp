@@ -82,6 +82,7 @@ void AgreeSim::apply(int p, AgreeEffects &fx) {
     for (std::uint64_t seq : fx.decided) decided_.push_back({p, seq, now_});
     fx.sends.clear();
     fx.decided.clear();
+    fx.issued.clear();
 }
 
 void AgreeSim::run() {

@@ -1,0 +1,289 @@
+// The agreement on communicators: ft/agreement.hpp's state machine, one per
+// communicator, fed with its fault-tolerance messages and the process's
+// failures; its sends go out on the fault-tolerance context, and its
+// decisions complete the calls waiting for them. Also MPIX_Comm_agree and
+// iagree, the internal agreements (uniform creation, file sync) and
+// MPI_Finalize's closing agreement.
+#include <algorithm>
+#include <map>
+
+#include "mpi-ext.h"
+#include "ft/agreement.hpp"
+#include "ft/topology.hpp"
+#include "mpi/checks.hpp"
+#include "mpi/comm_internal.hpp"
+#include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
+#include "mpi/recovery.hpp"
+#include "mpi/recovery_internal.hpp"
+#include "mpi/ulfm.hpp"
+#include "runtime/log.hpp"
+#include "runtime/test_hooks.hpp"
+
+namespace ftmpi::mpi {
+namespace {
+
+constexpr std::uint64_t k_internal_seq = std::uint64_t{1} << 63;
+// MPI_Finalize's agreement on MPI_COMM_WORLD: one instance, the same
+// everywhere whatever else each process did.
+constexpr std::uint64_t k_finalize_seq = k_internal_seq | std::uint64_t{1} << 62;
+
+struct Waiter {
+    std::uint64_t seq;
+    MPI_Request request;
+    std::function<int(const Agreed &)> on_decided;
+};
+struct CommAgreements {
+    ft::Agreements machine;
+    std::vector<Waiter> waiters;
+};
+// Node-based: a CommAgreements stays put while others are added (a decision's
+// callbacks may create communicators).
+std::map<MPI_Comm, CommAgreements> g_agreements;
+
+Agreed outcome(MPI_Comm c, const ft::Agreements::Instance &inst) {
+    Agreed a;
+    a.seq = inst.seq;
+    a.words = inst.decision.words;
+    a.nonce = inst.decision.nonce;
+    for (int r : inst.decision.failed)
+        if (r >= 0 && r < c->size) a.failed.push_back(c->procs[static_cast<std::size_t>(r)]);
+    std::sort(a.failed.begin(), a.failed.end());
+    return a;
+}
+
+// A decided agreement: its failures become known here (taken in at the next
+// poll, so that acknowledging after an agreement covers them), and the
+// nonblocking calls waiting for it complete.
+void settle(MPI_Comm c, CommAgreements &st, std::uint64_t seq) {
+    const auto *inst = st.machine.find(seq);
+    if (inst == nullptr || !inst->decided) return;
+    FTMPI_DEBUG("agreement %llu on %s decided", static_cast<unsigned long long>(seq), comm_label(c));
+    const Agreed a = outcome(c, *inst);
+    for (int p : a.failed) ft::failures().note_failed(p);
+    std::vector<Waiter> done;
+    for (auto it = st.waiters.begin(); it != st.waiters.end();) {
+        if (it->seq != seq) {
+            ++it;
+            continue;
+        }
+        done.push_back(std::move(*it));
+        it = st.waiters.erase(it);
+    }
+    for (Waiter &w : done) complete_request(w.request, w.on_decided ? w.on_decided(a) : MPI_SUCCESS, 0);
+}
+
+void apply(MPI_Comm c, CommAgreements &st, ft::AgreeEffects &fx) {
+    // Test kill points: "agree.decide" as a root has sent its decision to
+    // half its children; "agree.contribute" right after a contribution.
+    std::size_t issue_sends = 0, nth = 0;
+    auto issued = [&](const ft::AgreeEffects::Send &s) {
+        return s.msg.type == ft::AgreeMsg::Type::decide &&
+               std::find(fx.issued.begin(), fx.issued.end(), s.msg.seq) != fx.issued.end();
+    };
+    for (const auto &s : fx.sends) issue_sends += issued(s) ? 1 : 0;
+    for (const auto &s : fx.sends) {
+        if (issued(s) && nth++ == issue_sends / 2) runtime::test_kill_point("agree.decide");
+        const auto body = ft::encode(s.msg);
+        ft_send(c, s.to, agree_tag, body.data(), body.size());
+        if (s.msg.type == ft::AgreeMsg::Type::contribute && !s.msg.reported)
+            runtime::test_kill_point("agree.contribute");
+    }
+    const auto decided = std::move(fx.decided);
+    fx = {};
+    for (std::uint64_t seq : decided) settle(c, st, seq);
+}
+
+// Enters the next agreement on c; returns its number.
+std::uint64_t start(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request waiter,
+                    std::function<int(const Agreed &)> on_decided, Sequence sequence, bool abortable) {
+    progress();
+    const std::uint64_t seq = sequence == Sequence::user       ? c->agree_seq++
+                              : sequence == Sequence::internal ? k_internal_seq | c->internal_seq++
+                                                               : k_finalize_seq;
+    CommAgreements &st = g_agreements[c];
+    if (waiter != nullptr) st.waiters.push_back({seq, waiter, std::move(on_decided)});
+    ft::AgreeEffects fx;
+    st.machine.enter(CommView(c), seq, std::move(words), random_nonce(), abortable, sequence == Sequence::finalize, fx);
+    const auto *inst = st.machine.find(seq);
+    const bool before = inst != nullptr && inst->decided &&
+                        std::find(fx.decided.begin(), fx.decided.end(), seq) == fx.decided.end();
+    apply(c, st, fx);
+    if (before) settle(c, st, seq);  // its decision came before this process entered
+    return seq;
+}
+
+const ft::Agreements::Instance *find(MPI_Comm c, std::uint64_t seq) {
+    auto it = g_agreements.find(c);
+    return it == g_agreements.end() ? nullptr : it->second.machine.find(seq);
+}
+
+Agreed wait_for(MPI_Comm c, std::uint64_t seq) {
+    for (;;) {
+        const auto *inst = find(c, seq);
+        if (inst != nullptr && inst->decided) break;
+        progress_wait();
+    }
+    progress();
+    return outcome(c, *find(c, seq));
+}
+
+// ULFM: agree reports MPI_ERR_PROC_FAILED when the agreed failures include
+// one this process has not acknowledged (the value is agreed all the same).
+int agreed_class(MPI_Comm c, const Agreed &a) {
+    refresh_failed(c);
+    for (int p : a.failed) {
+        if (std::find(c->procs.begin(), c->procs.end(), p) == c->procs.end()) continue;  // an inter-communicator's own group
+        bool acked = false;
+        for (std::size_t i = 0; i < c->failed.acked && !acked; ++i)
+            acked = c->procs[static_cast<std::size_t>(c->failed.ranks[i])] == p;
+        if (!acked) return MPI_ERR_PROC_FAILED;
+    }
+    return MPI_SUCCESS;
+}
+
+// Inter-communicators (spec 001 §1.3.1): each group receives the AND over the
+// other group's flags. Word 0 carries the first group's flags in the view's
+// order, word 1 the second's; a process sets its own group's word.
+int inter_side(MPI_Comm c) { return c->ft->procs.front() == c->local_procs.front() ? 0 : 1; }
+
+std::vector<std::uint64_t> agree_words(MPI_Comm c, int flag) {
+    if (!c->inter) return flag_words(flag);
+    std::vector<std::uint64_t> w(2, 0xffffffffu);
+    w[static_cast<std::size_t>(inter_side(c))] = static_cast<std::uint32_t>(flag);
+    return w;
+}
+
+int agreed_flag(MPI_Comm c, const Agreed &a) {
+    if (!c->inter) return flag_of(a);
+    const auto side = static_cast<std::size_t>(1 - inter_side(c));
+    return side < a.words.size() ? static_cast<int>(static_cast<std::uint32_t>(a.words[side])) : 0;
+}
+
+}  // namespace
+
+Agreed run_agreement(MPI_Comm c, std::vector<std::uint64_t> words, Sequence sequence, bool abortable) {
+    return wait_for(c, start(c, std::move(words), nullptr, {}, sequence, abortable));
+}
+
+MPI_Request agreement_request(MPI_Comm comm, MPI_Comm view, std::vector<std::uint64_t> words,
+                              std::function<int(const Agreed &)> on_decided) {
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
+    start(view, std::move(words), r, std::move(on_decided), Sequence::user, false);  // may complete r at once
+    return r;
+}
+
+void on_agree_message(MPI_Comm c, int from, const void *body, std::size_t len) {
+    ft::AgreeMsg m;
+    if (!ft::decode(body, len, m)) {
+        FTMPI_WARN("malformed agreement message from rank %d of %s dropped", from, comm_label(c));
+        return;
+    }
+    CommAgreements &st = g_agreements[c];
+    ft::AgreeEffects fx;
+    st.machine.on_message(CommView(c), from, m, fx);
+    apply(c, st, fx);
+}
+
+void abort_creations(MPI_Comm c) {
+    CommAgreements &st = g_agreements[c];
+    ft::AgreeEffects fx;
+    st.machine.abort(CommView(c), fx);
+    apply(c, st, fx);
+}
+
+bool agreements_decided(MPI_Comm c) {
+    auto it = g_agreements.find(c);
+    return it != g_agreements.end() && it->second.machine.any_decided();
+}
+
+void forget_agreements(MPI_Comm c) { g_agreements.erase(c); }
+
+void agreements_on_failures() {
+    std::vector<MPI_Comm> comms;
+    for (const auto &[c, st] : g_agreements) comms.push_back(c);
+    for (MPI_Comm c : comms) {
+        auto it = g_agreements.find(c);
+        if (it == g_agreements.end()) continue;
+        ft::AgreeEffects fx;
+        it->second.machine.on_failures(CommView(c), fx);
+        apply(c, it->second, fx);
+    }
+}
+
+void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed, bool creation) {
+    const Agreed a = run_agreement(c, flag_words(*flag), Sequence::internal, creation);
+    *flag = flag_of(a);
+    if (agreed_failed != nullptr) *agreed_failed = a.failed;
+}
+
+// MPI_Finalize: the decision floods the binomial graph (ft/agreement.hpp,
+// `flood`), and a process leaves once every live neighbour sent it the
+// decision, so no one will ask it for anything again.
+void finalize_agreement() {
+    MPI_Comm c = MPI_COMM_WORLD;
+    const std::uint64_t seq = start(c, flag_words(1), nullptr, {}, Sequence::finalize, false);
+    const CommView view(c);
+    auto pending = [&] {
+        const auto *inst = find(c, seq);
+        if (inst == nullptr || !inst->decided) return true;
+        for (int peer : ft::bmg_neighbours(c->size, c->rank, [&](int r) { return view.failed(r); }))
+            if (std::find(inst->heard.begin(), inst->heard.end(), peer) == inst->heard.end()) return true;
+        return false;
+    };
+    while (pending()) progress_wait();
+}
+
+int check_intra(const char *call, MPI_Comm comm) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    if (comm->inter)
+        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, call,
+                     "%s on inter-communicators is not implemented by ftmpi yet", call);
+    return MPI_SUCCESS;
+}
+
+int check_any(const char *call, MPI_Comm comm) {
+    FTMPI_TRY(check_init(call));
+    FTMPI_CHECK(check_comm(call, comm));
+    return MPI_SUCCESS;
+}
+
+namespace {
+
+int agree_call(const char *call, MPI_Comm comm, int *flag) {
+    FTMPI_TRY(check_any(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
+    const Agreed a = run_agreement(ft_view(comm), agree_words(comm, *flag));
+    *flag = agreed_flag(comm, a);
+    const int err = agreed_class(comm, a);
+    if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    return raise(comm, err, call, "the agreed failures on %s include unacknowledged ones", comm_label(comm));
+}
+
+int iagree_call(const char *call, MPI_Comm comm, int *flag, MPI_Request *request) {
+    FTMPI_TRY(check_any(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    *request = agreement_request(comm, ft_view(comm), agree_words(comm, *flag), [comm, flag](const Agreed &a) {
+        *flag = agreed_flag(comm, a);
+        return MPI_SUCCESS;
+    });
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+int MPIX_Comm_agree(MPI_Comm comm, int *flag) { return agree_call("MPIX_Comm_agree", comm, flag); }
+int MPI_Comm_agreement(MPI_Comm comm, int *flag) { return agree_call("MPI_Comm_agreement", comm, flag); }
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
+    return iagree_call("MPIX_Comm_iagree", comm, flag, request);
+}
+int MPI_Icomm_agreement(MPI_Comm comm, int *flag, MPI_Request *request) {
+    return iagree_call("MPI_Icomm_agreement", comm, flag, request);
+}
+}  // extern "C"

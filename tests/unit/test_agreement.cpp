@@ -1,0 +1,268 @@
+// ft/'s protocols on scripted event sequences: the overlays, the agreement
+// state machine alone, and the agreement among simulated processes
+// (ft/sim/sim.hpp) with crashes injected at chosen protocol steps.
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "ft/agreement.hpp"
+#include "ft/revoke.hpp"
+#include "ft/sim/sim.hpp"
+#include "ft/topology.hpp"
+
+using namespace ftmpi::ft;
+using ftmpi::ft::sim::AgreeSim;
+using ftmpi::ft::sim::Options;
+
+namespace {
+
+std::vector<std::string> all_checks(const AgreeSim &s, std::uint64_t seq) { return s.check(seq); }
+
+const Decision &decision_of(const AgreeSim &s, int p, std::uint64_t seq) {
+    const auto *inst = s.instance(p, seq);
+    REQUIRE(inst != nullptr);
+    REQUIRE(inst->decided);
+    return inst->decision;
+}
+
+}  // namespace
+
+TEST_CASE("binomial tree: every live member has one live parent that counts it as a child", "[ft][topology]") {
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 300; ++trial) {
+        const int n = 1 + static_cast<int>(rng() % 70);
+        std::vector<char> dead(static_cast<std::size_t>(n), 0);
+        const int kills = static_cast<int>(rng() % static_cast<unsigned>(n));
+        for (int k = 0; k < kills; ++k) dead[rng() % static_cast<unsigned>(n)] = 1;
+        auto failed = [&](int r) { return dead[static_cast<std::size_t>(r)] != 0; };
+        const int root = lowest_live(n, failed);
+        std::vector<int> counted(static_cast<std::size_t>(n), 0);
+        for (int p = 0; p < n; ++p) {
+            if (failed(p)) continue;
+            for (int c : live_children(n, p, failed)) {
+                CHECK_FALSE(failed(c));
+                CHECK(live_parent(n, c, failed) == p);
+                ++counted[static_cast<std::size_t>(c)];
+            }
+        }
+        for (int p = 0; p < n; ++p) {
+            if (failed(p)) continue;
+            if (p == root) {
+                CHECK(live_parent(n, p, failed) == -1);
+                CHECK(counted[static_cast<std::size_t>(p)] == 0);
+            } else {
+                CHECK(counted[static_cast<std::size_t>(p)] == 1);
+            }
+        }
+    }
+}
+
+TEST_CASE("binomial graph and ring", "[ft][topology]") {
+    auto none = [](int) { return false; };
+    CHECK(bmg_neighbours(8, 0, none) == std::vector<int>{1, 2, 4, 6, 7});
+    CHECK(bmg_neighbours(1, 0, none).empty());
+    CHECK(bmg_neighbours(8, 0, [](int r) { return r == 4; }) == std::vector<int>{1, 2, 6, 7});
+    auto alive = [](int r) { return r != 3; };
+    CHECK(ring_pred(6, 4, alive) == 2);
+    CHECK(ring_succ(6, 2, alive) == 4);
+    CHECK(ring_succ(6, 5, alive) == 0);
+}
+
+TEST_CASE("revoke notice: once, to the live BMG neighbours", "[ft][revoke]") {
+    sim::View v(8, 3);
+    v.add(4);
+    bool revoked = false;
+    CHECK(revoke_notice(revoked, v) == std::vector<int>{1, 2, 5, 7});
+    CHECK(revoked);
+    CHECK(revoke_notice(revoked, v).empty());
+    for (int n : {2, 10, 100, 1000}) {
+        const auto r = sim::simulate_broadcast(n, n / 3, {}, false, Options{});
+        CHECK(r.reached == r.live);
+        CHECK(r.last <= std::ceil(std::log2(n)) + 1);
+    }
+    // Dead forwarders nobody knows of yet: everyone else still hears.
+    const auto r = sim::simulate_broadcast(64, 0, {1, 2, 4, 8, 16, 32}, false, Options{});
+    CHECK(r.reached == r.live);
+}
+
+TEST_CASE("agreement messages: encode and decode", "[ft][agreement]") {
+    AgreeMsg m{AgreeMsg::Type::contribute, 42, 3, true, true, 2, Decision{{7, ~0ull}, {1, 5}, 99}};
+    const auto bytes = encode(m);
+    AgreeMsg back;
+    REQUIRE(decode(bytes.data(), bytes.size(), back));
+    CHECK(back.type == m.type);
+    CHECK(back.seq == 42);
+    CHECK(back.round == 3);
+    CHECK(back.abortable);
+    CHECK(back.reported);
+    CHECK(back.report_tag == 2);
+    CHECK(back.body == m.body);
+    CHECK_FALSE(decode(bytes.data(), bytes.size() - 1, back));
+    CHECK_FALSE(decode(bytes.data(), 10, back));
+    auto bad = bytes;
+    bad[0] = 9;  // no such type
+    CHECK_FALSE(decode(bad.data(), bad.size(), back));
+}
+
+TEST_CASE("agreement machine: a decision issued by a root known to have failed is not taken", "[ft][agreement]") {
+    sim::View v(3, 2);  // member 2: parent 0, no children
+    Agreements a;
+    AgreeEffects fx;
+    a.enter(v, 0, {1}, 0, false, false, fx);
+    REQUIRE(fx.sends.size() == 1);
+    CHECK(fx.sends[0].to == 0);
+    // Member 3 contributes, then root 0 fails: 2 re-sends in round 1.
+    fx = {};
+    v.add(0);
+    a.on_failures(v, fx);
+    REQUIRE(fx.sends.size() == 1);
+    CHECK(fx.sends[0].to == 1);
+    CHECK(fx.sends[0].msg.round == 1);
+    // A decision of root 0, delayed in the network, arrives now: ignored.
+    fx = {};
+    a.on_message(v, 0, AgreeMsg{AgreeMsg::Type::decide, 0, 0, false, false, -1, Decision{{1}, {}, 5}}, fx);
+    CHECK_FALSE(a.find(0)->decided);
+    // Root 1's decision is taken, and passed to those who contributed here.
+    a.on_message(v, 1, AgreeMsg{AgreeMsg::Type::decide, 0, 1, false, false, -1, Decision{{1}, {0}, 6}}, fx);
+    REQUIRE(a.find(0)->decided);
+    CHECK(a.find(0)->decision.nonce == 6);
+    CHECK(fx.decided == std::vector<std::uint64_t>{0});
+}
+
+TEST_CASE("agreement: failure-free, every size, O(log n) messages", "[ft][agreement]") {
+    for (int n : {1, 2, 3, 7, 8, 9, 33, 100}) {
+        AgreeSim s(n, Options{});
+        for (int p = 0; p < n; ++p) s.set_words(p, 0, {~(std::uint64_t{1} << (p % 64))});
+        s.enter_all(0);
+        s.run();
+        CHECK(all_checks(s, 0).empty());
+        std::uint64_t expect = ~std::uint64_t{0};
+        for (int p = 0; p < n; ++p) expect &= ~(std::uint64_t{1} << (p % 64));
+        CHECK(decision_of(s, n - 1, 0).words == std::vector<std::uint64_t>{expect});
+        const double depth = std::ceil(std::log2(std::max(n, 1)));
+        for (int p = 0; p < n; ++p) {
+            CHECK(s.decided_at(p, 0) <= 2 * depth);
+            CHECK(s.sends(p) <= 1 + static_cast<long>(depth));
+        }
+    }
+}
+
+TEST_CASE("agreement: the root dies after deciding, before all children heard", "[ft][agreement]") {
+    for (long told = 0; told < 4; ++told) {
+        Options opt;
+        AgreeSim s(16, opt);
+        s.crash_after_sends(0, told);  // the root's sends are its decision only
+        s.enter_all(0);
+        s.run();
+        CHECK_FALSE(s.alive(0));
+        CHECK(all_checks(s, 0).empty());
+        if (told > 0) {
+            // Child 1 heard root 0's decision before it died: every survivor
+            // decides that one, nonce included.
+            const auto *one = s.instance(1, 0);
+            REQUIRE(one != nullptr);
+            CHECK(decision_of(s, 15, 0) == one->decision);
+            CHECK(one->decision.nonce == 0u);  // root 0's nonce (AgreeSim's: 1000003 p + seq)
+        }
+    }
+}
+
+TEST_CASE("agreement: a subtree loses two levels at once", "[ft][agreement]") {
+    // 8 and 12 (12's parent is 8) die before contributing; 9, 10, 11, 13,
+    // 14, 15 reattach to the root.
+    Options opt;
+    opt.detect = 3;
+    AgreeSim s(16, opt);
+    for (int p = 0; p < 16; ++p) s.set_words(p, 0, {~(std::uint64_t{1} << p)});
+    s.crash_at(8, 0);
+    s.crash_at(12, 0);
+    s.enter_all(0, 0.5);
+    s.run();
+    CHECK(all_checks(s, 0).empty());
+    const Decision &d = decision_of(s, 13, 0);
+    CHECK(d.failed == std::vector<int>{8, 12});
+    std::uint64_t expect = ~std::uint64_t{0};
+    for (int p = 0; p < 16; ++p)
+        if (p != 8 && p != 12) expect &= ~(std::uint64_t{1} << p);
+    CHECK(d.words == std::vector<std::uint64_t>{expect});
+}
+
+TEST_CASE("agreement: late requests after the decision are answered from the kept decision", "[ft][agreement]") {
+    // Member 4 forwards the decision to none of 5, 6 (and 7 below 6): it dies
+    // at its second send. They ask the root, which decided long before.
+    AgreeSim s(8, Options{});
+    s.crash_after_sends(4, 1);
+    s.enter_all(0);
+    s.run();
+    CHECK(all_checks(s, 0).empty());
+    CHECK(s.decided_at(0, 0) < s.decided_at(5, 0));
+    CHECK(s.decided_at(7, 0) > 4);  // after the detection of 4's failure
+    // The root answered the re-routed requests itself.
+    CHECK(s.sends(0) > 3);
+}
+
+TEST_CASE("agreement: two overlapping agreements on one group", "[ft][agreement]") {
+    Options opt;
+    opt.jitter = 3;
+    opt.seed = 11;
+    AgreeSim s(12, opt);
+    std::mt19937 rng(3);
+    for (int p = 0; p < 12; ++p) {
+        s.set_words(p, 0, {p == 5 ? 0u : 1u});
+        s.set_words(p, 1, {1u});
+        // Some members enter the second before the first reached them.
+        s.enter(p, 0, static_cast<double>(rng() % 4));
+        s.enter(p, 1, static_cast<double>(rng() % 4));
+    }
+    s.crash_at(2, 1.5);
+    s.run();
+    CHECK(all_checks(s, 0).empty());
+    CHECK(all_checks(s, 1).empty());
+    CHECK(decision_of(s, 0, 0).words == std::vector<std::uint64_t>{0});
+    CHECK(decision_of(s, 0, 1).words == std::vector<std::uint64_t>{1});
+}
+
+TEST_CASE("agreement: a creation on a revoked group fails without members that skipped it", "[ft][agreement]") {
+    // Member 3 never enters (it skipped the creation); once the group is
+    // revoked everywhere, it is asked, and enters with zeros.
+    AgreeSim s(6, Options{});
+    for (int p = 0; p < 6; ++p) {
+        if (p != 3) s.enter(p, 7, 0, true);
+        s.revoke_at(p, 10);
+    }
+    s.run();
+    for (int p = 0; p < 6; ++p) {
+        const Decision &d = decision_of(s, p, 7);
+        CHECK((d.words.empty() || d.words[0] == 0));
+    }
+}
+
+TEST_CASE("agreement: random crashes at random steps, reordering network", "[ft][agreement]") {
+    std::mt19937_64 rng(2024);
+    for (int trial = 0; trial < 400; ++trial) {
+        Options opt;
+        opt.seed = rng();
+        opt.jitter = 2;
+        opt.detect = 1 + static_cast<double>(rng() % 6);
+        opt.detect_jitter = 5;
+        const int n = 2 + static_cast<int>(rng() % 30);
+        AgreeSim s(n, opt);
+        const int f = static_cast<int>(rng() % static_cast<unsigned>(n));
+        for (int i = 0; i < f; ++i) {
+            const int p = static_cast<int>(rng() % static_cast<unsigned>(n));
+            if (rng() % 2) s.crash_after_sends(p, static_cast<long>(rng() % 6));
+            else s.crash_at(p, static_cast<double>(rng() % 20));
+        }
+        for (int p = 0; p < n; ++p) {
+            s.set_words(p, 0, {rng() | rng()});
+            s.enter(p, 0, static_cast<double>(rng() % 3));
+        }
+        s.run();
+        const auto bad = all_checks(s, 0);
+        INFO("trial " << trial << " seed " << opt.seed);
+        CHECK(bad.empty());
+        if (!bad.empty()) FAIL(bad.front());
+    }
+}
