@@ -35,17 +35,24 @@ void unite(std::vector<int> &a, const std::vector<int> &b) {
 
 }  // namespace
 
-std::vector<char> encode(const AgreeMsg &m) {
+std::size_t encoded_size(const AgreeMsg &m) {
+    return sizeof(Wire) + m.body.words.size() * 8 + m.body.failed.size() * 4;
+}
+
+void encode_into(const AgreeMsg &m, char *out) {
     const Decision &d = m.body;
     Wire w{static_cast<std::uint8_t>(m.type), m.abortable ? std::uint8_t{1} : std::uint8_t{0},
            m.reported ? std::uint8_t{1} : std::uint8_t{0}, 0, m.round, m.report_tag,
            static_cast<std::uint32_t>(d.words.size()), static_cast<std::uint32_t>(d.failed.size()), 0, m.seq,
            d.nonce};
-    std::vector<char> out(sizeof w + d.words.size() * 8 + d.failed.size() * 4);
-    std::memcpy(out.data(), &w, sizeof w);
-    if (!d.words.empty()) std::memcpy(out.data() + sizeof w, d.words.data(), d.words.size() * 8);
-    if (!d.failed.empty())
-        std::memcpy(out.data() + sizeof w + d.words.size() * 8, d.failed.data(), d.failed.size() * 4);
+    std::memcpy(out, &w, sizeof w);
+    if (!d.words.empty()) std::memcpy(out + sizeof w, d.words.data(), d.words.size() * 8);
+    if (!d.failed.empty()) std::memcpy(out + sizeof w + d.words.size() * 8, d.failed.data(), d.failed.size() * 4);
+}
+
+std::vector<char> encode(const AgreeMsg &m) {
+    std::vector<char> out(encoded_size(m));
+    encode_into(m, out.data());
     return out;
 }
 
@@ -70,6 +77,21 @@ bool decode(const void *data, std::size_t len, AgreeMsg &m) {
     return std::is_sorted(m.body.failed.begin(), m.body.failed.end());
 }
 
+void Agreements::Instance::reset(std::uint64_t s) {
+    seq = s;
+    abortable = flood = entered = decided = false;
+    mine.clear();
+    nonce = 0;
+    round = sent_round = sent_to = issued_round = tag = -1;
+    got.clear();
+    answered.clear();
+    asked.clear();
+    decision.words.clear();
+    decision.failed.clear();
+    decision.nonce = 0;
+    heard.clear();
+}
+
 const Agreements::Instance *Agreements::find(std::uint64_t seq) const {
     auto it = inst_.find(seq);
     return it == inst_.end() ? nullptr : &it->second;
@@ -83,16 +105,24 @@ bool Agreements::any_decided() const {
 
 Agreements::Instance *Agreements::instance(std::uint64_t seq) {
     if (auto it = inst_.find(seq); it != inst_.end()) return &it->second;
+    // The class's oldest: the first at or after where the class starts (the
+    // classes are the two halves of the seq space).
     const std::uint64_t cls = seq >> 63;
-    std::size_t count = 0;
-    std::uint64_t oldest = seq;
-    for (const auto &[s, inst] : inst_)
-        if ((s >> 63) == cls) ++count, oldest = std::min(oldest, s);
-    if (count >= kept && seq < oldest) return nullptr;  // long settled
-    Instance &inst = inst_[seq];
-    inst.seq = seq;
-    if (count + 1 > kept) inst_.erase(oldest);
-    return &inst;
+    std::size_t &count = count_[cls];
+    const auto first = cls == 0 ? inst_.begin() : inst_.lower_bound(std::uint64_t{1} << 63);
+    if (count >= kept && seq < first->first) return nullptr;  // long settled
+    if (count < kept) {
+        ++count;
+        Instance &inst = inst_[seq];
+        inst.seq = seq;
+        return &inst;
+    }
+    // The oldest of the class makes way, its storage reused (the failure-free
+    // path then allocates nothing here).
+    auto node = inst_.extract(first);
+    node.key() = seq;
+    node.mapped().reset(seq);
+    return &inst_.insert(std::move(node)).position->second;
 }
 
 void Agreements::enter(const GroupView &v, std::uint64_t seq, std::vector<std::uint64_t> words, std::uint64_t nonce,
@@ -109,22 +139,28 @@ void Agreements::enter(const GroupView &v, std::uint64_t seq, std::vector<std::u
     step(v, *inst, out);
 }
 
-void Agreements::on_message(const GroupView &v, int from, const AgreeMsg &m, AgreeEffects &out) {
+void Agreements::on_message(const GroupView &v, int from, AgreeMsg m, AgreeEffects &out) {
     if (from < 0 || from >= v.size() || from == v.self()) return;
     Instance *inst = instance(m.seq);
     if (inst == nullptr) return;
     inst->abortable = inst->abortable || m.abortable;
-    switch (m.type) {
+    const AgreeMsg::Type type = m.type;
+    const int round = m.round;
+    switch (type) {
     case AgreeMsg::Type::contribute: {
         if (v.failed(from)) return;
-        auto it = inst->got.find(from);
-        if (it == inst->got.end()) inst->got.emplace(from, Instance::Got{m.round, m});
-        else if (m.round >= it->second.round) it->second = Instance::Got{m.round, m};
         // A report is a decision like any other: taken if its root is not
         // known failed here.
         if (m.reported && m.report_tag >= 0 && m.report_tag < v.size() &&
             (m.report_tag == v.self() || !v.failed(m.report_tag)))
-            take(v, *inst, m.report_tag, m, out);
+            take(v, *inst, m.report_tag, m.body, out);
+        Instance::Got *have = inst->got.find(from);
+        if (have == nullptr) {
+            inst->got.get(from, Instance::Got{round, std::move(m)});
+        } else if (round >= have->round) {
+            have->round = round;
+            have->msg = std::move(m);
+        }
         break;
     }
     case AgreeMsg::Type::decide:
@@ -137,14 +173,15 @@ void Agreements::on_message(const GroupView &v, int from, const AgreeMsg &m, Agr
         } else if (m.round != v.self() && (m.round < 0 || m.round >= v.size() || v.failed(m.round))) {
             return;  // issued by a root this member knows failed: its round is over here
         }
-        take(v, *inst, m.round, m, out);
+        take(v, *inst, m.round, std::move(m.body), out);
         break;
     case AgreeMsg::Type::ask: break;
     }
-    if (inst->decided && m.type != AgreeMsg::Type::decide) {
+    if (inst->decided && type != AgreeMsg::Type::decide) {
         // A late or re-routed request: answered at once if it would count.
-        int &sent = inst->answered.try_emplace(from, -1).first->second;
-        if (inst->tag >= m.round && sent < inst->tag) {
+        Instance::Got *g = inst->got.find(from);
+        int &sent = g != nullptr ? g->answered : inst->answered.get(from, -1);
+        if (inst->tag >= round && sent < inst->tag) {
             sent = inst->tag;
             out.sends.push_back({from, AgreeMsg{AgreeMsg::Type::decide, inst->seq, inst->tag, inst->abortable, false,
                                                 -1, inst->decision}});
@@ -167,11 +204,11 @@ void Agreements::abort(const GroupView &v, AgreeEffects &out) {
         if (inst.abortable && !inst.decided) step(v, inst, out);
 }
 
-// Takes decision `m` (tagged `tag`), and passes it on.
-void Agreements::take(const GroupView &v, Instance &inst, int tag, const AgreeMsg &m, AgreeEffects &out) {
+// Takes decision `d` (tagged `tag`), and passes it on.
+void Agreements::take(const GroupView &v, Instance &inst, int tag, Decision d, AgreeEffects &out) {
     if (!inst.decided) {
         inst.decided = true;
-        inst.decision = m.body;
+        inst.decision = std::move(d);
         inst.tag = tag;
         out.decided.push_back(inst.seq);
     } else if (tag > inst.tag) {
@@ -183,18 +220,20 @@ void Agreements::take(const GroupView &v, Instance &inst, int tag, const AgreeMs
 // Sends the decision to every live member that contributed here in a round
 // that accepts it (and, flooding, to the live BMG neighbours), once per tag.
 void Agreements::tell(const GroupView &v, Instance &inst, AgreeEffects &out) {
-    auto send = [&](int to) {
-        int &sent = inst.answered.try_emplace(to, -1).first->second;
+    auto send = [&](int to, int &sent) {
         if (sent >= inst.tag) return;
         sent = inst.tag;
         out.sends.push_back({to, AgreeMsg{AgreeMsg::Type::decide, inst.seq, inst.tag, inst.abortable, false, -1,
                                           inst.decision}});
     };
-    for (const auto &[member, got] : inst.got)
-        if (got.round <= inst.tag && !v.failed(member)) send(member);
+    for (auto &[member, got] : inst.got)
+        if (got.round <= inst.tag && !v.failed(member)) send(member, got.answered);
     if (inst.flood) {
         auto failed = [&](int r) { return v.failed(r); };
-        for (int nb : bmg_neighbours(v.size(), v.self(), failed)) send(nb);
+        for (int nb : bmg_neighbours(v.size(), v.self(), failed)) {
+            Instance::Got *g = inst.got.find(nb);
+            send(nb, g != nullptr ? g->answered : inst.answered.get(nb, -1));
+        }
     }
 }
 
@@ -204,15 +243,21 @@ void Agreements::step(const GroupView &v, Instance &inst, AgreeEffects &out) {
         inst.entered = true;  // a creation it skipped, on a revoked group: zeros
         inst.mine.clear();
     }
+    if (v.any_failed()) gather(v, inst, out, [&](int r) { return v.failed(r); });
+    else gather(v, inst, out, [](int) { return false; });  // the failure-free path: no lookups
+}
+
+template <class Failed>
+void Agreements::gather(const GroupView &v, Instance &inst, AgreeEffects &out, Failed failed) {
     const int n = v.size(), self = v.self();
-    auto failed = [&](int r) { return v.failed(r); };
     const int round = lowest_live(n, failed);
     inst.round = round;
-    const auto children = live_children(n, self, failed);
+    auto &children = children_;
+    live_children(n, self, failed, children);
     bool complete = true;
     for (int c : children) {
-        auto it = inst.got.find(c);
-        if (it != inst.got.end() && it->second.round == round) continue;
+        const Instance::Got *have = inst.got.find(c);
+        if (have != nullptr && have->round == round) continue;
         complete = false;
         if (aborted_ && inst.abortable) {
             const std::pair<int, int> key{c, round};
@@ -229,7 +274,7 @@ void Agreements::step(const GroupView &v, Instance &inst, AgreeEffects &out) {
     const Decision *best = inst.decided ? &inst.decision : nullptr;
     int best_tag = inst.decided ? inst.tag : -1;
     for (int c : children) {
-        const AgreeMsg &m = inst.got.at(c).msg;
+        const AgreeMsg &m = inst.got.find(c)->msg;
         if (m.reported && m.report_tag > best_tag) best = &m.body, best_tag = m.report_tag;
     }
     Decision combined;
@@ -237,28 +282,26 @@ void Agreements::step(const GroupView &v, Instance &inst, AgreeEffects &out) {
         combined.words = inst.mine;
         combined.failed = v.known_failed();
         for (int c : children) {
-            const Decision &d = inst.got.at(c).msg.body;
+            const Decision &d = inst.got.find(c)->msg.body;
             and_into(combined.words, d.words);
             unite(combined.failed, d.failed);
         }
         combined.nonce = inst.nonce;
     }
-    const Decision &value = best != nullptr ? *best : combined;
 
     if (round == self) {  // the root: issue it
         if (inst.issued_round == round) return;
         inst.issued_round = round;
         out.issued.push_back(inst.seq);
-        AgreeMsg d{AgreeMsg::Type::decide, inst.seq, round, inst.abortable, false, -1, value};
-        take(v, inst, round, d, out);
+        take(v, inst, round, best != nullptr ? *best : std::move(combined), out);
         return;
     }
     const int parent = live_parent(n, self, failed);
     if (inst.sent_round == round && inst.sent_to == parent) return;
     inst.sent_round = round;
     inst.sent_to = parent;
-    out.sends.push_back(
-        {parent, AgreeMsg{AgreeMsg::Type::contribute, inst.seq, round, inst.abortable, best != nullptr, best_tag, value}});
+    out.sends.push_back({parent, AgreeMsg{AgreeMsg::Type::contribute, inst.seq, round, inst.abortable, best != nullptr,
+                                          best_tag, best != nullptr ? *best : std::move(combined)}});
 }
 
 }  // namespace ftmpi::ft

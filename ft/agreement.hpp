@@ -5,15 +5,15 @@
 // to send, agreements decided). mpi/agree.cpp adapts it to communicators;
 // ft/sim/ runs it for up to 100,000 simulated processes.
 //
-// Protocol: an early returning agreement (ERA, spec 003) over the binomial
-// tree of ft/topology.hpp.
+// Protocol: an early returning agreement (ERA, spec 003) over the k-nomial
+// tree of ft/topology.hpp (radix 8: flat up to 8 members).
 //
 //  - Gather. A member's contribution is its words (ANDed) and the failures it
 //    knows (united). Once it has entered and holds a contribution from every
 //    child, it sends the combination to its parent. The root decides: the
 //    AND, the union plus what it knows, and its nonce. Failure-free, every
-//    member sends one message up and one down to each child: O(log n) each,
-//    and the tree's depth in rounds each way.
+//    member sends one message up and one down to each child: O(log n) each
+//    (at most 7 log8 n children), and the tree's depth in rounds each way.
 //  - Broadcast. The decision flows down the tree; a member returns as soon as
 //    it has it (early return) and keeps it to answer anyone who asks later.
 //  - Failures. A member whose parent failed sends to its nearest live
@@ -40,6 +40,7 @@
 //    neighbours have it (no one will ask it again).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -72,6 +73,8 @@ struct AgreeMsg {
 };
 
 // Encoded size and the codec; decode rejects anything malformed.
+std::size_t encoded_size(const AgreeMsg &m);
+void encode_into(const AgreeMsg &m, char *out);  // encoded_size(m) bytes
 std::vector<char> encode(const AgreeMsg &m);
 bool decode(const void *data, std::size_t len, AgreeMsg &m);
 
@@ -83,6 +86,34 @@ struct AgreeEffects {
     std::vector<Send> sends;
     std::vector<std::uint64_t> decided;  // agreements that decided during this call
     std::vector<std::uint64_t> issued;   // agreements this member issued as the root during this call
+};
+
+// A small map from members, ascending (a member hears from its children and
+// a few re-routed members: a sorted vector beats a tree here).
+template <class V>
+class ByMember {
+public:
+    V *find(int m) {
+        auto it = at(m);
+        return it != items_.end() && it->first == m ? &it->second : nullptr;
+    }
+    const V *find(int m) const { return const_cast<ByMember *>(this)->find(m); }
+    V &get(int m, const V &init) {
+        auto it = at(m);
+        if (it == items_.end() || it->first != m) it = items_.insert(it, {m, init});
+        return it->second;
+    }
+    auto begin() const { return items_.begin(); }
+    auto end() const { return items_.end(); }
+    auto begin() { return items_.begin(); }
+    auto end() { return items_.end(); }
+    void clear() { items_.clear(); }
+
+private:
+    typename std::vector<std::pair<int, V>>::iterator at(int m) {
+        return std::lower_bound(items_.begin(), items_.end(), m, [](const auto &i, int k) { return i.first < k; });
+    }
+    std::vector<std::pair<int, V>> items_;
 };
 
 // The agreements of one group. Instances are numbered by seq; every member
@@ -103,14 +134,18 @@ public:
         struct Got {
             int round;
             AgreeMsg msg;
+            int answered = -1;  // the highest tag of a decision sent back
         };
-        std::map<int, Got> got;         // member -> its latest contribution
-        std::map<int, int> answered;    // member -> highest tag sent to it
+        ByMember<Got> got;              // member -> its latest contribution
+        ByMember<int> answered;         // others (flood, asks) -> highest tag sent
         std::vector<std::pair<int, int>> asked;  // (member, round) asked to contribute
         bool decided = false;
         int tag = -1;                   // the round of the decision held
         Decision decision;
         std::vector<int> heard;         // flood: members that sent the decision
+
+        // Back to a fresh instance `s`, keeping the containers' storage.
+        void reset(std::uint64_t s);
     };
 
     static constexpr std::size_t kept = 8;
@@ -119,7 +154,7 @@ public:
     // it ends up the root that combines).
     void enter(const GroupView &v, std::uint64_t seq, std::vector<std::uint64_t> words, std::uint64_t nonce,
                bool abortable, bool flood, AgreeEffects &out);
-    void on_message(const GroupView &v, int from, const AgreeMsg &m, AgreeEffects &out);
+    void on_message(const GroupView &v, int from, AgreeMsg m, AgreeEffects &out);
     // The view's failures grew.
     void on_failures(const GroupView &v, AgreeEffects &out);
     // The group was revoked: its abortable agreements fail (see above).
@@ -133,11 +168,15 @@ public:
 private:
     Instance *instance(std::uint64_t seq);
     void step(const GroupView &v, Instance &inst, AgreeEffects &out);
-    void take(const GroupView &v, Instance &inst, int from, const AgreeMsg &m, AgreeEffects &out);
+    template <class Failed>
+    void gather(const GroupView &v, Instance &inst, AgreeEffects &out, Failed failed);
+    void take(const GroupView &v, Instance &inst, int tag, Decision d, AgreeEffects &out);
     void tell(const GroupView &v, Instance &inst, AgreeEffects &out);
 
     std::map<std::uint64_t, Instance> inst_;
+    std::size_t count_[2] = {0, 0};  // instances kept per class
     bool aborted_ = false;
+    std::vector<int> children_;  // scratch for step()
 };
 
 }  // namespace ftmpi::ft

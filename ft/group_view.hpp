@@ -21,6 +21,9 @@ public:
     virtual bool failed(int r) const = 0;
     // The members this process knows to have failed, ascending.
     virtual std::vector<int> known_failed() const = 0;
+    // False only if no member is known failed (may be true when none of
+    // them is: it selects the failure-free fast path).
+    virtual bool any_failed() const { return !known_failed().empty(); }
 };
 
 }  // namespace ftmpi::ft

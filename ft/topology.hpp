@@ -8,9 +8,8 @@
 // receipt (revoke, the detector's failure broadcast, MPI_Finalize's decision)
 // reaches every live member in O(log n) steps.
 //
-// Binomial tree (the agreement, ft/agreement.hpp): rooted at member 0, the
-// parent of r > 0 is r with its lowest set bit cleared, so every ancestor of
-// r is below r. Under failures a member's parent is its nearest ancestor not
+// Tree (the agreement, ft/agreement.hpp): a k-nomial tree rooted at member
+// 0 (below). Under failures a member's parent is its nearest ancestor not
 // known failed; a member with no live ancestor attaches to the root, the
 // lowest member not known failed. Depth and the root's degree are O(log n).
 //
@@ -35,13 +34,28 @@ std::vector<int> bmg_neighbours(int n, int self, Failed failed) {
     return out;
 }
 
-// The binomial tree: r's parent (-1 for the root 0) and its children.
-inline int tree_parent(int r) { return r == 0 ? -1 : (r & (r - 1)); }
+// The tree: a k-nomial tree of radix k_tree_radix rooted at 0. Member r's
+// parent is r with its lowest nonzero base-k digit cleared (-1 for the root
+// 0), so every ancestor of r is below r. Up to k_tree_radix members it is
+// flat (everyone's parent is 0: two message latencies per agreement); beyond,
+// its depth is ceil(log_k n) and a member has at most (k-1) log_k n children.
+inline constexpr int k_tree_radix = 8;
+
+inline int tree_parent(int r) {
+    if (r == 0) return -1;
+    long place = 1;
+    while ((r / place) % k_tree_radix == 0) place *= k_tree_radix;
+    return static_cast<int>(r - ((r / place) % k_tree_radix) * place);
+}
 
 template <class Fn>
 void for_tree_children(int n, int r, Fn fn) {
-    const long low = r == 0 ? static_cast<long>(n) : static_cast<long>(r & -r);
-    for (long k = 1; k < low && r + k < n; k *= 2) fn(static_cast<int>(r + k));
+    long low = 1;  // the place of r's lowest nonzero digit; children differ below it
+    if (r == 0) low = static_cast<long>(n) + 1;
+    else
+        while ((r / low) % k_tree_radix == 0) low *= k_tree_radix;
+    for (long place = 1; place < low && r + place < n; place *= k_tree_radix)
+        for (long j = 1; j < k_tree_radix && r + j * place < n; ++j) fn(static_cast<int>(r + j * place));
 }
 
 // The lowest member not known failed (the agreement's root); -1 if none.
@@ -63,27 +77,39 @@ int live_parent(int n, int self, Failed failed) {
 }
 
 // The members that send up to `self` (those whose live_parent is self, as
-// far as self knows), ascending: its tree descendants reached through
+// far as self knows), ascending when none failed: its tree descendants reached through
 // failed members only, and, at the root, every member with no live ancestor.
 template <class Failed>
-std::vector<int> live_children(int n, int self, Failed failed) {
-    std::vector<int> out, stack;
-    auto below = [&](int r) {
-        for_tree_children(n, r, [&](int c) { stack.push_back(c); });
-        while (!stack.empty()) {
-            const int c = stack.back();
-            stack.pop_back();
-            if (c == self) continue;
+void live_children(int n, int self, Failed failed, std::vector<int> &out) {
+    out.clear();
+    // The live members below `top`, reached through failed members only
+    // (never crossing self).
+    auto below = [&](int top) {
+        int stack[64];  // failed members still to descend: at most (k-1) per level on a path
+        int depth = 0;
+        std::vector<int> more;  // overflow, for very wide failed regions
+        auto visit = [&](int c) {
+            if (c == self) return;
             if (!failed(c)) out.push_back(c);
-            else for_tree_children(n, c, [&](int g) { stack.push_back(g); });
+            else if (depth < 64) stack[depth++] = c;
+            else more.push_back(c);
+        };
+        for_tree_children(n, top, visit);
+        while (depth > 0 || !more.empty()) {
+            int c;
+            if (depth > 0) c = stack[--depth];
+            else c = more.back(), more.pop_back();
+            for_tree_children(n, c, visit);
         }
     };
     below(self);
-    // At the root: the orphans, live members all of whose ancestors failed
-    // (reached from 0 through failed members; self's subtree is not crossed).
-    if (self != 0 && lowest_live(n, failed) == self) below(0);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    // At the root: the orphans, live members all of whose ancestors failed.
+    if (self != 0 && failed(0) && lowest_live(n, failed) == self) below(0);
+}
+template <class Failed>
+std::vector<int> live_children(int n, int self, Failed failed) {
+    std::vector<int> out;
+    live_children(n, self, failed, out);
     return out;
 }
 

@@ -28,10 +28,13 @@ constexpr std::uint64_t k_internal_seq = std::uint64_t{1} << 63;
 // everywhere whatever else each process did.
 constexpr std::uint64_t k_finalize_seq = k_internal_seq | std::uint64_t{1} << 62;
 
+// A call waiting for agreement `seq`: a nonblocking call's request, or a
+// blocking call's flag.
 struct Waiter {
     std::uint64_t seq;
     MPI_Request request;
     std::function<int(const Agreed &)> on_decided;
+    bool *done = nullptr;
 };
 struct CommAgreements {
     ft::Agreements machine;
@@ -44,7 +47,7 @@ std::map<MPI_Comm, CommAgreements> g_agreements;
 Agreed outcome(MPI_Comm c, const ft::Agreements::Instance &inst) {
     Agreed a;
     a.seq = inst.seq;
-    a.words = inst.decision.words;
+    a.words = inst.decision.words;  // a view
     a.nonce = inst.decision.nonce;
     for (int r : inst.decision.failed)
         if (r >= 0 && r < c->size) a.failed.push_back(c->procs[static_cast<std::size_t>(r)]);
@@ -59,8 +62,21 @@ void settle(MPI_Comm c, CommAgreements &st, std::uint64_t seq) {
     const auto *inst = st.machine.find(seq);
     if (inst == nullptr || !inst->decided) return;
     FTMPI_DEBUG("agreement %llu on %s decided", static_cast<unsigned long long>(seq), comm_label(c));
+    for (int r : inst->decision.failed)
+        if (r >= 0 && r < c->size) ft::failures().note_failed(c->procs[static_cast<std::size_t>(r)]);
+    if (st.waiters.empty()) return;
+    bool requests = false;
+    for (auto it = st.waiters.begin(); it != st.waiters.end();) {
+        if (it->seq == seq && it->done != nullptr) {
+            *it->done = true;
+            it = st.waiters.erase(it);
+        } else {
+            requests = requests || it->seq == seq;
+            ++it;
+        }
+    }
+    if (!requests) return;
     const Agreed a = outcome(c, *inst);
-    for (int p : a.failed) ft::failures().note_failed(p);
     std::vector<Waiter> done;
     for (auto it = st.waiters.begin(); it != st.waiters.end();) {
         if (it->seq != seq) {
@@ -71,6 +87,15 @@ void settle(MPI_Comm c, CommAgreements &st, std::uint64_t seq) {
         it = st.waiters.erase(it);
     }
     for (Waiter &w : done) complete_request(w.request, w.on_decided ? w.on_decided(a) : MPI_SUCCESS, 0);
+}
+
+// The effects buffer every call below fills and apply() drains; it keeps its
+// capacity, so the failure-free path allocates nothing for it. apply() is
+// the last use of it in each caller, and drains it before anything that can
+// re-enter (completing a request), so a nested call finds it empty.
+ft::AgreeEffects &effects() {
+    static ft::AgreeEffects fx;
+    return fx;
 }
 
 void apply(MPI_Comm c, CommAgreements &st, ft::AgreeEffects &fx) {
@@ -84,26 +109,29 @@ void apply(MPI_Comm c, CommAgreements &st, ft::AgreeEffects &fx) {
     for (const auto &s : fx.sends) issue_sends += issued(s) ? 1 : 0;
     for (const auto &s : fx.sends) {
         if (issued(s) && nth++ == issue_sends / 2) runtime::test_kill_point("agree.decide");
-        const auto body = ft::encode(s.msg);
-        ft_send(c, s.to, agree_tag, body.data(), body.size());
+        ft_send(c, s.to, agree_tag, ft::encoded_size(s.msg), [&](char *out) { ft::encode_into(s.msg, out); });
         if (s.msg.type == ft::AgreeMsg::Type::contribute && !s.msg.reported)
             runtime::test_kill_point("agree.contribute");
     }
+    fx.sends.clear();
+    fx.issued.clear();
+    if (fx.decided.empty()) return;
     const auto decided = std::move(fx.decided);
-    fx = {};
+    fx.decided.clear();
     for (std::uint64_t seq : decided) settle(c, st, seq);
 }
 
 // Enters the next agreement on c; returns its number.
 std::uint64_t start(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request waiter,
-                    std::function<int(const Agreed &)> on_decided, Sequence sequence, bool abortable) {
+                    std::function<int(const Agreed &)> on_decided, Sequence sequence, bool abortable,
+                    bool *done = nullptr) {
     progress();
     const std::uint64_t seq = sequence == Sequence::user       ? c->agree_seq++
                               : sequence == Sequence::internal ? k_internal_seq | c->internal_seq++
                                                                : k_finalize_seq;
     CommAgreements &st = g_agreements[c];
-    if (waiter != nullptr) st.waiters.push_back({seq, waiter, std::move(on_decided)});
-    ft::AgreeEffects fx;
+    if (waiter != nullptr || done != nullptr) st.waiters.push_back({seq, waiter, std::move(on_decided), done});
+    ft::AgreeEffects &fx = effects();
     st.machine.enter(CommView(c), seq, std::move(words), random_nonce(), abortable, sequence == Sequence::finalize, fx);
     const auto *inst = st.machine.find(seq);
     const bool before = inst != nullptr && inst->decided &&
@@ -118,12 +146,9 @@ const ft::Agreements::Instance *find(MPI_Comm c, std::uint64_t seq) {
     return it == g_agreements.end() ? nullptr : it->second.machine.find(seq);
 }
 
-Agreed wait_for(MPI_Comm c, std::uint64_t seq) {
-    for (;;) {
-        const auto *inst = find(c, seq);
-        if (inst != nullptr && inst->decided) break;
-        progress_wait();
-    }
+// Blocks until `done` (set by settle() when agreement `seq` decided).
+Agreed wait_for(MPI_Comm c, std::uint64_t seq, const bool &done) {
+    while (!done) progress_wait();
     progress();
     return outcome(c, *find(c, seq));
 }
@@ -163,7 +188,8 @@ int agreed_flag(MPI_Comm c, const Agreed &a) {
 }  // namespace
 
 Agreed run_agreement(MPI_Comm c, std::vector<std::uint64_t> words, Sequence sequence, bool abortable) {
-    return wait_for(c, start(c, std::move(words), nullptr, {}, sequence, abortable));
+    bool done = false;
+    return wait_for(c, start(c, std::move(words), nullptr, {}, sequence, abortable, &done), done);
 }
 
 MPI_Request agreement_request(MPI_Comm comm, MPI_Comm view, std::vector<std::uint64_t> words,
@@ -180,14 +206,14 @@ void on_agree_message(MPI_Comm c, int from, const void *body, std::size_t len) {
         return;
     }
     CommAgreements &st = g_agreements[c];
-    ft::AgreeEffects fx;
-    st.machine.on_message(CommView(c), from, m, fx);
+    ft::AgreeEffects &fx = effects();
+    st.machine.on_message(CommView(c), from, std::move(m), fx);
     apply(c, st, fx);
 }
 
 void abort_creations(MPI_Comm c) {
     CommAgreements &st = g_agreements[c];
-    ft::AgreeEffects fx;
+    ft::AgreeEffects &fx = effects();
     st.machine.abort(CommView(c), fx);
     apply(c, st, fx);
 }
@@ -205,7 +231,7 @@ void agreements_on_failures() {
     for (MPI_Comm c : comms) {
         auto it = g_agreements.find(c);
         if (it == g_agreements.end()) continue;
-        ft::AgreeEffects fx;
+        ft::AgreeEffects &fx = effects();
         it->second.machine.on_failures(CommView(c), fx);
         apply(c, it->second, fx);
     }

@@ -64,6 +64,7 @@ void stop_lingering(MPI_Comm c) {
 int CommView::size() const { return c_->size; }
 int CommView::self() const { return c_->rank; }
 bool CommView::failed(int r) const { return ft::failures().is_failed(c_->procs[static_cast<std::size_t>(r)]); }
+bool CommView::any_failed() const { return !ft::failures().in_order().empty(); }
 std::vector<int> CommView::known_failed() const {
     std::vector<int> out;
     if (ft::failures().in_order().empty()) return out;
@@ -72,17 +73,21 @@ std::vector<int> CommView::known_failed() const {
     return out;
 }
 
-void ft_send(MPI_Comm c, int peer, int tag, const void *body, std::size_t len) {
+void ft_send(MPI_Comm c, int peer, int tag, std::size_t len, const std::function<void(char *)> &write) {
     const std::size_t total = sizeof c->uid + len;
     char *copy = static_cast<char *>(std::malloc(total));
     std::memcpy(copy, &c->uid, sizeof c->uid);
-    if (len != 0) std::memcpy(copy + sizeof c->uid, body, len);
+    if (len != 0) write(copy + sizeof c->uid);
     MPI_Request r = new_request(ftmpi_request_s::Kind::send, c, copy, static_cast<int>(total), MPI_BYTE, peer, tag,
                                 k_ft_context | slot_of(c));
     r->owner = copy;
     r->on_complete = [](MPI_Request done) { std::free(done->owner); };
     r->user_freed = true;
     start_send(r);
+}
+
+void ft_send(MPI_Comm c, int peer, int tag, const void *body, std::size_t len) {
+    ft_send(c, peer, tag, len, [&](char *out) { std::memcpy(out, body, len); });
 }
 
 void register_comm(MPI_Comm c) {

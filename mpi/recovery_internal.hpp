@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "ft/group_view.hpp"
@@ -28,6 +29,8 @@ enum FtTag : int { revoke_tag = 1, agree_tag = 2 };
 // by c's uid (which names the communicator at the receiver); never blocks,
 // and the request frees itself.
 void ft_send(MPI_Comm c, int peer, int tag, const void *body, std::size_t len);
+// The same, with the body (`len` bytes) written in place by `write`.
+void ft_send(MPI_Comm c, int peer, int tag, std::size_t len, const std::function<void(char *)> &write);
 
 // c as ft/ sees it: its members, and the failures this process knows among them.
 class CommView final : public ft::GroupView {
@@ -37,6 +40,7 @@ public:
     int self() const override;
     bool failed(int r) const override;
     std::vector<int> known_failed() const override;
+    bool any_failed() const override;
 
 private:
     MPI_Comm c_;
@@ -48,10 +52,11 @@ private:
 void revoke_local(MPI_Comm c);
 
 // ---- agree.cpp ---------------------------------------------------------------
-// An agreement's outcome as the MPI layer uses it.
+// An agreement's outcome as the MPI layer uses it, valid until the next
+// agreement on the communicator starts (its words are the decision's own).
 struct Agreed {
     std::uint64_t seq = 0;
-    std::vector<std::uint64_t> words;  // the AND of the contributions
+    std::span<const std::uint64_t> words;  // the AND of the contributions
     std::vector<int> failed;           // agreed failures: process ids, ascending
     std::uint64_t nonce = 0;           // fresh, the same at every member (names what a shrink creates)
 };

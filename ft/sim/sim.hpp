@@ -33,6 +33,7 @@ public:
     int self() const override { return self_; }
     bool failed(int r) const override { return bits_[static_cast<std::size_t>(r)] != 0; }
     std::vector<int> known_failed() const override { return list_; }
+    bool any_failed() const override { return !list_.empty(); }
     bool add(int r);  // true if new
 
 private:

@@ -29,7 +29,7 @@ const Decision &decision_of(const AgreeSim &s, int p, std::uint64_t seq) {
 
 }  // namespace
 
-TEST_CASE("binomial tree: every live member has one live parent that counts it as a child", "[ft][topology]") {
+TEST_CASE("k-nomial tree: every live member has one live parent that counts it as a child", "[ft][topology]") {
     std::mt19937 rng(5);
     for (int trial = 0; trial < 300; ++trial) {
         const int n = 1 + static_cast<int>(rng() % 70);
@@ -141,10 +141,11 @@ TEST_CASE("agreement: failure-free, every size, O(log n) messages", "[ft][agreem
         std::uint64_t expect = ~std::uint64_t{0};
         for (int p = 0; p < n; ++p) expect &= ~(std::uint64_t{1} << (p % 64));
         CHECK(decision_of(s, n - 1, 0).words == std::vector<std::uint64_t>{expect});
-        const double depth = std::ceil(std::log2(std::max(n, 1)));
+        int depth = 0;  // base-k digits of n - 1
+        for (int m = n - 1; m > 0; m /= k_tree_radix) ++depth;
         for (int p = 0; p < n; ++p) {
             CHECK(s.decided_at(p, 0) <= 2 * depth);
-            CHECK(s.sends(p) <= 1 + static_cast<long>(depth));
+            CHECK(s.sends(p) <= 1 + (k_tree_radix - 1) * depth);
         }
     }
 }
@@ -170,37 +171,41 @@ TEST_CASE("agreement: the root dies after deciding, before all children heard", 
 }
 
 TEST_CASE("agreement: a subtree loses two levels at once", "[ft][agreement]") {
-    // 8 and 12 (12's parent is 8) die before contributing; 9, 10, 11, 13,
-    // 14, 15 reattach to the root.
+    // 64 and its child 72 die before contributing: 65..71 and 73..79
+    // reattach to the root.
     Options opt;
     opt.detect = 3;
-    AgreeSim s(16, opt);
-    for (int p = 0; p < 16; ++p) s.set_words(p, 0, {~(std::uint64_t{1} << p)});
-    s.crash_at(8, 0);
-    s.crash_at(12, 0);
+    AgreeSim s(80, opt);
+    REQUIRE(tree_parent(72) == 64);
+    REQUIRE(tree_parent(75) == 72);
+    for (int p = 0; p < 80; ++p) s.set_words(p, 0, {~(std::uint64_t{1} << (p % 64))});
+    s.crash_at(64, 0);
+    s.crash_at(72, 0);
     s.enter_all(0, 0.5);
     s.run();
     CHECK(all_checks(s, 0).empty());
-    const Decision &d = decision_of(s, 13, 0);
-    CHECK(d.failed == std::vector<int>{8, 12});
+    const Decision &d = decision_of(s, 75, 0);
+    CHECK(d.failed == std::vector<int>{64, 72});
     std::uint64_t expect = ~std::uint64_t{0};
-    for (int p = 0; p < 16; ++p)
-        if (p != 8 && p != 12) expect &= ~(std::uint64_t{1} << p);
+    for (int p = 0; p < 80; ++p)
+        if (p != 64 && p != 72) expect &= ~(std::uint64_t{1} << (p % 64));
     CHECK(d.words == std::vector<std::uint64_t>{expect});
 }
 
 TEST_CASE("agreement: late requests after the decision are answered from the kept decision", "[ft][agreement]") {
-    // Member 4 forwards the decision to none of 5, 6 (and 7 below 6): it dies
+    // Member 8 forwards the decision to none of its children 9..15: it dies
     // at its second send. They ask the root, which decided long before.
-    AgreeSim s(8, Options{});
-    s.crash_after_sends(4, 1);
+    AgreeSim s(24, Options{});
+    REQUIRE(tree_parent(9) == 8);
+    s.crash_after_sends(8, 1);
     s.enter_all(0);
     s.run();
     CHECK(all_checks(s, 0).empty());
-    CHECK(s.decided_at(0, 0) < s.decided_at(5, 0));
-    CHECK(s.decided_at(7, 0) > 4);  // after the detection of 4's failure
-    // The root answered the re-routed requests itself.
-    CHECK(s.sends(0) > 3);
+    CHECK(s.decided_at(0, 0) < s.decided_at(9, 0));
+    CHECK(s.decided_at(15, 0) > 4);  // after the detection of 8's failure
+    // The root answered the re-routed requests itself: beyond its own
+    // children (1..7, 8, 16), 9..15.
+    CHECK(s.sends(0) == 9 + 7);
 }
 
 TEST_CASE("agreement: two overlapping agreements on one group", "[ft][agreement]") {
