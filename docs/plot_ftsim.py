@@ -2,7 +2,7 @@
 """Renders `ftsim scale --csv FILE` as a PNG, with the standard library only
 (no plotting package is installed here): two panels against log2(n), rounds
 and the largest number of messages one process handled, for the agreement,
-revoke and the failure notice, with 2 log2(n) (rounds) and 4 log2(n) (messages) drawn for reference.
+revoke and the failure notice, with log2(n) (rounds) and 4 log2(n) (messages) drawn for reference.
 
     build/ft/ftsim scale --csv /tmp/ftsim.csv
     python3 docs/plot_ftsim.py /tmp/ftsim.csv docs/ftsim_scale.png
@@ -103,7 +103,7 @@ def panel(cv, x0, y0, w, h, title, xs, series, ymax):
     cv.text(x0, y0 - 28, title)
     cv.text(x0 + w // 2 - 36, y0 + h + 32, 'N (LOG)')
     for i, (label, ys, colour) in enumerate(series):
-        dash = 6 if label[0].isdigit() else 0
+        dash = 6 if 'LOG2' in label else 0
         pts = [(X(a), Y(b)) for a, b in zip(xs, ys)]
         for (ax, ay), (bx, by) in zip(pts, pts[1:]):
             cv.line(ax, ay, bx, by, colour, 2, dash)
@@ -117,12 +117,12 @@ def main():
     rows = list(csv.DictReader(open(sys.argv[1])))
     xs = [float(r['log2n']) for r in rows]
     f = lambda k: [float(r[k]) for r in rows]
-    ref = [2 * x for x in xs]
+    ref = list(xs)
     cv = Canvas(W, H)
     top = max(f('agree_rounds') + ref) * 1.1
     panel(cv, 70, 50, 380, 300, 'ROUNDS TO THE LAST PROCESS', xs,
           [('AGREE', f('agree_rounds'), COLOURS[0]), ('REVOKE', f('revoke_rounds'), COLOURS[1]),
-           ('NOTICE', f('notice_rounds'), COLOURS[2]), ('2 LOG2 N', ref, COLOURS[3])], top)
+           ('NOTICE', f('notice_rounds'), COLOURS[2]), ('LOG2 N', ref, COLOURS[3])], top)
     ref4 = [4 * x for x in xs]
     top = max(f('revoke_max') + f('agree_max') + ref4) * 1.1
     panel(cv, 580, 50, 380, 300, 'MAX MESSAGES AT ONE PROCESS', xs,

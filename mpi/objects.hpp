@@ -95,7 +95,7 @@ struct ftmpi_comm_s {
     ftmpi_comm_s *local = nullptr;
     // Inter-communicators: `ft` is a hidden view over both groups (the group
     // whose first process has the lower job rank first) on the same context
-    // slot; revoke, agree and shrink run on it (mpi/recovery.cpp), and it
+    // slot; revoke, agree and shrink run on it (mpi/revoke.cpp, agree.cpp, shrink.cpp), and it
     // points back at its inter-communicator through `ft_owner`.
     ftmpi_comm_s *ft = nullptr;
     ftmpi_comm_s *ft_owner = nullptr;
@@ -118,7 +118,7 @@ struct ftmpi_comm_s {
     // Collectives skip the recognized failures (spec 000 §17.7): with `global`
     // not empty they run over these comm ranks (virtual rank -> comm rank).
     std::vector<int> coll_ranks;
-    bool revoked = false;        // MPIX_Comm_revoke (mpi/recovery.cpp)
+    bool revoked = false;        // MPIX_Comm_revoke (mpi/revoke.cpp)
     // Requests that refer to this communicator. MPI_Comm_free lets pending
     // operations complete normally: the object goes when the last one is
     // released (freed is then set, and magic is dead for the user).

@@ -28,7 +28,7 @@ void unregister_comm(MPI_Comm c);
 // A message on a fault-tolerance context (Engine::on_arrival).
 void on_ft_message(const transport::Arrival &a);
 
-// Progress thread, after new failures: agreements re-route to new coordinators.
+// Progress thread, after new failures: agreements re-route around the failed (ft/agreement.hpp).
 void recovery_on_failures();
 
 // The agreement of MPIX_Comm_agree among c's members (also on a revoked c),

@@ -12,7 +12,7 @@
 // so that a test driver can pick visits that happen.
 //
 // Sites: agree.contribute (a member, right after sending its contribution),
-// agree.decide (a coordinator, after sending its decision to half the members),
+// agree.decide (an agreement root, after sending its decision to half its children),
 // coll.round (any rank, before posting a round of a collective's schedule),
 // p2p.send / p2p.recv (a point-to-point transfer about to start, also inside
 // collectives), shm.pull (a receiver that has read rendezvous data straight

@@ -97,7 +97,7 @@ void Engine::destroy(MatchQueue *q) {
 }
 
 void Engine::on_arrival(const transport::Arrival &a) {
-    if (is_ft_context(a.context)) {  // revoke and agreement traffic (mpi/recovery.cpp)
+    if (is_ft_context(a.context)) {  // revoke and agreement traffic (mpi/ft_channel.cpp)
         on_ft_message(a);
         return;
     }
