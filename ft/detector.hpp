@@ -19,8 +19,10 @@
 // A process that finds itself in the failed set has been excluded: it leaves
 // at once (exit status k_excluded_exit).
 //
-// The overlays (ring, BMG) are ft/topology.hpp's, shared with revoke and the
-// agreement; ft/sim/ runs the broadcast at up to 100,000 processes.
+// The protocol itself is ft/detector_core.hpp's state machine; this class
+// runs it on its thread over the control channel. Its overlays (ring, BMG)
+// are ft/topology.hpp's, shared with revoke and the agreement; ft/sim/ runs
+// the same state machine for up to 100,000 simulated processes.
 #pragma once
 
 #include <atomic>
@@ -63,7 +65,6 @@ public:
     void wake() { channel_->wake(); }
 
 private:
-    struct State;
     void run();
 
     FailedSet &set_;

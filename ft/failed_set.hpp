@@ -15,7 +15,18 @@
 
 namespace ftmpi::ft {
 
-class FailedSet {
+// What the detector's protocol (ft/detector_core.hpp) needs of a failure
+// record: an append-only set of process ids in the order learned.
+class FailureLog {
+public:
+    virtual ~FailureLog() = default;
+    virtual bool add(int id) = 0;  // true when new
+    virtual bool contains(int id) const = 0;
+    virtual std::size_t size() const = 0;
+    virtual int at(std::size_t i) const = 0;  // i < size()
+};
+
+class FailedSet final : public FailureLog {
 public:
     // Sizes the set for process ids below `n` and empties it. Init only.
     void reset(int n) {
@@ -26,7 +37,7 @@ public:
     }
     int job_size() const { return n_; }
     // Any thread. True when `rank` was not in the set before.
-    bool add(int rank) {
+    bool add(int rank) override {
         if (rank < 0 || rank >= n_) return false;
         std::lock_guard<std::mutex> hold(lock_);
         if (bits_[static_cast<std::size_t>(rank)].load(std::memory_order_relaxed)) return false;
@@ -36,12 +47,12 @@ public:
         count_.store(i + 1, std::memory_order_release);
         return true;
     }
-    bool contains(int rank) const {
+    bool contains(int rank) const override {
         return rank >= 0 && rank < n_ && bits_[static_cast<std::size_t>(rank)].load(std::memory_order_acquire);
     }
-    std::size_t size() const { return count_.load(std::memory_order_acquire); }
+    std::size_t size() const override { return count_.load(std::memory_order_acquire); }
     // The i-th failure learned here; i < size().
-    int at(std::size_t i) const { return order_[i].load(std::memory_order_relaxed); }
+    int at(std::size_t i) const override { return order_[i].load(std::memory_order_relaxed); }
 
 private:
     int n_ = 0;

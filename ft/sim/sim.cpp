@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ft/detector_core.hpp"
 #include "ft/revoke.hpp"
+
+#include <unordered_set>
 
 namespace ftmpi::ft::sim {
 
@@ -253,6 +256,136 @@ BroadcastResult simulate_broadcast(int n, int origin, const std::vector<int> &de
         res.max_sends = std::max(res.max_sends, sends[static_cast<std::size_t>(p)]);
     }
     res.mean_sends = res.live ? static_cast<double>(total) / res.live : 0;
+    return res;
+}
+
+namespace {
+// A process's failure record, sparse (the real one is sized by the job).
+class SparseLog final : public FailureLog {
+public:
+    bool add(int id) override {
+        if (!set_.insert(id).second) return false;
+        order_.push_back(id);
+        return true;
+    }
+    bool contains(int id) const override { return set_.count(id) != 0; }
+    std::size_t size() const override { return order_.size(); }
+    int at(std::size_t i) const override { return order_[i]; }
+
+private:
+    std::unordered_set<int> set_;
+    std::vector<int> order_;
+};
+}  // namespace
+
+DetectorResult simulate_detector(int n, const std::vector<int> &victims, double crash_at, double period,
+                                 double timeout, double horizon, const Options &opt) {
+    using Core = DetectorCore;
+    // Simulated time in units of one message latency, as microseconds of the core's clock.
+    auto at = [](double t) { return Core::Time{} + std::chrono::microseconds(static_cast<long long>(t * 1000.0)); };
+    auto back = [](Core::Time t) { return std::chrono::duration<double, std::milli>(t - Core::Time{}).count(); };
+    struct Ev {
+        double t;
+        std::uint64_t order;
+        int to;
+        enum Kind : std::uint8_t { message, tick, crash } kind;
+        bool notice;        // a message carrying failures (failed, sync_request)
+        std::uint32_t gen;  // tick: stale unless the process's latest
+        std::vector<char> msg;
+        bool operator>(const Ev &o) const { return t != o.t ? t > o.t : order > o.order; }
+    };
+    std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q;
+    std::uint64_t order = 0;
+    std::mt19937_64 rng(opt.seed);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    std::vector<SparseLog> logs(static_cast<std::size_t>(n));
+    std::vector<Core> cores;
+    cores.reserve(static_cast<std::size_t>(n));
+    const auto ms = [&](double t) { return Core::Ms(static_cast<long long>(t)); };
+    for (int p = 0; p < n; ++p)
+        cores.emplace_back(logs[static_cast<std::size_t>(p)], p, n, 0, ms(period * opt.latency),
+                           ms(timeout * opt.latency), 1024);
+    std::vector<char> dead(static_cast<std::size_t>(n), 0);
+    std::vector<std::uint32_t> gen(static_cast<std::size_t>(n), 0);
+    std::vector<double> next_tick(static_cast<std::size_t>(n), -1);
+    std::vector<long> msgs(static_cast<std::size_t>(n), 0);
+    DetectorResult res;
+    std::size_t known_all = 0;  // survivors that know every victim
+    std::vector<char> counted(static_cast<std::size_t>(n), 0);
+    int live = 0;
+    for (int p = 0; p < n; ++p) live += std::find(victims.begin(), victims.end(), p) == victims.end();
+
+    Core::Effects fx;
+    auto schedule_tick = [&](int p, double t) {
+        auto &nt = next_tick[static_cast<std::size_t>(p)];
+        if (nt >= 0 && nt <= t) return;
+        nt = t;
+        q.push({t, order++, p, Ev::tick, false, ++gen[static_cast<std::size_t>(p)], {}});
+    };
+    auto flush = [&](int p, double now) {
+        for (auto &snd : fx.sends) {
+            const int kind = detector_msg_kind(snd.msg.data(), snd.msg.size());
+            const bool notice = kind == static_cast<int>(DetectorMsg::failed) ||
+                                kind == static_cast<int>(DetectorMsg::sync_request);
+            if (notice && res.declared >= 0) ++msgs[static_cast<std::size_t>(p)];
+            q.push({now + opt.latency + opt.jitter * u(rng), order++, snd.peer, Ev::message, notice, 0,
+                    std::move(snd.msg)});
+        }
+        fx.sends.clear();
+        for (const auto &e : fx.events)
+            if ((e.kind == Core::Event::timeout || e.kind == Core::Event::ended) && res.declared < 0) res.declared = now;
+        fx.events.clear();
+        fx.watch = -2;
+        if (!counted[static_cast<std::size_t>(p)] && !dead[static_cast<std::size_t>(p)]) {
+            bool all = true;
+            for (int v : victims) all = all && logs[static_cast<std::size_t>(p)].contains(v);
+            if (all) {
+                counted[static_cast<std::size_t>(p)] = 1;
+                ++known_all;
+                res.last = now;
+            }
+        }
+        schedule_tick(p, back(cores[static_cast<std::size_t>(p)].deadline()));
+    };
+    for (int p = 0; p < n; ++p) {
+        cores[static_cast<std::size_t>(p)].start(at(0), fx);
+        flush(p, 0);
+    }
+    for (int v : victims) q.push({crash_at, order++, v, Ev::crash, false, 0, {}});
+    while (!q.empty()) {
+        Ev e = q.top();
+        q.pop();
+        if (e.t > horizon) break;
+        const int p = e.to;
+        const auto idx = static_cast<std::size_t>(p);
+        if (dead[idx]) continue;
+        if (e.kind == Ev::crash) {
+            dead[idx] = 1;
+            continue;
+        }
+        if (e.kind == Ev::tick) {
+            if (e.gen != gen[idx]) continue;
+            next_tick[idx] = -1;
+            while (cores[idx].tick(at(e.t), fx)) flush(p, e.t);
+            flush(p, e.t);
+            continue;
+        }
+        // A message; the adapter ticks right after a batch of messages.
+        if (e.notice && res.declared >= 0) ++msgs[idx];
+        cores[idx].on_message(e.msg.data(), e.msg.size(), at(e.t), fx);
+        while (cores[idx].tick(at(e.t), fx)) flush(p, e.t);
+        flush(p, e.t);
+        if (static_cast<int>(known_all) == live && res.declared >= 0) break;
+    }
+    res.live = live;
+    res.reached = static_cast<int>(known_all);
+    long total = 0;
+    for (int p = 0; p < n; ++p) {
+        if (dead[static_cast<std::size_t>(p)]) continue;
+        total += msgs[static_cast<std::size_t>(p)];
+        res.max_msgs = std::max(res.max_msgs, msgs[static_cast<std::size_t>(p)]);
+    }
+    res.mean_msgs = live ? static_cast<double>(total) / live : 0;
     return res;
 }
 

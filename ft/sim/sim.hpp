@@ -136,4 +136,21 @@ struct BroadcastResult {
 BroadcastResult simulate_broadcast(int n, int origin, const std::vector<int> &dead, bool dead_known,
                                    const Options &opt);
 
+// The failure detector (ft/detector_core.hpp, the real state machine) among
+// n processes: heartbeats every `period`, a silent predecessor declared
+// after `timeout` (time unit: Options::latency is one message). The victims
+// crash at `crash_at`; the run goes on until every survivor knows of every
+// victim (or `horizon`). Reports when the first survivor declared a victim
+// failed, when the last survivor learned the last victim, and the detector
+// traffic per process from the first declaration on.
+struct DetectorResult {
+    double declared = -1;  // first declaration by an observer
+    double last = -1;      // last survivor to learn of the last victim
+    int reached = 0, live = 0;
+    double mean_msgs = 0;  // failure and sync messages sent + received per survivor after `declared`
+    long max_msgs = 0;
+};
+DetectorResult simulate_detector(int n, const std::vector<int> &victims, double crash_at, double period,
+                                 double timeout, double horizon, const Options &opt);
+
 }  // namespace ftmpi::ft::sim

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "ft/agreement.hpp"
+#include "ft/detector_core.hpp"
 #include "ft/revoke.hpp"
 #include "ft/sim/sim.hpp"
 #include "ft/topology.hpp"
@@ -269,5 +270,94 @@ TEST_CASE("agreement: random crashes at random steps, reordering network", "[ft]
         INFO("trial " << trial << " seed " << opt.seed);
         CHECK(bad.empty());
         if (!bad.empty()) FAIL(bad.front());
+    }
+}
+
+namespace {
+class Log final : public FailureLog {
+public:
+    bool add(int id) override {
+        if (contains(id)) return false;
+        ids.push_back(id);
+        return true;
+    }
+    bool contains(int id) const override { return std::find(ids.begin(), ids.end(), id) != ids.end(); }
+    std::size_t size() const override { return ids.size(); }
+    int at(std::size_t i) const override { return ids[i]; }
+    std::vector<int> ids;
+};
+}  // namespace
+
+TEST_CASE("detector state machine: timeout, news spread once, exclusion", "[ft][detector]") {
+    using Core = DetectorCore;
+    using Ms = Core::Ms;
+    Log log;
+    Core core(log, 1, 8, 100, Ms(10), Ms(50), 64);  // rank 1 = process 101
+    Core::Effects fx;
+    const Core::Time t0{};
+    core.start(t0, fx);
+    CHECK(fx.watch == 0);  // its predecessor
+    std::vector<int> to;
+    for (const auto &s : fx.sends) to.push_back(s.peer);
+    std::sort(to.begin(), to.end());
+    CHECK(to == bmg_neighbours(8, 1, [](int) { return false; }));
+    fx = {};
+    // Beats to its successor; rank 0 stays silent past the timeout.
+    CHECK_FALSE(core.tick(t0 + Ms(20), fx));
+    REQUIRE(fx.sends.size() == 1);
+    CHECK(fx.sends[0].peer == 2);
+    CHECK(detector_msg_kind(fx.sends[0].msg.data(), fx.sends[0].msg.size()) == int(DetectorMsg::heartbeat));
+    fx = {};
+    CHECK(core.tick(t0 + Ms(51), fx));
+    REQUIRE(fx.events.size() == 1);
+    CHECK(fx.events[0].kind == Core::Event::timeout);
+    CHECK(fx.events[0].id == 100);
+    fx = {};
+    // Next pass: the news goes to every live neighbour once, and rank 7 is watched.
+    CHECK_FALSE(core.tick(t0 + Ms(51), fx));
+    CHECK(fx.watch == 7);
+    int notices = 0;
+    for (const auto &s : fx.sends) {
+        CHECK(s.peer != 0);
+        notices += detector_msg_kind(s.msg.data(), s.msg.size()) == int(DetectorMsg::failed);
+    }
+    CHECK(notices == static_cast<int>(bmg_neighbours(8, 1, [](int r) { return r == 0; }).size()));
+    fx = {};
+    CHECK_FALSE(core.tick(t0 + Ms(52), fx));
+    CHECK(fx.sends.empty());
+    // A process that holds this one failed: it sends it nothing, until this
+    // one's heartbeat shows their sets differ; the sync names it, and it
+    // must leave.
+    Log other;
+    Core teller(other, 2, 8, 100, Ms(10), Ms(50), 64);
+    Core::Effects tfx;
+    teller.start(t0, tfx);
+    tfx = {};
+    other.add(101);
+    teller.tick(t0 + Ms(1), tfx);
+    for (const auto &s : tfx.sends) CHECK(s.peer != 1);
+    tfx = {};
+    fx = {};
+    core.tick(t0 + Ms(70), fx);  // its next beat, to rank 2
+    for (const auto &s : fx.sends)
+        if (s.peer == 2) teller.on_message(s.msg.data(), s.msg.size(), t0 + Ms(71), tfx);
+    fx = {};
+    bool told = false;
+    for (const auto &s : tfx.sends)
+        if (s.peer == 1) {
+            core.on_message(s.msg.data(), s.msg.size(), t0 + Ms(72), fx);
+            told = true;
+        }
+    REQUIRE(told);
+    CHECK(fx.excluded);
+}
+
+TEST_CASE("detector state machine at scale: every survivor learns of every crash", "[ft][detector]") {
+    for (int n : {8, 64, 300}) {
+        const auto d = sim::simulate_detector(n, {n / 2, n / 2 + 1, 0}, 250, 100, 500, 20000, Options{});
+        CHECK(d.reached == d.live);
+        CHECK(d.declared > 250);  // the last beat heard, plus the timeout
+        CHECK(d.declared <= 250 + 500 + 2);
+        CHECK(d.last >= d.declared);
     }
 }

@@ -1,0 +1,104 @@
+// The failure detector's protocol as a pure state machine: no thread, no
+// channel, no clock of its own (ft/detector.hpp runs it on its thread over a
+// control channel; ft/sim/ runs it for up to 100,000 simulated processes).
+//
+// Ring: every process beats every `period` to its successor, the next
+// process in rank order (cyclically) that it does not know to be failed or
+// gone, and watches its predecessor the same way. A predecessor silent for
+// `timeout` is declared failed (the caller asks the launcher to kill it).
+//
+// Broadcast: each failure this process learns of, from any source, is sent
+// once to its live binomial-graph neighbours (ft/topology.hpp); a process
+// forwards what it learns in turn, so news reaches everyone in O(log n)
+// steps and around failed forwarders. Heartbeats carry a digest of the
+// sender's failed set; when the two ends of a ring link disagree they
+// exchange their sets, which repairs anything lost.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ft/failed_set.hpp"
+
+namespace ftmpi::ft {
+
+enum class DetectorMsg : std::uint8_t { heartbeat = 1, failed, sync_request, goodbye };
+
+// The kind of a detector message (0 if malformed).
+int detector_msg_kind(const void *data, std::size_t len);
+
+class DetectorCore {
+public:
+    using Clock = std::chrono::steady_clock;
+    using Ms = std::chrono::milliseconds;
+    using Time = Clock::time_point;
+
+    // A failure this process declared or learned, for the caller's log; a
+    // `timeout` or `ended` one also asks the launcher to kill the process.
+    struct Event {
+        enum Kind { told, link_closed, timeout, ended } kind;
+        int id;      // the process id
+        int by;      // told: the rank that told
+        long long ms;  // timeout: the silence
+    };
+    struct Effects {
+        struct Send {
+            int peer;  // a rank of the ring
+            std::vector<char> msg;
+        };
+        std::vector<Send> sends;
+        std::vector<Event> events;
+        int watch = -2;         // a new predecessor to watch (-1: none; -2: unchanged)
+        bool excluded = false;  // this process is in the failed set: it must leave
+    };
+
+    // The ring is `size` ranks; rank r is process id_base + r in `set`.
+    // Messages carry at most `max_message` bytes.
+    DetectorCore(FailureLog &set, int rank, int size, int id_base, Ms period, Ms timeout, std::size_t max_message);
+
+    // Start-up: the ring, and a first heartbeat to every neighbour (so
+    // connection-oriented providers pay their set-up now).
+    void start(Time now, Effects &out);
+    void on_message(const void *data, std::size_t len, Time now, Effects &out);
+    // The watched predecessor's process ended (certain) or its link reset.
+    void on_lost(int peer, bool certain, Time now, Effects &out);
+    // Spreads news, beats, and checks the predecessor. True when it declared
+    // the predecessor failed: call again at once (to spread that, and watch
+    // the next one).
+    bool tick(Time now, Effects &out);
+    // When tick() must run next.
+    Time deadline() const;
+    bool idle() const { return succ_ < 0 && pred_ < 0; }
+    // MPI_Finalize: tells the successor that this process leaves normally.
+    void goodbye(Effects &out);
+
+    int pred() const { return pred_; }
+    Ms max_gap() const { return max_gap_; }
+
+private:
+    bool alive(int r) const;
+    void update_ring(Time now, Effects &out);
+    std::vector<char> header(DetectorMsg t, std::size_t count) const;
+    void send_failures(int peer, std::size_t from, std::size_t to, Effects &out) const;
+    void spread_news(Time now, Effects &out);
+
+    FailureLog &set_;
+    int rank_, n_, base_;
+    Ms period_, timeout_;
+    std::size_t per_msg_;
+    std::size_t spread_ = 0;  // failures of the set already sent to the neighbours
+    std::uint32_t digest_ = 0;
+    std::unordered_set<int> gone_;  // left normally (MPI_Finalize)
+    std::vector<int> neighbours_;
+    int pred_ = -1, succ_ = -1;
+    bool pred_ended_ = false;  // pred's liveness link was reset or refused: waiting for its goodbye
+    Time last_heard_{}, next_beat_{};
+    std::unordered_map<int, Time> last_sync_;
+    Ms max_gap_{0};
+};
+
+}  // namespace ftmpi::ft
