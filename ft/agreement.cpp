@@ -105,24 +105,37 @@ bool Agreements::any_decided() const {
 
 Agreements::Instance *Agreements::instance(std::uint64_t seq) {
     if (auto it = inst_.find(seq); it != inst_.end()) return &it->second;
-    // The class's oldest: the first at or after where the class starts (the
-    // classes are the two halves of the seq space).
+    // The classes are the two halves of the seq space.
     const std::uint64_t cls = seq >> 63;
     std::size_t &count = count_[cls];
     const auto first = cls == 0 ? inst_.begin() : inst_.lower_bound(std::uint64_t{1} << 63);
     if (count >= kept && seq < first->first) return nullptr;  // long settled
-    if (count < kept) {
-        ++count;
+    // The oldest decided one of the class makes way once `kept` are held,
+    // its storage reused (the failure-free path then allocates nothing
+    // here). Undecided ones stay, however many: someone may wait for them
+    // (a program can start many iagree before it waits).
+    std::map<std::uint64_t, Instance>::node_type spare;
+    while (count >= kept) {
+        auto victim = inst_.end();
+        for (auto it = cls == 0 ? inst_.begin() : inst_.lower_bound(std::uint64_t{1} << 63);
+             it != inst_.end() && (it->first >> 63) == cls; ++it)
+            if (it->second.decided) {
+                victim = it;
+                break;
+            }
+        if (victim == inst_.end()) break;
+        spare = inst_.extract(victim);
+        --count;
+    }
+    ++count;
+    if (spare.empty()) {
         Instance &inst = inst_[seq];
         inst.seq = seq;
         return &inst;
     }
-    // The oldest of the class makes way, its storage reused (the failure-free
-    // path then allocates nothing here).
-    auto node = inst_.extract(first);
-    node.key() = seq;
-    node.mapped().reset(seq);
-    return &inst_.insert(std::move(node)).position->second;
+    spare.key() = seq;
+    spare.mapped().reset(seq);
+    return &inst_.insert(std::move(spare)).position->second;
 }
 
 void Agreements::enter(const GroupView &v, std::uint64_t seq, std::vector<std::uint64_t> words, std::uint64_t nonce,

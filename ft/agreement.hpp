@@ -117,9 +117,10 @@ private:
 };
 
 // The agreements of one group. Instances are numbered by seq; every member
-// enters the same numbers in the same order. The newest `kept` of each class
-// (the top bit of seq) are kept, with their decisions; messages for older
-// ones are dropped (members are at most one agreement apart).
+// enters the same numbers in the same order. Of each class (the top bit of
+// seq), every undecided instance and the newest decided ones, `kept` in all
+// when possible, are kept with their decisions; messages for older ones are
+// dropped (members are at most one agreement apart).
 class Agreements {
 public:
     struct Instance {

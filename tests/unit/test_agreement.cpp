@@ -361,3 +361,28 @@ TEST_CASE("detector state machine at scale: every survivor learns of every crash
         CHECK(d.last >= d.declared);
     }
 }
+
+TEST_CASE("agreement: many agreements in flight at once are all kept until decided", "[ft][agreement]") {
+    // A program may start 20 iagree before waiting for any: none is dropped.
+    Options opt;
+    opt.jitter = 2;
+    AgreeSim s(6, opt);
+    for (int p = 0; p < 6; ++p)
+        for (std::uint64_t seq = 0; seq < 20; ++seq) {
+            s.set_words(p, seq, {seq});
+            s.enter(p, seq, static_cast<double>(p == 5 ? 30 : 0));  // one member enters all of them late
+        }
+    s.run();
+    for (std::uint64_t seq = 0; seq < 20; ++seq) {
+        CHECK(all_checks(s, seq).empty());
+    }
+    // The next agreement brings the kept ones back to the newest decided.
+    AgreeSim t(2, Options{});
+    for (std::uint64_t seq = 0; seq < 20; ++seq) t.enter_all(seq, 0);
+    t.enter_all(20, 100);
+    t.run();
+    CHECK(all_checks(t, 20).empty());
+    CHECK(t.instance(0, 20) != nullptr);
+    CHECK(t.instance(0, 13) != nullptr);
+    CHECK(t.instance(0, 12) == nullptr);
+}
