@@ -264,6 +264,9 @@ template <class Failed>
 void Agreements::gather(const GroupView &v, Instance &inst, AgreeEffects &out, Failed failed) {
     const int n = v.size(), self = v.self();
     const int round = lowest_live(n, failed);
+    // This member itself taken for failed (it was excluded and is leaving):
+    // nothing to do.
+    if (round < 0 || failed(self)) return;
     inst.round = round;
     auto &children = children_;
     live_children(n, self, failed, children);
