@@ -24,6 +24,7 @@
 #include "runtime/task_keeper.hpp"
 #include "runtime/topology.hpp"
 #include "transport/control.hpp"
+#include "transport/shm/shm_transport.hpp"
 #include "mpi/connect.hpp"
 
 namespace ftmpi::mpi {
@@ -92,14 +93,14 @@ int init(const char *call, int required, int *provided) {
         std::unique_ptr<transport::ControlChannel> control;
         if (runtime::config().DETECTOR != 0 && job.size > 1) {
             try {
-                control = transport::open_ofi_control(*g.pm);
+                control = transport::open_control(*g.pm);
             } catch (const std::exception &e) {
                 throw std::runtime_error(std::string("failure detector: ") + e.what() +
                                          " (FTMPI_FT_PROVIDER chooses another provider; FTMPI_DETECTOR=0 runs "
                                          "without the detector)");
             }
         }
-        g.transport = transport::open_ofi_transport(*g.pm, *g.engine);
+        g.transport = transport::open_transport(*g.pm, *g.engine);
         // A provider may have loaded a library that turns crashes into exit(1).
         runtime::release_fatal_signals();
         if (control) control->connect(*g.pm);

@@ -17,8 +17,17 @@ namespace ftmpi::runtime {
 // control variable under that layer's category.
 #define FTMPI_KNOBS(X)                                                                    \
     X(PROVIDER, std::string, "", transport,                                               \
-      "libfabric provider for every peer: shm, tcp (tcp;ofi_rxm), net, or any "           \
-      "fi_info name. Empty: shm within a node, FTMPI_NET_PROVIDER between nodes")         \
+      "provider: empty or shm: ftmpi's shared memory within a node (libfabric's shm "     \
+      "with FTMPI_SHM_FASTPATH=0), FTMPI_NET_PROVIDER between nodes; tcp "                \
+      "(tcp;ofi_rxm), net or any other fi_info name: that libfabric provider for every "  \
+      "peer")                                                                             \
+    X(SHM_FASTPATH, int, 1, transport,                                                    \
+      "1: peers on this node talk through ftmpi's own shared-memory rings, and "          \
+      "libfabric is loaded only for peers on other nodes; 0: libfabric's shm provider")   \
+    X(SHM_RING, std::size_t, 0, transport,                                                \
+      "bytes of each shared-memory ring (one per direction of every pair of processes "   \
+      "on a node), rounded up to a power of two; 0: 256 KiB, less when many processes "   \
+      "share the node")                                                                   \
     X(NET_PROVIDER, std::string, "net", transport,                                        \
       "provider used between nodes when FTMPI_PROVIDER is empty")                         \
     X(NET_IFACE, std::string, "", transport,                                              \
@@ -34,9 +43,9 @@ namespace ftmpi::runtime {
       "largest message (bytes) sent eagerly; larger ones use rendezvous. Must be the "    \
       "same at every rank")                                                               \
     X(SHM_CMA, int, 1, transport,                                                         \
-      "1: within a node, the receiver of a rendezvous message reads it straight from "    \
-      "the sender's memory (process_vm_readv), falling back to libfabric shm where the "  \
-      "kernel refuses; 0: libfabric shm always moves it")                                 \
+      "1: within a node, rendezvous data moves in a single copy between the two "         \
+      "processes' memories (process_vm_readv/writev), falling back to a copy through "    \
+      "shared memory where the kernel refuses; 0: always through shared memory")          \
     X(RX_BUFFERS, std::size_t, 64, transport,                                             \
       "receive buffers posted per endpoint for eager and control messages")               \
     X(YIELD, int, -1, mpi,                                                                \
@@ -53,7 +62,9 @@ namespace ftmpi::runtime {
       "when that process dies: deaths are seen in milliseconds without the launcher; "    \
       "0: the heartbeat only")                                                            \
     X(FT_PROVIDER, std::string, "net", ft,                                                \
-      "libfabric provider of the detector's control endpoint (needs a waitable CQ)")      \
+      "channel of the failure detector: unix (a Unix datagram socket: one node only) or " \
+      "a libfabric provider with a waitable CQ. Unset: unix when the whole job is on "    \
+      "one node, else this default")                                                      \
     X(LAUNCHER_EVENTS, int, 1, ft,                                                        \
       "1: learn failures from the launcher's PMIx events too; 0: ignore them (the "       \
       "detector alone, as under a launcher that sends none)")                             \

@@ -56,4 +56,10 @@ public:
 // after it. Throws std::runtime_error naming the libfabric call at failure.
 std::unique_ptr<ControlChannel> open_ofi_control(runtime::ProcessManager &pm);
 
+// The detector's channel: a Unix datagram socket when the whole job is on
+// this node (libfabric is not loaded for it), else open_ofi_control;
+// FTMPI_FT_PROVIDER, when set, decides ("unix" or a libfabric provider).
+// Same contract as open_ofi_control.
+std::unique_ptr<ControlChannel> open_control(runtime::ProcessManager &pm);
+
 }  // namespace ftmpi::transport

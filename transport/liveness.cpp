@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
 
@@ -252,6 +253,26 @@ void LivenessLinks::leaving() {
     m.accept_all();  // connections still in the backlog get theirs too
     for (int a : m.accepted)
         if (::send(a, &k_goodbye, 1, MSG_NOSIGNAL) < 0) FTMPI_DEBUG("liveness: goodbye not sent");
+}
+
+void ChannelWithLinks::open_links(runtime::ProcessManager &pm, const std::string &address) {
+    if (runtime::config().FT_LINKS == 0) return;
+    try {
+        live_ = std::make_unique<LivenessLinks>(pm, address);
+    } catch (const std::exception &e) {
+        FTMPI_WARN("no liveness links (deaths are found by the heartbeat only): %s", e.what());
+    }
+}
+
+void ChannelWithLinks::start_links(runtime::ProcessManager &pm, std::function<void()> signal) {
+    if (!live_) return;
+    live_->connect(pm, [this, signal = std::move(signal)](PeerId peer, bool certain) {
+        {
+            std::lock_guard<std::mutex> lock(lost_mu_);
+            lost_.push_back({peer, certain});
+        }
+        signal();
+    });
 }
 
 }  // namespace ftmpi::transport

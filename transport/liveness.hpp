@@ -13,8 +13,12 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "transport/control.hpp"
 #include "transport/transport.hpp"
 
 namespace ftmpi::runtime {
@@ -49,6 +53,37 @@ public:
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
+};
+
+// The liveness half every control channel shares: the links follow the
+// watched peer, and the deaths they see wait in take_lost().
+class ChannelWithLinks : public ControlChannel {
+public:
+    void watch(int peer) override {
+        if (live_) live_->watch(peer);
+    }
+    std::vector<Lost> take_lost() override {
+        std::lock_guard<std::mutex> lock(lost_mu_);
+        return std::exchange(lost_, {});
+    }
+    void leaving() override {
+        if (live_) live_->leaving();
+    }
+
+protected:
+    // Before the exchange (FTMPI_FT_LINKS): listens and publishes; without a
+    // socket the heartbeat alone finds deaths (logged).
+    void open_links(runtime::ProcessManager &pm, const std::string &address);
+    // After the exchange: `signal` wakes the channel's wait() when a death is seen.
+    void start_links(runtime::ProcessManager &pm, std::function<void()> signal);
+    // The derived channel's destructor calls it first: the links' thread
+    // signals the channel until it is gone.
+    void stop_links() { live_.reset(); }
+
+private:
+    std::mutex lost_mu_;
+    std::vector<Lost> lost_;  // from the links' thread
+    std::unique_ptr<LivenessLinks> live_;
 };
 
 }  // namespace ftmpi::transport

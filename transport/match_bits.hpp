@@ -27,7 +27,8 @@ enum class Proto : std::uint8_t {
     cts = 2,    // clear to send: CtsPayload
     fin = 3,    // rendezvous data received (shm links): CtsPayload naming the sender id
     abort = 4,  // the sender will never send the data a CTS asked for: CtsPayload naming the transfer id
-    hello = 5,  // no payload: connects a pair at init (OfiTransport::preconnect)
+    hello = 5,  // no payload: connects a pair at init (OfiTransport::preconnect; shm: the pair's segment is mapped)
+    frag = 6,   // shm streaming rendezvous: FragHeader, then a piece of the data
     bulk = 8,   // rendezvous payload, matched by transfer id
 };
 
@@ -105,6 +106,12 @@ struct RtsPayload {
     std::uint64_t address;
     std::uint64_t ticket_address;
     std::uint64_t pid;
+};
+// A piece of a rendezvous message streamed through a shm ring (where single
+// copy is refused): the receiver's transfer id and where the piece goes.
+struct FragHeader {
+    std::uint64_t transfer_id;
+    std::uint64_t offset;
 };
 struct CtsPayload {
     std::uint64_t sender_id;    // from the RTS

@@ -147,11 +147,18 @@ public:
                                   const std::vector<int> &bases) = 0;
     // Provider in use for `peer`, for diagnostics.
     virtual std::string provider_of(PeerId peer) const = 0;
+    // Reads the peers' addresses after the process manager's exchange (the
+    // transport put its own before it). Init only.
+    virtual void connect(runtime::ProcessManager &pm) = 0;
 };
 
-// Opens the endpoints this job needs, exchanges addresses through the process
-// manager, and returns the transport. Throws std::runtime_error naming the
-// libfabric call at failure. Init only.
-std::unique_ptr<Transport> open_ofi_transport(runtime::ProcessManager &pm, Sink &sink);
+// The libfabric transport: opens the endpoints this job needs and publishes
+// their addresses (pm.put); call connect() after the process manager's
+// exchange. remote_only: only for peers on other nodes (and no endpoint for
+// spawned processes), next to the shared-memory fast path
+// (transport/shm/shm_transport.hpp), which also decides when libfabric is
+// loaded at all. Throws std::runtime_error naming the libfabric call at
+// failure. Init only.
+std::unique_ptr<Transport> open_ofi_transport(runtime::ProcessManager &pm, Sink &sink, bool remote_only);
 
 }  // namespace ftmpi::transport

@@ -67,6 +67,8 @@ struct knob {
 /* Every FTMPI_* knob of runtime/config.hpp, with its default. */
 static struct knob knobs[] = {
     {"FTMPI_PROVIDER", K_STRING, "", 0},
+    {"FTMPI_SHM_FASTPATH", K_INT, "1", 0},
+    {"FTMPI_SHM_RING", K_ULONG, "0", 0},
     {"FTMPI_NET_PROVIDER", K_STRING, "net", 0},
     {"FTMPI_NET_IFACE", K_STRING, "", 0},
     {"FTMPI_NET_PRECONNECT", K_INT, "1", 0},

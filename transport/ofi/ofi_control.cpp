@@ -30,7 +30,7 @@ constexpr std::size_t k_rx_buffers = 32;
 constexpr std::size_t k_max_message = 128;
 const char *const k_key = "ftmpi.ctl";
 
-class OfiControl final : public ControlChannel {
+class OfiControl final : public ChannelWithLinks {
 public:
     // The first provider of control_providers() that opens (FI_PROVIDER may
     // leave out the default); the error of the first one when none does.
@@ -57,14 +57,9 @@ public:
         if (max_ < 32) throw std::runtime_error("control provider '" + ep_->provider() + "' injects too few bytes");
         auto addr = ep_->address();
         pm.put(k_key, addr.data(), addr.size());
-        if (runtime::config().FT_LINKS != 0) {
-            try {
-                live_ = std::make_unique<LivenessLinks>(pm, ipv4_of(addr));
-            } catch (const std::exception &e) {
-                FTMPI_WARN("no liveness links (deaths are found by the heartbeat only): %s", e.what());
-            }
-        }
+        open_links(pm, ipv4_of(addr));
     }
+    ~OfiControl() override { stop_links(); }
 
     // The IPv4 address in a provider address that is a sockaddr_in (net,
     // tcp): the interface libfabric chose; empty otherwise.
@@ -79,17 +74,6 @@ public:
         return text;
     }
 
-    void watch(int peer) override {
-        if (live_) live_->watch(peer);
-    }
-    std::vector<Lost> take_lost() override {
-        std::lock_guard<std::mutex> lock(lost_mu_);
-        return std::exchange(lost_, {});
-    }
-    void leaving() override {
-        if (live_) live_->leaving();
-    }
-
     void connect(runtime::ProcessManager &pm) override {
         const int n = pm.job().size;
         addrs_.assign(static_cast<std::size_t>(n), FI_ADDR_NOTAVAIL);
@@ -99,14 +83,7 @@ public:
                 throw std::runtime_error("cannot insert the control address of rank " + std::to_string(r));
         }
         for (auto &rx : rx_) post(rx);
-        if (live_)
-            live_->connect(pm, [this](PeerId peer, bool certain) {
-                {
-                    std::lock_guard<std::mutex> lock(lost_mu_);
-                    lost_.push_back({peer, certain});
-                }
-                ep_->signal();
-            });
+        start_links(pm, [this] { ep_->signal(); });
     }
 
     std::size_t max_message() const override { return max_; }
@@ -191,9 +168,6 @@ private:
     std::size_t max_ = 0;
     bool naps_ = false;  // the provider's sread spins: nap_read instead
     std::atomic<bool> woken_{false};
-    std::mutex lost_mu_;
-    std::vector<Lost> lost_;  // from live_'s thread
-    std::unique_ptr<LivenessLinks> live_;  // last: its thread signals ep_ until it is gone
 };
 
 }  // namespace

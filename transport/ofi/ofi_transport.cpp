@@ -92,7 +92,11 @@ struct FinProxy {
 
 class OfiTransport final : public Transport {
 public:
-    OfiTransport(runtime::ProcessManager &pm, Sink &sink);
+    // Opens the endpoints and publishes their addresses (pm.put); connect()
+    // reads the peers' after the exchange. remote_only: only peers on other
+    // nodes (the shared-memory fast path serves this node's).
+    OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_only);
+    void connect(runtime::ProcessManager &pm) override;
     // Endpoints first (libfabric lets go of everything), then the proxies
     // whose completion never came.
     ~OfiTransport() override {
@@ -179,7 +183,7 @@ private:
     std::function<void(PeerId)> unreachable_;
 };
 
-OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
+OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_only)
     : sink_(sink),
       self_(static_cast<PeerId>(pm.job().id())),
       eager_limit_(runtime::config().EAGER_LIMIT) {
@@ -205,7 +209,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
     std::vector<std::string> names(n);
     bool tcp_iface = false;
     for (std::size_t r = 0; r < n; ++r) {
-        if (r == self_rank) continue;
+        if (r == self_rank || (remote_only && is_local(static_cast<int>(r)))) continue;
         const ProviderInfo &p = !forced.fi_name.empty() ? forced : is_local(static_cast<int>(r)) ? local : net;
         if (p.fi_name.empty())
             throw std::runtime_error("FI_PROVIDER=" + std::string(std::getenv("FI_PROVIDER")) +
@@ -227,7 +231,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
     // that spawned ones reach (all on this node: ftmpirun) exists even
     // without peers yet.
     const ProviderInfo &dyn = !forced.fi_name.empty() ? forced : local;
-    if (pm.why_no_spawn().empty() && !dyn.fi_name.empty()) {
+    if (!remote_only && pm.why_no_spawn().empty() && !dyn.fi_name.empty()) {
         if (dyn.uses_tcp_iface && !tcp_iface) select_tcp_iface(true);
         dynamic_ep_ = &endpoint_for(dyn.fi_name, n);
     }
@@ -235,7 +239,12 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink)
         auto addr = ep->address();
         pm.put("ftmpi.addr." + ep->provider(), addr.data(), addr.size());
     }
-    pm.exchange();
+}
+
+void OfiTransport::connect(runtime::ProcessManager &pm) {
+    const auto &job = pm.job();
+    const auto &cfg = runtime::config();
+    const std::size_t n = static_cast<std::size_t>(job.size), base = static_cast<std::size_t>(job.id_base);
     for (std::size_t r = 0; r < n; ++r) {
         PeerState &p = peers_[base + r];
         if (p.ep == nullptr) continue;
@@ -793,6 +802,7 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
         said_hello_[src] = true;  // opens the gate of add_peers, if any
         break;
     case Proto::bulk:
+    case Proto::frag:
         FTMPI_WARN("bulk message landed in a receive buffer (peer %u)", src);
         break;
     }
@@ -942,14 +952,10 @@ std::string OfiTransport::add_peers(runtime::ProcessManager &pm, const std::vect
 
 }  // namespace
 
-std::unique_ptr<Transport> open_ofi_transport(runtime::ProcessManager &pm, Sink &sink) {
-    return std::make_unique<OfiTransport>(pm, sink);
-}
-
 }  // namespace ftmpi::transport::ofi
 
 namespace ftmpi::transport {
-std::unique_ptr<Transport> open_ofi_transport(runtime::ProcessManager &pm, Sink &sink) {
-    return ofi::open_ofi_transport(pm, sink);
+std::unique_ptr<Transport> open_ofi_transport(runtime::ProcessManager &pm, Sink &sink, bool remote_only) {
+    return std::make_unique<ofi::OfiTransport>(pm, sink, remote_only);
 }
 }  // namespace ftmpi::transport

@@ -1,0 +1,137 @@
+// ControlChannel over a Unix datagram socket in the abstract namespace: the
+// detector's channel when the whole job is on one node, so that such a job
+// never loads libfabric. Datagrams on a Unix socket are reliable and ordered;
+// a full receiver makes send() refuse (EAGAIN), never drop. wait() polls the
+// socket and an eventfd (wake(), and deaths seen by the liveness links).
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "runtime/log.hpp"
+#include "runtime/process_manager.hpp"
+#include "transport/control.hpp"
+#include "transport/liveness.hpp"
+
+namespace ftmpi::transport {
+namespace {
+
+constexpr std::size_t k_max_message = 128;
+const char *const k_key = "ftmpi.ctl.unix";
+
+class UnixControl final : public ChannelWithLinks {
+public:
+    explicit UnixControl(runtime::ProcessManager &pm) {
+        fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd_ < 0) throw std::runtime_error(std::string("socket(AF_UNIX): ") + std::strerror(errno));
+        // Autobind: the kernel picks a unique abstract name.
+        sockaddr_un self{};
+        self.sun_family = AF_UNIX;
+        socklen_t len = sizeof(sa_family_t);
+        if (::bind(fd_, reinterpret_cast<sockaddr *>(&self), len) != 0 ||
+            ::getsockname(fd_, reinterpret_cast<sockaddr *>(&self), &(len = sizeof self)) != 0) {
+            const int e = errno;
+            ::close(fd_);
+            throw std::runtime_error(std::string("binding the control socket: ") + std::strerror(e));
+        }
+        wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (wake_fd_ < 0) {
+            const int e = errno;
+            ::close(fd_);
+            throw std::runtime_error(std::string("eventfd: ") + std::strerror(e));
+        }
+        pm.put(k_key, &self, len);
+        FTMPI_INFO("control endpoint open: Unix datagram socket");
+        open_links(pm, "");
+    }
+    ~UnixControl() override {
+        stop_links();
+        ::close(wake_fd_);
+        ::close(fd_);
+    }
+
+    void connect(runtime::ProcessManager &pm) override {
+        const int n = pm.job().size;
+        peers_.assign(static_cast<std::size_t>(n), Address{});
+        for (int r = 0; r < n; ++r) {
+            const auto blob = pm.get(r, k_key);
+            Address &a = peers_[static_cast<std::size_t>(r)];
+            if (blob.empty() || blob.size() > sizeof a.addr)
+                throw std::runtime_error("rank " + std::to_string(r) + " published no control socket");
+            std::memcpy(&a.addr, blob.data(), blob.size());
+            a.len = static_cast<socklen_t>(blob.size());
+        }
+        start_links(pm, [this] { wake(); });
+    }
+
+    std::size_t max_message() const override { return k_max_message; }
+
+    bool send(PeerId peer, const void *msg, std::size_t len) override {
+        if (peer >= peers_.size() || len > k_max_message) return false;
+        const Address &a = peers_[peer];
+        const ssize_t n = ::sendto(fd_, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+                                   reinterpret_cast<const sockaddr *>(&a.addr), a.len);
+        if (n < 0 && errno != EAGAIN && errno != ECONNREFUSED)
+            FTMPI_DEBUG("control send to %u: %s", peer, std::strerror(errno));
+        return n == static_cast<ssize_t>(len);
+    }
+
+    int wait(int timeout_ms, const std::function<void(const void *, std::size_t)> &on_message) override {
+        int delivered = receive(on_message);
+        if (delivered > 0) return delivered;
+        pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+        if (::poll(fds, 2, timeout_ms < 0 ? 0 : timeout_ms) > 0 && (fds[1].revents & POLLIN)) {
+            std::uint64_t v;
+            (void)!::read(wake_fd_, &v, sizeof v);
+        }
+        return receive(on_message);
+    }
+
+    void wake() override {
+        const std::uint64_t one = 1;
+        (void)!::write(wake_fd_, &one, sizeof one);
+    }
+
+private:
+    int receive(const std::function<void(const void *, std::size_t)> &on_message) {
+        int delivered = 0;
+        std::array<char, k_max_message> buf;
+        for (;;) {
+            const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+            if (n < 0) return delivered;
+            on_message(buf.data(), static_cast<std::size_t>(n));
+            ++delivered;
+        }
+    }
+
+    struct Address {
+        sockaddr_un addr{};
+        socklen_t len = 0;
+    };
+    int fd_ = -1;
+    int wake_fd_ = -1;
+    std::vector<Address> peers_;
+};
+
+}  // namespace
+
+std::unique_ptr<ControlChannel> open_control(runtime::ProcessManager &pm) {
+    const auto &job = pm.job();
+    const char *chosen = std::getenv("FTMPI_FT_PROVIDER");
+    const bool one_node = job.local_peers.size() == static_cast<std::size_t>(job.size);
+    if (chosen != nullptr ? std::string(chosen) == "unix" : one_node) return std::make_unique<UnixControl>(pm);
+    return open_ofi_control(pm);
+}
+
+}  // namespace ftmpi::transport
