@@ -2,7 +2,8 @@
 //
 // Every blocking wait in libftmpi is `while (!done) progress_wait();`: one
 // poll of the transport, one check of the failure record (a load and a
-// compare when nothing failed), and a sched_yield when ranks outnumber cores.
+// compare when nothing failed), and, when ranks outnumber cores, a
+// sched_yield if the poll found nothing.
 #pragma once
 
 #include <pthread.h>
@@ -54,11 +55,13 @@ extern State g;
 // Fails what a newly recorded peer failure makes impossible. Failure path only.
 void on_new_failures();
 
-inline void progress() {
-    if (g.transport) g.transport->poll();
+// Returns the number of transport events handled.
+inline int progress() {
+    const int events = g.transport ? g.transport->poll() : 0;
     auto &f = ft::failures();
     f.poll();
     if (f.epoch() != g.seen_epoch) on_new_failures();
+    return events;
 }
 
 void yield_cpu();
@@ -66,9 +69,9 @@ void yield_cpu();
 // One turn of a blocking wait. Under MPI_THREAD_MULTIPLE the turn ends by
 // giving the library lock to the other threads (mpi/api_lock.hpp).
 inline void progress_wait() {
-    progress();
+    const int events = progress();
     if (g_api_locking) api_lock_yield();
-    else if (g.yield) yield_cpu();
+    else if (g.yield && events == 0) yield_cpu();  // something came: look again at once
 }
 
 }  // namespace ftmpi::mpi

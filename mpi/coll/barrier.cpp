@@ -3,6 +3,7 @@
 
 #include "mpi/checks.hpp"
 #include "mpi/coll/common.hpp"
+#include "mpi/coll/direct.hpp"
 #include "mpi/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
@@ -11,36 +12,7 @@
 
 namespace ftmpi::mpi {
 
-int barrier(MPI_Comm comm) {
-    const int n = comm->size;
-    const int me = comm->rank;
-    // One tag for every round, as in a schedule (build_ibarrier), so that a
-    // rank on this path and one on the schedule's (after a failure) match:
-    // each round has its own peers (dist < n), and a pair's messages match in
-    // order.
-    const int base = next_team_tag(comm);
-    const std::uint32_t ctx = comm->context + 1;
-    int first_err = MPI_SUCCESS;
-    char token = 0;
-    for (int dist = 1; dist < n; dist *= 2) {
-        runtime::test_kill_point("coll.round");
-        MPI_Request rr = new_request(ftmpi_request_s::Kind::recv, comm, &token, 0, MPI_BYTE, (me - dist + n) % n,
-                                     base, ctx);
-        start_recv(rr);
-        // After a failure, the remaining rounds carry it on (see k_coll_poison).
-        const int send_tag = poisoned_tag(base, first_err);
-        MPI_Request sr =
-            new_request(ftmpi_request_s::Kind::send, comm, &token, 0, MPI_BYTE, (me + dist) % n, send_tag, ctx);
-        start_send(sr);
-        wait_complete(sr);
-        wait_complete(rr);
-        MPI_Status st;
-        const int es = retire_request(&sr, MPI_STATUS_IGNORE), er = retire_request(&rr, &st);
-        if (first_err == MPI_SUCCESS) first_err = es != MPI_SUCCESS ? es : er;
-        if (first_err == MPI_SUCCESS && er == MPI_SUCCESS) first_err = poison_of(st.MPI_TAG);
-    }
-    return first_err;
-}
+int barrier(MPI_Comm comm) { return direct_barrier(comm); }
 
 }  // namespace ftmpi::mpi
 
@@ -50,7 +22,7 @@ extern "C" int MPI_Barrier(MPI_Comm comm) {
     FTMPI_TRY(check_coll_start("MPI_Barrier", comm));
     // After any failure: the schedule, which skips recognized failures and
     // fails on a collectively inactive communicator (spec 000 §17.7).
-    if (ftmpi::ft::failures().epoch() != 0)
+    if (!direct_fits(comm, 0, MPI_BYTE))
         return run_blocking("MPI_Barrier", comm, [&](Sched &s) { build_ibarrier(s, comm); });
     const int err = barrier(comm);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;

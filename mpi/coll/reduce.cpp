@@ -11,6 +11,7 @@
 
 #include "mpi/coll/inter.hpp"
 #include "mpi/coll/common.hpp"
+#include "mpi/coll/direct.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -318,6 +319,8 @@ extern "C" {
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
     if (is_inter(comm)) return inter_call_bcast(buffer, count, datatype, root, comm);
     FTMPI_TRY(check_bcast("MPI_Bcast", comm, buffer, count, datatype, root));
+    if (direct_fits(comm, count, datatype))
+        return coll_result("MPI_Bcast", comm, direct_bcast(comm, buffer, count, datatype, root));
     return run_blocking("MPI_Bcast", comm, [&](Sched &s) { build_bcast(s, comm, buffer, count, datatype, root); });
 }
 
@@ -331,6 +334,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                MPI_Comm comm) {
     if (is_inter(comm)) return inter_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     FTMPI_TRY(check_reduce("MPI_Reduce", comm, sendbuf, recvbuf, count, datatype, op, root));
+    if (direct_fits(comm, count, datatype))
+        return coll_result("MPI_Reduce", comm, direct_reduce(comm, sendbuf, recvbuf, count, datatype, *op, root));
     return run_blocking("MPI_Reduce", comm, [&](Sched &s) {
         set_op(s, op);
         build_reduce(s, comm, sendbuf, recvbuf, count, datatype, root);
@@ -350,6 +355,8 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
     if (is_inter(comm)) return inter_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     FTMPI_TRY(check_reduction("MPI_Allreduce", comm, sendbuf, recvbuf, count, datatype, op, true));
+    if (direct_fits(comm, count, datatype))
+        return coll_result("MPI_Allreduce", comm, direct_allreduce(comm, sendbuf, recvbuf, count, datatype, *op));
     return run_blocking("MPI_Allreduce", comm, [&](Sched &s) {
         set_op(s, op);
         build_allreduce(s, comm, sendbuf, recvbuf, count, datatype);
