@@ -76,6 +76,7 @@ public:
     // Reserves a record for `payload` bytes; nullptr while the ring is full.
     // Fill the returned payload area, then publish().
     char *reserve(std::size_t payload) {
+        rewind_if_empty();
         std::size_t pad = 0;
         const std::size_t need = room(payload, pad);
         if (need == 0) return nullptr;
@@ -113,6 +114,25 @@ public:
     }
 
 private:
+    // Every k_rewind bytes written, past the first k_rewind of the ring, a
+    // look at the consumer's position: when it has taken everything, the next
+    // record goes to the start of the ring (after a pad record to the end),
+    // so that traffic that never fills the ring (ping-pong) keeps to a few
+    // KiB of lines that stay in cache. Until the consumer takes the pad, the
+    // writer has the `off` (>= k_rewind) bytes before it.
+    static constexpr std::size_t k_rewind = 4096;
+    void rewind_if_empty() {
+        const std::size_t off = tail_ & mask_;
+        if (off < k_rewind || tail_ - checked_ < k_rewind) return;
+        checked_ = tail_;
+        seen_head_ = ctl_->head.load(std::memory_order_acquire);
+        if (seen_head_ != tail_) return;
+        RecordHeader *h = at(tail_);
+        h->length = k_pad;
+        h->stamp.store(tail_ + 1, std::memory_order_release);
+        tail_ += mask_ + 1 - off;
+        checked_ = tail_;
+    }
     // The bytes of a record of `payload` bytes if it fits now (the consumer's
     // position is read again only when the last one seen leaves no room),
     // else 0; `pad`: bytes to skip first, to the end of the ring.
@@ -129,6 +149,7 @@ private:
 
     std::uint64_t tail_ = 0;       // bytes produced
     std::uint64_t seen_head_ = 0;  // the consumer's position, as last read
+    std::uint64_t checked_ = 0;    // where rewind_if_empty() last looked
     std::size_t pending_ = 0;      // size of the reserved record
 };
 

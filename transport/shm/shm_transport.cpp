@@ -40,7 +40,13 @@ namespace ftmpi::transport {
 namespace shm {
 namespace {
 
-constexpr std::size_t k_chunk = 64 * 1024;   // bytes a side copies per claim
+// Bytes a side copies per claim: a quarter of the message, within [16 KiB,
+// 256 KiB], so that both sides take a share of a medium message and a large
+// one costs few system calls (measured: 1/2 to 1/16 are within noise of
+// each other, and all beat a fixed 64 KiB below 128 KiB and above 512 KiB).
+std::uint64_t chunk_for(std::uint64_t length) {
+    return std::clamp<std::uint64_t>((length / 4 + 4095) & ~std::uint64_t{4095}, 16 * 1024, 256 * 1024);
+}
 constexpr std::uint32_t k_descs = 256;       // transfer descriptors per direction of a pair
 constexpr std::size_t k_frag = 32 * 1024;    // largest streamed piece
 constexpr std::size_t k_given_up_kept = 4096;
@@ -607,11 +613,11 @@ Posted ShmTransport::claim(const Arrival &a, Peer &p, void *buf, std::size_t byt
 // (which mark_failed deals with).
 bool ShmTransport::copy_chunks(Desc &d, pid_t pid, bool reader, char *local) {
     const std::uint64_t remote = reader ? d.src : d.dst;
-    const std::uint64_t length = d.length;
+    const std::uint64_t length = d.length, chunk = chunk_for(length);
     for (;;) {
-        const std::uint64_t off = d.next.fetch_add(k_chunk, std::memory_order_relaxed);
+        const std::uint64_t off = d.next.fetch_add(chunk, std::memory_order_relaxed);
         if (off >= length) return true;
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(k_chunk, length - off));
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, length - off));
         iovec l{local + off, n}, r{reinterpret_cast<void *>(remote + off), n};
         const ssize_t got = reader ? ::process_vm_readv(pid, &l, 1, &r, 1, 0) : ::process_vm_writev(pid, &l, 1, &r, 1, 0);
         if (got != static_cast<ssize_t>(n)) {
