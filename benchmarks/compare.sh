@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # ftmpi next to Debian's Open MPI and MPICH, in one session, on the same
-# sources (benchmarks/pingpong.c, coll.c, hello.c): each repetition runs the
+# sources (benchmarks/pingpong.c, coll.c, hello.c, startup.c): each repetition runs the
 # three MPIs back to back, and every figure is the median over the
-# repetitions. The last column is ftmpi's ratio to the better of the two
-# others: for times, < 1 is faster; for bandwidth, > 1 is faster.
+# repetitions. The last two columns are ftmpi's ratio to the better of the
+# two others and to Open MPI alone: for times, < 1 is faster; for
+# bandwidth, > 1 is faster. The start-up rows split `-n 2` of startup.c:
+# to_main (launcher start to the last rank's main), init (the longest
+# MPI_Init), to_after_init (launcher start to the last rank's first
+# instruction after MPI_Init), finalize (the longest MPI_Finalize) and exit
+# (the last rank's exit to the launcher's).
 #
 #   benchmarks/compare.sh <ftmpi install prefix> [repetitions (default 5)]
 #
@@ -39,7 +44,7 @@ fi
 [[ ${#mpis[@]} -gt 0 ]] || { echo "compare.sh: no MPI found" >&2; exit 1; }
 
 for m in "${mpis[@]}"; do
-    for prog in pingpong coll hello; do
+    for prog in pingpong coll hello startup; do
         "${cc[$m]}" -O2 "$here/$prog.c" -o "$work/$prog.$m"
     done
 done
@@ -69,13 +74,33 @@ for ((r = 0; r < reps; ++r)); do
         # shellcheck disable=SC2086
         timeout 60 "${run[$m]}" -n 2 ${nobind[$m]} "$work/hello.$m" >/dev/null 2>&1 || true
         figure hello_s "$m" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')"
+        # Where start-up goes (startup.c prints each rank's wall-clock times):
+        # launch to main, MPI_Init, launch to the first instruction after
+        # MPI_Init, MPI_Finalize, and the launcher's exit after the last rank.
+        start=$(date +%s.%N)
+        # shellcheck disable=SC2086
+        timeout 60 "${run[$m]}" -n 2 ${nobind[$m]} "$work/startup.$m" >"$work/out" 2>/dev/null || true
+        end=$(date +%s.%N)
+        awk -v t0="$start" -v t9="$end" '$1 == "startup" {
+                if ($3 - t0 > a) a = $3 - t0; if ($4 - $3 > b) b = $4 - $3; if ($4 - t0 > c) c = $4 - t0
+                if ($6 - $5 > d) d = $6 - $5; if ($6 > last) last = $6; n++ }
+            END { if (n == 2) printf "%.4f %.4f %.4f %.4f %.4f\n", a, b, c, d, t9 - last }' "$work/out" >"$work/parts"
+        if [[ -s $work/parts ]]; then
+            read -r a b c d e <"$work/parts"
+            figure to_main_s "$m" "$a"
+            figure init_s "$m" "$b"
+            figure to_after_init_s "$m" "$c"
+            figure finalize_s "$m" "$d"
+            figure exit_s "$m" "$e"
+        fi
     done
 done
 
 printf "%-22s" "figure (median of $reps)"
 for m in "${mpis[@]}"; do printf " %10s" "$m"; done
-printf " %12s\n" "ftmpi/best"
-for f in pp8_us pp1k_us bw1m bw4m barrier2_us bcast8_2_us allreduce8_2_us barrier4_us bcast8_4_us allreduce8_4_us hello_s; do
+printf " %12s %12s\n" "ftmpi/best" "ftmpi/ompi"
+for f in pp8_us pp1k_us bw1m bw4m barrier2_us bcast8_2_us allreduce8_2_us barrier4_us bcast8_4_us allreduce8_4_us \
+         hello_s to_main_s init_s to_after_init_s finalize_s exit_s; do
     printf "%-22s" "$f"
     declare -A val=()
     for m in "${mpis[@]}"; do
@@ -93,6 +118,9 @@ for f in pp8_us pp1k_us bw1m bw4m barrier2_us bcast8_2_us allreduce8_2_us barrie
         done
         [[ -n $best && ${val[ftmpi]} != nan ]] && ratio=$(awk -v a="${val[ftmpi]}" -v b="$best" 'BEGIN { printf "%.2f", a / b }')
     fi
-    printf " %12s\n" "${ratio:--}"
+    vs_ompi=""
+    [[ -n ${val[ftmpi]:-} && -n ${val[ompi]:-} && ${val[ftmpi]} != nan && ${val[ompi]} != nan ]] &&
+        vs_ompi=$(awk -v a="${val[ftmpi]}" -v b="${val[ompi]}" 'BEGIN { if (b > 0) printf "%.2f", a / b }')
+    printf " %12s %12s\n" "${ratio:--}" "${vs_ompi:--}"
     unset val
 done

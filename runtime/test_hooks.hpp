@@ -15,8 +15,11 @@
 // agree.decide (an agreement root, after sending its decision to half its children),
 // coll.round (any rank, before posting a round of a collective's schedule),
 // p2p.send / p2p.recv (a point-to-point transfer about to start, also inside
-// collectives), shm.pull (a receiver that has read rendezvous data straight
-// from the sender, before it tells the sender), revoke (after sending the
+// collectives), shm.pull (a receiver of a rendezvous message over shared
+// memory that has copied its share of the data, the transfer not over),
+// shm.push (a sender that has claimed a chunk of such a message to copy to
+// its receiver, before it copies it), shm.record (a sender that has written an eager message into the
+// ring, not yet published), revoke (after sending the
 // revoke notice to half of its neighbours), shrink (after the shrink's
 // agreement, before the new communicator exists), dup (inside MPI_Comm_dup,
 // before its agreement), finalize (on entry to MPI_Finalize),

@@ -47,8 +47,8 @@ import subprocess  # noqa: E402
 
 DEBUG_HANGS = False
 
-SITES = ["p2p.send", "p2p.recv", "coll.round", "shm.pull", "agree.contribute", "agree.decide",
-         "revoke", "shrink", "dup", "finalize"]
+SITES = ["p2p.send", "p2p.recv", "coll.round", "shm.pull", "shm.push", "shm.record", "agree.contribute",
+         "agree.decide", "revoke", "shrink", "dup", "finalize"]
 RECOVERY_SITES = ["revoke", "shrink"]
 HOWS = ["kill", "exit", "stop"]
 

@@ -457,7 +457,14 @@ Posted ShmTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     if (p.failed) return Posted::peer_failed;
     if (mode == SendMode::standard && length <= p.eager) {
         op->header = Header{pack_match(Proto::eager, context, tag), uid};
-        if (p.backlog.empty() && p.out.write(op->header.match, uid, source_rank, buf, length)) return Posted::complete;
+        if (p.backlog.empty()) {
+            if (char *slot = p.out.reserve(length)) {
+                if (length > 0) std::memcpy(slot, buf, length);
+                runtime::test_kill_point("shm.record");  // tests: a death with a record written, not published
+                p.out.publish(op->header.match, uid, source_rank, length);
+                return Posted::complete;
+            }
+        }
         op->kind = Op::Kind::send;
         queue(peer, p, Pending{Pending::What::send, op});
         return Posted::pending;
@@ -617,6 +624,7 @@ bool ShmTransport::copy_chunks(Desc &d, pid_t pid, bool reader, char *local) {
     for (;;) {
         const std::uint64_t off = d.next.fetch_add(chunk, std::memory_order_relaxed);
         if (off >= length) return true;
+        if (!reader) runtime::test_kill_point("shm.push");  // tests: a sender dies with a chunk claimed, not copied
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, length - off));
         iovec l{local + off, n}, r{reinterpret_cast<void *>(remote + off), n};
         const ssize_t got = reader ? ::process_vm_readv(pid, &l, 1, &r, 1, 0) : ::process_vm_writev(pid, &l, 1, &r, 1, 0);
@@ -628,7 +636,6 @@ bool ShmTransport::copy_chunks(Desc &d, pid_t pid, bool reader, char *local) {
             return false;
         }
         d.done.fetch_add(n, std::memory_order_release);
-        runtime::test_kill_point("shm.chunk");  // tests: a death in the middle of a transfer
         if (d.abandoned.load(std::memory_order_relaxed) != 0) return true;
     }
 }
