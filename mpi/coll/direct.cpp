@@ -57,13 +57,17 @@ struct Scratch {
     alignas(16) char bytes[k_direct_bytes];
 };
 
-// acc = tmp op acc (tmp holds lower ranks' data).
-void combine_lower(const ftmpi_op_s &op, void *acc, const void *tmp, int count, MPI_Datatype t) {
+// acc = tmp op acc (tmp holds lower ranks' data). After an error the data is
+// meaningless and the call fails: nothing is combined (a user's op never
+// sees a buffer that was not received).
+void combine_lower(const Steps &s, const ftmpi_op_s &op, void *acc, const void *tmp, int count, MPI_Datatype t) {
+    if (s.result() != MPI_SUCCESS) return;
     op_apply(op, tmp, acc, count, t);
 }
 
-// acc = acc op tmp (tmp holds higher ranks' data; clobbered).
-void combine_higher(const ftmpi_op_s &op, void *acc, void *tmp, int count, MPI_Datatype t) {
+// acc = acc op tmp (tmp holds higher ranks' data; clobbered). As combine_lower.
+void combine_higher(const Steps &s, const ftmpi_op_s &op, void *acc, void *tmp, int count, MPI_Datatype t) {
+    if (s.result() != MPI_SUCCESS) return;
     if (op.commute) {
         op_apply(op, tmp, acc, count, t);
         return;
@@ -124,7 +128,7 @@ int direct_reduce(MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, 
             const int child = vr | mask;
             if (child >= n) continue;
             s.step(-1, nullptr, (child + tree_root) % n, tmp.bytes, count, t);
-            combine_higher(op, acc, tmp.bytes, count, t);
+            combine_higher(s, op, acc, tmp.bytes, count, t);
         } else {
             s.step((vr - mask + tree_root) % n, acc, -1, nullptr, count, t);
             break;
@@ -160,7 +164,7 @@ int direct_allreduce(MPI_Comm comm, const void *sendbuf, void *recvbuf, int coun
             newrank = -1;
         } else {
             s.step(-1, nullptr, me - 1, tmp.bytes, count, t);
-            combine_lower(op, acc, tmp.bytes, count, t);
+            combine_lower(s, op, acc, tmp.bytes, count, t);
             newrank = me / 2;
         }
     }
@@ -169,8 +173,8 @@ int direct_allreduce(MPI_Comm comm, const void *sendbuf, void *recvbuf, int coun
             const int np = newrank ^ mask;
             const int partner = np < rem ? np * 2 + 1 : np + rem;
             s.step(partner, acc, partner, tmp.bytes, count, t);
-            if (partner < me) combine_lower(op, acc, tmp.bytes, count, t);
-            else combine_higher(op, acc, tmp.bytes, count, t);
+            if (partner < me) combine_lower(s, op, acc, tmp.bytes, count, t);
+            else combine_higher(s, op, acc, tmp.bytes, count, t);
         }
     }
     if (me < 2 * rem) {
