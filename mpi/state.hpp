@@ -47,6 +47,7 @@ struct State {
     pthread_t main_thread{};
     bool yield = false;
     std::uint64_t seen_epoch = 0;
+    ft::Failures *failures = &ft::failures();  // the process's record, without a call per poll
     P2pCounts p2p;
 };
 
@@ -58,7 +59,7 @@ void on_new_failures();
 // Returns the number of transport events handled.
 inline int progress() {
     const int events = g.transport ? g.transport->poll() : 0;
-    auto &f = ft::failures();
+    auto &f = *g.failures;
     f.poll();
     if (f.epoch() != g.seen_epoch) on_new_failures();
     return events;

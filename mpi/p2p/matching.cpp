@@ -10,7 +10,8 @@ MPI_Request MatchQueue::take_posted(int source, int tag) {
     for (auto it = posted_.begin(); it != posted_.end(); ++it) {
         MPI_Request r = *it;
         if (matches(r->peer, r->tag, source, tag & ~ignore_)) {
-            posted_.erase(it);
+            if (it == posted_.begin()) posted_.pop_front();  // the usual case, and cheaper
+            else posted_.erase(it);
             r->posted = false;
             return r;
         }
@@ -22,7 +23,8 @@ std::unique_ptr<Unexpected> MatchQueue::take_unexpected(int source, int tag) {
     for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
         if (matches(source, tag, (*it)->source_rank, (*it)->tag & ~ignore_)) {
             auto u = std::move(*it);
-            unexpected_.erase(it);
+            if (it == unexpected_.begin()) unexpected_.pop_front();
+            else unexpected_.erase(it);
             return u;
         }
     }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstddef>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "mpi/comm_internal.hpp"
@@ -70,7 +72,15 @@ MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *b
     if (!g_pool.empty()) {
         r = g_pool.back();
         g_pool.pop_back();
-        *r = ftmpi_request_s{};
+        // A fresh request but for libfabric's scratch space (the first 64
+        // bytes, op.fabric_context, which libfabric fills itself): a copy of
+        // the rest, cheaper than constructing all of it (rep stos).
+        static const ftmpi_request_s blank{};
+        constexpr std::size_t skip = sizeof(blank.op.fabric_context);
+        static_assert(std::is_trivially_copyable_v<ftmpi_request_s>);
+        static_assert(offsetof(transport::Op, fabric_context) == 0);
+        std::memcpy(reinterpret_cast<char *>(r) + skip, reinterpret_cast<const char *>(&blank) + skip,
+                    sizeof blank - skip);
     } else {
         r = new ftmpi_request_s{};
     }
@@ -174,7 +184,7 @@ static void complete_proc_null(MPI_Request r) {
 // collective waits on a peer that already gave up on it.
 static int refused(MPI_Request r) {
     if (r->comm->revoked && !is_ft_context(r->context)) return MPI_ERR_REVOKED;
-    if (ft::failures().epoch() != 0 && coll_gated(r) && collectively_inactive(r->comm)) return MPI_ERR_PROC_FAILED;
+    if (g.failures->epoch() != 0 && coll_gated(r) && collectively_inactive(r->comm)) return MPI_ERR_PROC_FAILED;
     return MPI_SUCCESS;
 }
 
@@ -260,7 +270,7 @@ void start_recv(MPI_Request r) {
         deliver(r, u->arrival());
         return;
     }
-    if (ft::failures().epoch() != 0) {  // something failed: the ULFM rules (failure path only)
+    if (g.failures->epoch() != 0) {  // something failed: the ULFM rules (failure path only)
         if (r->peer != MPI_ANY_SOURCE) {
             // Nothing arrived from it before it failed: a named receive cannot complete.
             if (ft::failures().is_failed(r->comm->procs[static_cast<std::size_t>(r->peer)])) {
