@@ -41,17 +41,24 @@ static int cls_of(int rc) {
     return cls;
 }
 
-/* The victim tells rank 0 it is about to die, then does. */
+/* The victim waits until every survivor is done with what came before,
+   tells rank 0 it is about to die, then does. */
 static void die(void) {
     int x = 1;
+    /* Only once every survivor is done with what came before (its word, tag
+       76): none is still inside a call that would see the failure. */
+    for (int r = 0; r < size; ++r)
+        if (r != victim) MPI_Recv(&x, 1, MPI_INT, r, 76, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Send(&x, 1, MPI_INT, 0, 77, MPI_COMM_WORLD);
     raise(SIGKILL);
 }
 
-/* Rank 0 (a survivor) waits for the victim's last word, then tells the
-   other survivors; the failure is then certain to come. */
+/* Each survivor tells the victim it is done with what came before; rank 0
+   then waits for the victim's last word and tells the other survivors; the
+   failure is then certain to come. */
 static void await_death(void) {
-    int x;
+    int x = 1;
+    MPI_OK(MPI_Send(&x, 1, MPI_INT, victim, 76, MPI_COMM_WORLD));
     if (rank == 0) {
         MPI_OK(MPI_Recv(&x, 1, MPI_INT, victim, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         for (int r = 1; r < victim; ++r) MPI_OK(MPI_Send(&x, 1, MPI_INT, r, 78, MPI_COMM_WORLD));

@@ -353,7 +353,15 @@ static void inactive(void) {
     CHECK(nf == 1 && nn == 1, "validate_global: %d failed, %d new", nf, nn);
     MPI_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, comm));
 
-    if (me == v2) tl_die(SIGKILL);
+    /* v2 dies once every other survivor is done with that allreduce (a word
+       from each): none is still inside it when the failure becomes known. */
+    int word = 1;
+    if (me == v2) {
+        for (int r = 0; r < size; ++r)
+            if (r != v1 && r != v2) MPI_OK(MPI_Recv(&word, 1, MPI_INT, r, 76, comm, MPI_STATUS_IGNORE));
+        tl_die(SIGKILL);
+    }
+    MPI_OK(MPI_Send(&word, 1, MPI_INT, v2, 76, comm));
     CHECK(tl_wait_failed(comm, 2, 30) == 2, "rank %d never learned of the second failure", me);
     int active = 1;
     MPI_OK(MPI_Comm_collectives_enabled(comm, &active));

@@ -707,6 +707,12 @@ void ShmTransport::mark_failed(PeerId peer) {
     if (net_) net_->mark_failed(peer);
     Peer &p = peer_state(peer);
     if (p.failed) return;
+    // What the peer published before it died is whole (a record counts only
+    // once its stamp is written): deliver it before failing anything, so
+    // that its last messages (say, a collective's step it finished before
+    // dying) still match, and nothing from it comes after its failure
+    // fails a receive.
+    if (p.mapped) drain_ring(peer);
     p.failed = true;
     polled_.erase(std::remove(polled_.begin(), polled_.end(), peer), polled_.end());
     std::vector<Op *> dead;
