@@ -41,6 +41,10 @@ public:
             MPI_Status st;
             const int e = retire_request(&rr, &st);
             if (err_ == MPI_SUCCESS) err_ = e != MPI_SUCCESS ? e : poison_of(st.MPI_TAG);
+            // A shorter message than the call's count: the members' counts
+            // differ (MPICH's collective size mismatch). The rest of rbuf
+            // was never written, so nothing may be combined from it.
+            if (err_ == MPI_SUCCESS && st.ftmpi_count != static_cast<std::size_t>(count) * t->size) err_ = MPI_ERR_OTHER;
         }
     }
     int result() const { return err_; }

@@ -162,8 +162,9 @@ int coll_result(const char *call, MPI_Comm comm, int err) {
                      comm_label(comm));
     if (err == MPI_ERR_OTHER)
         return raise(comm, err, call,
-                     "another member of %s failed this collective with an error that is not a process failure "
-                     "(for example a count or datatype that does not match the other members')",
+                     "this collective failed on %s with an error that is not a process failure: a message shorter "
+                     "than this member expected, or another member's error (counts or datatypes that differ "
+                     "between the members)",
                      comm_label(comm));
     return raise(comm, err, call, "an internal transfer failed on %s (%s)", comm_label(comm),
                  error_class_name(err));
