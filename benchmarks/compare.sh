@@ -12,13 +12,18 @@
 #
 #   benchmarks/compare.sh <ftmpi install prefix> [repetitions (default 5)]
 #
+# Ping-pong figures at each size of README's table (ppN_us latency, bwN
+# MB/s), also for ftmpi over libfabric's tcp (column ftmpi_tcp, left out
+# with FTMPI_COMPARE_TCP=0); collectives at 2 ranks from 8 B to 1 MiB, at 4
+# ranks the 8-byte ones.
+#
 # Needs ftmpi installed (meson install) and, for the peers, Debian's
 # openmpi-bin + libopenmpi-dev and mpich + libmpich-dev; an MPI that is
 # missing is left out. Runs as root (Open MPI is told to allow it).
 # Point-to-point and the 2-rank collectives bind both ranks to cores; the
 # 4-rank collectives oversubscribe the 2 cores, unbound.
 set -euo pipefail
-prefix=$1 reps=${2:-5}
+prefix=$1 reps=${2:-5} tcp=${FTMPI_COMPARE_TCP:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -50,25 +55,44 @@ for m in "${mpis[@]}"; do
 done
 
 # figure NAME MPI VALUE: one sample.
-figure() { echo "$3" >>"$work/fig.$1.$2"; }
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+figure() { [[ -z $3 ]] || echo "$3" >>"$work/fig.$1.$2"; }
+# 8, 1k, 64k, 1m, 4m: a size in figure names.
+size_name() { awk -v n="$1" 'BEGIN { if (n >= 1048576) printf "%dm", n / 1048576; else if (n >= 1024) printf "%dk", n / 1024; else print n }'; }
+# The ping-pong output in $work/out: latency (µs) and bandwidth (MB/s) at
+# each size of the README's table, as MPI $1.
+pingpong_figures() {
+    local n
+    for n in 8 1024 4096 16384 65536 1048576 4194304; do
+        figure "pp$(size_name $n)_us" "$1" "$(awk -v n=$n '$1 == n { print $2 }' "$work/out")"
+        figure "bw$(size_name $n)" "$1" "$(awk -v n=$n '$1 == n { print $3 }' "$work/out")"
+    done
+}
+median() { [[ -s $1 ]] || { echo nan; return; }; sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 for ((r = 0; r < reps; ++r)); do
     for m in "${mpis[@]}"; do
         # shellcheck disable=SC2086
         timeout 300 "${run[$m]}" -n 2 ${bind[$m]} "$work/pingpong.$m" >"$work/out" 2>/dev/null || true
-        figure pp8_us "$m" "$(awk '$1 == 8 { print $2 }' "$work/out")"
-        figure pp1k_us "$m" "$(awk '$1 == 1024 { print $2 }' "$work/out")"
-        figure bw1m "$m" "$(awk '$1 == 1048576 { print $3 }' "$work/out")"
-        figure bw4m "$m" "$(awk '$1 == 4194304 { print $3 }' "$work/out")"
-        for np in 2 4; do
-            b=${bind[$m]}
-            [[ $np -gt 2 ]] && b=${nobind[$m]}
+        pingpong_figures "$m"
+        # ftmpi over libfabric's tcp as well (ping-pong only): the path
+        # between nodes, on this node.
+        if [[ $m == ftmpi && $tcp == 1 ]]; then
             # shellcheck disable=SC2086
-            timeout 300 "${run[$m]}" -n $np $b "$work/coll.$m" 8 >"$work/out" 2>/dev/null || true
+            FTMPI_PROVIDER=tcp timeout 300 "${run[$m]}" -n 2 ${bind[$m]} "$work/pingpong.$m" >"$work/out" 2>/dev/null || true
+            pingpong_figures ftmpi_tcp
+        fi
+        for np in 2 4; do
+            b=${bind[$m]} max=1048576
+            # 4 ranks on 2 cores: the small sizes only (large ones take long oversubscribed).
+            [[ $np -gt 2 ]] && b=${nobind[$m]} max=8
+            # shellcheck disable=SC2086
+            timeout 300 "${run[$m]}" -n $np $b "$work/coll.$m" $max >"$work/out" 2>/dev/null || true
             figure "barrier${np}_us" "$m" "$(awk '$1 == "barrier_us" { print $2 }' "$work/out")"
-            figure "bcast8_${np}_us" "$m" "$(awk '$1 == 8 { print $2 }' "$work/out")"
-            figure "allreduce8_${np}_us" "$m" "$(awk '$1 == 8 { print $3 }' "$work/out")"
+            for n in 8 1024 65536 1048576; do
+                [[ $n -gt $max ]] && continue
+                figure "bcast$(size_name $n)_${np}_us" "$m" "$(awk -v n=$n '$1 == n { print $2 }' "$work/out")"
+                figure "allreduce$(size_name $n)_${np}_us" "$m" "$(awk -v n=$n '$1 == n { print $3 }' "$work/out")"
+            done
         done
         start=$(date +%s.%N)
         # shellcheck disable=SC2086
@@ -96,14 +120,18 @@ for ((r = 0; r < reps; ++r)); do
     done
 done
 
+cols=("${mpis[@]}")
+[[ $tcp == 1 && -n ${cc[ftmpi]:-} ]] && cols+=(ftmpi_tcp)
 printf "%-22s" "figure (median of $reps)"
-for m in "${mpis[@]}"; do printf " %10s" "$m"; done
+for m in "${cols[@]}"; do printf " %10s" "$m"; done
 printf " %12s %12s\n" "ftmpi/best" "ftmpi/ompi"
-for f in pp8_us pp1k_us bw1m bw4m barrier2_us bcast8_2_us allreduce8_2_us barrier4_us bcast8_4_us allreduce8_4_us \
+for f in pp8_us pp1k_us pp4k_us pp16k_us pp64k_us pp1m_us pp4m_us bw8 bw1k bw4k bw16k bw64k bw1m bw4m \
+         barrier2_us bcast8_2_us bcast1k_2_us bcast64k_2_us bcast1m_2_us \
+         allreduce8_2_us allreduce1k_2_us allreduce64k_2_us allreduce1m_2_us barrier4_us bcast8_4_us allreduce8_4_us \
          hello_s to_main_s init_s to_after_init_s finalize_s exit_s; do
     printf "%-22s" "$f"
     declare -A val=()
-    for m in "${mpis[@]}"; do
+    for m in "${cols[@]}"; do
         val[$m]=$(median "$work/fig.$f.$m")
         printf " %10s" "${val[$m]}"
     done
