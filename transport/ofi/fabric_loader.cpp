@@ -51,7 +51,7 @@ const Fabric &fabric() {
         // FI_OFI_RXM_MSG_RX_SIZE bounce buffers of 16 KiB. Its default there,
         // 4096, writes 64 MiB per endpoint: 0.2 s of page faults here, twice
         // per process (data and control endpoints). 1024 costs 0.05 s and
-        // the same ping-pong figures (README). The user's value wins.
+        // the same ping-pong figures (README, "Side by side"). The user's value wins.
         ::setenv("FI_OFI_RXM_MSG_RX_SIZE", "1024", 0);
         void *lib = ::dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
         if (lib == nullptr) {
