@@ -67,7 +67,7 @@ pingpong_figures() {
         figure "bw$(size_name $n)" "$1" "$(awk -v n=$n '$1 == n { print $3 }' "$work/out")"
     done
 }
-median() { [[ -s $1 ]] || { echo nan; return; }; sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { [[ -s $1 ]] || { echo nan; return; }; sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 for ((r = 0; r < reps; ++r)); do
     for m in "${mpis[@]}"; do

@@ -16,11 +16,11 @@
 #include <rdma/fi_errno.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 
 #include "runtime/fatal_signals.hpp"
 #include "runtime/log.hpp"
+#include "transport/ofi/providers.hpp"
 
 namespace ftmpi::transport::ofi {
 namespace {
@@ -46,13 +46,7 @@ const Fabric &fabric() {
     static Fabric f;
     static std::once_flag once;
     std::call_once(once, [] {
-        // ofi_rxm over tcp gives all of an endpoint's connections one shared
-        // receive context and, when the endpoint is enabled, fills it with
-        // FI_OFI_RXM_MSG_RX_SIZE bounce buffers of 16 KiB. Its default there,
-        // 4096, writes 64 MiB per endpoint: 0.2 s of page faults here, twice
-        // per process (data and control endpoints). 1024 costs 0.05 s and
-        // the same ping-pong figures (README, "Side by side"). The user's value wins.
-        ::setenv("FI_OFI_RXM_MSG_RX_SIZE", "1024", 0);
+        set_libfabric_defaults();
         void *lib = ::dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
         if (lib == nullptr) {
             FTMPI_ERROR("cannot load libfabric: %s", ::dlerror());

@@ -12,24 +12,24 @@ namespace {
 // deliberately absent; `net` is the native tcp RDM provider.
 struct Row {
     const char *alias, *fi_name;
-    bool network, uses_tcp_iface, named_region, sread_spins;
+    bool network, uses_tcp_iface, named_region, sread_spins, rxm_shared_rx;
 };
 constexpr Row k_providers[] = {
-    {"shm", "shm", false, false, true, true},
-    {"tcp", "tcp;ofi_rxm", true, true, false, false},
-    {"rxm", "tcp;ofi_rxm", true, true, false, false},
-    {"net", "net", true, true, false, false},
-    {"udp", "udp;ofi_rxd", true, false, false, false},
-    {"verbs", "verbs;ofi_rxm", true, false, false, false},
-    {"cxi", "cxi", true, false, false, false},
+    {"shm", "shm", false, false, true, true, false},
+    {"tcp", "tcp;ofi_rxm", true, true, false, false, true},
+    {"rxm", "tcp;ofi_rxm", true, true, false, false, true},
+    {"net", "net", true, true, false, false, false},
+    {"udp", "udp;ofi_rxd", true, false, false, false, false},
+    {"verbs", "verbs;ofi_rxm", true, false, false, false, false},
+    {"cxi", "cxi", true, false, false, false, false},
 };
 }  // namespace
 
 ProviderInfo lookup_provider(const std::string &name) {
     for (const auto &p : k_providers)
         if (name == p.alias || name == p.fi_name)
-            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region, p.sread_spins};
-    return {name, name, true, false, false, false};
+            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region, p.sread_spins, p.rxm_shared_rx};
+    return {name, name, true, false, false, false, false};
 }
 
 namespace {
@@ -78,7 +78,7 @@ ProviderInfo network_provider() {
             if (const ProviderInfo p = lookup_provider(n); p.network) return p;
     for (const auto &p : k_providers)
         if (p.network && allowed_by_user(p.fi_name))
-            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region, p.sread_spins};
+            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region, p.sread_spins, p.rxm_shared_rx};
     return {};
 }
 
@@ -96,6 +96,23 @@ std::vector<ProviderInfo> control_providers(bool local_only) {
     add(network_provider());
     if (local_only) add(lookup_provider("shm"));  // reaches this node only; its CQ wait polls
     return out;
+}
+
+void set_libfabric_defaults() {
+    // ofi_rxm over tcp gives all of an endpoint's connections one shared
+    // receive context and, when the endpoint is enabled, fills it with
+    // FI_OFI_RXM_MSG_RX_SIZE bounce buffers of 16 KiB. Its default there,
+    // 4096, writes 64 MiB per endpoint: 0.2 s of page faults here. 1024
+    // costs 0.05 s and the same ping-pong figures (README, "Side by side").
+    // Over verbs the same knob sizes each connection's queue (default 128),
+    // so it is left alone unless a provider this process may open shares
+    // one. The user's value wins.
+    const auto &cfg = runtime::config();
+    std::vector<ProviderInfo> candidates = control_providers(false);
+    candidates.push_back(network_provider());
+    if (!cfg.PROVIDER.empty()) candidates.push_back(lookup_provider(cfg.PROVIDER));
+    if (std::any_of(candidates.begin(), candidates.end(), [](const ProviderInfo &p) { return p.rxm_shared_rx; }))
+        ::setenv("FI_OFI_RXM_MSG_RX_SIZE", "1024", 0);
 }
 
 void select_tcp_iface(bool one_node) {

@@ -13,6 +13,7 @@ struct ProviderInfo {
     bool uses_tcp_iface;  // honours FI_TCP_IFACE (tcp-based providers, libfabric 1.17)
     bool named_region;    // needs a unique endpoint name (shm: runtime/shm_names.hpp)
     bool sread_spins;     // fi_cq_sread busy-polls (shm, libfabric 1.17): a waiter must nap instead
+    bool rxm_shared_rx;   // ofi_rxm over a core it gives one shared receive context (tcp)
 };
 
 // Looks `name` up by alias or fi_info name. Unknown names are passed through
@@ -39,5 +40,10 @@ std::vector<ProviderInfo> control_providers(bool local_only);
 // is on one node (FI_TCP_IFACE and FI_NET_IFACE; the user's own values win
 // over the lo default). Call before opening a tcp-based endpoint.
 void select_tcp_iface(bool one_node);
+
+// Sets the defaults ftmpi chooses for libfabric's own environment knobs,
+// where the providers this process may open need them (the user's values
+// win). libfabric reads them once, when it is first used: call before.
+void set_libfabric_defaults();
 
 }  // namespace ftmpi::transport::ofi
