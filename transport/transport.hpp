@@ -90,7 +90,11 @@ class Sink {
 public:
     virtual ~Sink() = default;
     // A new message. Eager data must be copied out before returning if kept.
-    virtual void on_arrival(const Arrival &a) = 0;
+    // Returns true when a posted receive took it: a waiter may be done, so a
+    // transport that has more messages at hand may return from poll() first
+    // (the next message then finds its receive posted, not the unexpected
+    // queue).
+    virtual bool on_arrival(const Arrival &a) = 0;
 };
 
 enum class SendMode : std::uint8_t {

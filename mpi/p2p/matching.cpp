@@ -98,25 +98,23 @@ void Engine::destroy(MatchQueue *q) {
     std::erase_if(all_, [q](const auto &p) { return p.get() == q; });
 }
 
-void Engine::on_arrival(const transport::Arrival &a) {
+bool Engine::on_arrival(const transport::Arrival &a) {
     if (is_ft_context(a.context)) {  // revoke and agreement traffic (mpi/ft_channel.cpp)
         on_ft_message(a);
-        return;
+        return false;
     }
     MatchQueue *q = a.context < open_.size() ? open_[a.context] : nullptr;
-    if (q == nullptr || q->uid_ != a.uid) {
-        on_other(a);
-        return;
-    }
+    if (q == nullptr || q->uid_ != a.uid) return on_other(a);
     if (q->handler_ != nullptr) {
         q->handler_(q->handler_ctx_, a);
-        return;
+        return false;
     }
     if (MPI_Request r = q->take_posted(a.source_rank, a.tag)) {
         deliver(r, a);
-        return;
+        return true;
     }
     q->add_unexpected(Unexpected::of(a));
+    return false;
 }
 
 void Engine::set_handler(MatchQueue *q, void (*fn)(void *ctx, const transport::Arrival &a), void *ctx) {
@@ -135,18 +133,21 @@ void Engine::set_handler(MatchQueue *q, void (*fn)(void *ctx, const transport::A
 
 // A message for no open queue of its uid: for a freed communicator's pending
 // receive, stale, or early (for a communicator not created here yet).
-void Engine::on_other(const transport::Arrival &a) {
+bool Engine::on_other(const transport::Arrival &a) {
     if (a.context == k_dial_context) {  // never has a queue: connections between jobs
         on_dial(a);
-        return;
+        return false;
     }
     for (const auto &q : all_) {
         if (!q->closed_ || q->context_ != a.context || q->uid_ != a.uid) continue;
-        if (MPI_Request r = q->take_posted(a.source_rank, a.tag)) deliver(r, a);
-        return;  // otherwise nobody can receive it any more
+        MPI_Request r = q->take_posted(a.source_rank, a.tag);
+        if (r == nullptr) return false;  // nobody can receive it any more
+        deliver(r, a);
+        return true;
     }
-    if (a.context < open_.size() && (open_[a.context] != nullptr || closed_uid_[a.context] == a.uid)) return;
+    if (a.context < open_.size() && (open_[a.context] != nullptr || closed_uid_[a.context] == a.uid)) return false;
     held_.push_back({a.context, a.uid, Unexpected::of(a)});
+    return false;
 }
 
 }  // namespace ftmpi::mpi

@@ -131,14 +131,14 @@ public:
     // Sends every message of q to `fn` from now on, first those already
     // unexpected there, in arrival order; null: back to matching.
     void set_handler(MatchQueue *q, void (*fn)(void *ctx, const transport::Arrival &a), void *ctx);
-    void on_arrival(const transport::Arrival &a) override;
+    bool on_arrival(const transport::Arrival &a) override;
     // Every queue, open or closed.
     const std::vector<std::unique_ptr<MatchQueue>> &queues() const { return all_; }
     // Messages kept for a communicator not created here yet.
     std::size_t held() const { return held_.size(); }
 
 private:
-    void on_other(const transport::Arrival &a);
+    bool on_other(const transport::Arrival &a);
     struct Held {
         std::uint32_t context;
         std::uint64_t uid;

@@ -221,7 +221,9 @@ private:
     }
     void drain_backlog(PeerId peer);
     int drain_ring(PeerId src);
-    void handle(PeerId src, Peer &p, const RecordHeader &h);
+    // Returns true when the record completed or started a receive (the
+    // drain stops there).
+    bool handle(PeerId src, Peer &p, const RecordHeader &h);
     Posted stream_receive(PeerId src, std::uint64_t sender_id, std::size_t bytes, Op *op);
     Posted claim(const Arrival &a, Peer &p, void *buf, std::size_t bytes, Op *op);
     bool copy_chunks(Desc &d, pid_t pid, bool reader, char *local);
@@ -860,11 +862,16 @@ int ShmTransport::drain_ring(PeerId src) {
     Peer &p = *peers_[src];
     int n = 0;
     ++depth_;
+    // Up to the first record a posted receive took: its waiter returns at
+    // once, and a message that came right behind is read at the next poll,
+    // when the waiter has likely posted its receive (a back-to-back exchange,
+    // as in MPI_Sendrecv loops and 2-rank collectives), not queued as
+    // unexpected first.
     while (!p.failed) {
         const RecordHeader *h = p.in.take();
         if (h == nullptr) break;
-        handle(src, p, *h);
         ++n;
+        if (handle(src, p, *h)) break;
     }
     // A reader nested in a handler (a callback that polls) leaves the space
     // to the outermost one, which may still be reading a payload.
@@ -872,19 +879,18 @@ int ShmTransport::drain_ring(PeerId src) {
     return n;
 }
 
-void ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
+bool ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
     const Match m = unpack_match(h.match);
     const char *payload = RingReader::payload(&h);
     switch (m.proto) {
     case Proto::eager:
-        sink_.on_arrival(Arrival{m.context, h.uid, m.tag, h.rank, src, h.length, payload, false, 0, {}});
-        return;
+        return sink_.on_arrival(Arrival{m.context, h.uid, m.tag, h.rank, src, h.length, payload, false, 0, {}});
     case Proto::rts: {
         ShmRts rts;
         std::memcpy(&rts, payload, sizeof rts);
-        sink_.on_arrival(Arrival{m.context, h.uid, m.tag, h.rank, src, rts.length, nullptr, true, rts.sender_id,
-                                 RemoteBuffer{rts.desc, rts.gen, static_cast<std::uint64_t>(p.pid)}});
-        return;
+        return sink_.on_arrival(Arrival{m.context, h.uid, m.tag, h.rank, src, rts.length, nullptr, true,
+                                        rts.sender_id,
+                                        RemoteBuffer{rts.desc, rts.gen, static_cast<std::uint64_t>(p.pid)}});
     }
     case Proto::cts: {
         CtsPayload cts;
@@ -899,7 +905,7 @@ void ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
             }
             CtsPayload ab{cts.sender_id, cts.transfer_id, static_cast<std::uint64_t>(why)};
             if (cts.length > 0) send_control(src, Proto::abort, &ab, sizeof ab);
-            return;
+            return false;
         }
         Op *op = *it;
         sends_.erase(it);
@@ -909,7 +915,7 @@ void ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
         }
         if (cts.length == 0) {
             finish(op, Err::ok, 0);
-            return;
+            return false;
         }
         op->kind = Op::Kind::bulk_send;
         op->length = cts.length;
@@ -917,16 +923,16 @@ void ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
         s.transfer = cts.transfer_id;
         if (p.backlog.empty() && stream_some(p, s)) {
             finish(op, Err::ok, op->length);
-            return;
+            return false;
         }
         queue(src, p, s);
-        return;
+        return false;
     }
     case Proto::frag: {
         FragHeader f;
         std::memcpy(&f, payload, sizeof f);
         auto it = streams_.find(f.transfer_id);
-        if (it == streams_.end()) return;
+        if (it == streams_.end()) return false;
         Op *op = it->second;
         const std::size_t n = h.length - sizeof f;
         if (f.offset + n <= op->length) std::memcpy(static_cast<char *>(op->recv_buf) + f.offset, payload + sizeof f, n);
@@ -934,28 +940,30 @@ void ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
         if (op->data >= op->length) {
             streams_.erase(it);
             finish(op, Err::ok, op->length);
+            return true;
         }
-        return;
+        return false;
     }
     case Proto::abort: {
         CtsPayload ab;
         std::memcpy(&ab, payload, sizeof ab);
         auto it = streams_.find(ab.transfer_id);
-        if (it == streams_.end()) return;
+        if (it == streams_.end()) return false;
         Op *op = it->second;
         streams_.erase(it);
         finish(op, ab.length == static_cast<std::uint64_t>(Err::revoked) ? Err::revoked : Err::canceled, 0);
-        return;
+        return false;
     }
     case Proto::hello:
         if (p.lo && !p.hello) ::shm_unlink(("/" + p.name).c_str());
         p.hello = true;
-        return;
+        return false;
     case Proto::fin:
     case Proto::bulk:
         FTMPI_WARN("unexpected record (protocol %d) from process %u", static_cast<int>(m.proto), src);
-        return;
+        return false;
     }
+    return false;
 }
 
 int ShmTransport::poll() {
