@@ -43,19 +43,30 @@ void raw_copy(Sched &s, void *dst, const void *src, int count, MPI_Datatype t) {
 
 // Ring reduce-scatter over blocks (counts/displs in elements) of `acc`: at the
 // end block `me` of acc holds the full reduction. Commutative ops only.
-void ring_reduce_scatter(Sched &s, void *acc, const std::vector<int> &cnt,
+// `own`: this rank's input, when acc does not hold it (null: acc does). Then
+// each block this rank combines is received straight into acc and combined
+// with own's: no copy of the input and no scratch. The block it sends first
+// (never combined here) goes from own; acc's copy of it is not written.
+void ring_reduce_scatter(Sched &s, void *acc, const void *own, const std::vector<int> &cnt,
                          const std::vector<int> &displ, MPI_Datatype t) {
     const int n = s.size(), me = s.rank();
     const int right = (me + 1) % n, left = (me - 1 + n) % n;
     const int maxc = *std::max_element(cnt.begin(), cnt.end());
-    void *tmp = s.scratch(maxc, t);
+    void *tmp = own == nullptr ? s.scratch(maxc, t) : nullptr;
     for (int st = 0; st < n - 1; ++st) {
         const int sb = ((me - st - 1) % n + n) % n;
         const int rb = ((me - st - 2) % n + n) % n;
-        s.add_send(at(acc, static_cast<std::size_t>(displ[sb]), t), cnt[sb], t, right);
+        const auto sd = static_cast<std::size_t>(displ[sb]), rd = static_cast<std::size_t>(displ[rb]);
+        s.add_send(at(own != nullptr && st == 0 ? own : acc, sd, t), cnt[sb], t, right);
+        if (own != nullptr) {  // acc's block = own's op the lower ranks' (commutative)
+            s.add_recv(at(acc, rd, t), cnt[rb], t, left);
+            s.next_round();
+            acc_lower(s, at(acc, rd, t), at(own, rd, t), cnt[rb], t);
+            continue;
+        }
         s.add_recv(tmp, cnt[rb], t, left);
         s.next_round();
-        acc_higher(s, at(acc, static_cast<std::size_t>(displ[rb]), t), tmp, cnt[rb], t);
+        acc_higher(s, at(acc, rd, t), tmp, cnt[rb], t);
     }
 }
 
@@ -142,16 +153,17 @@ void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int co
 void build_allreduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t) {
     const int n = s.size(), me = s.rank();
     void *acc = recvbuf;
-    if (sendbuf != MPI_IN_PLACE) raw_copy(s, acc, sendbuf, count, t);
-    if (n == 1 || count == 0) {
+    if (n > 1 && s.op.commute && count >= n && static_cast<std::size_t>(count) * t->size >= k_allreduce_ring_bytes) {
+        // The ring reads sendbuf itself: recvbuf is never a copy of it first.
+        std::vector<int> cnt, displ;
+        blocks(count, n, cnt, displ);
+        ring_reduce_scatter(s, acc, sendbuf == MPI_IN_PLACE ? nullptr : sendbuf, cnt, displ, t);
+        ring_allgather(s, acc, cnt.data(), displ.data(), t);
         s.next_round();
         return;
     }
-    if (s.op.commute && count >= n && static_cast<std::size_t>(count) * t->size >= k_allreduce_ring_bytes) {
-        std::vector<int> cnt, displ;
-        blocks(count, n, cnt, displ);
-        ring_reduce_scatter(s, acc, cnt, displ, t);
-        ring_allgather(s, acc, cnt.data(), displ.data(), t);
+    if (sendbuf != MPI_IN_PLACE) raw_copy(s, acc, sendbuf, count, t);
+    if (n == 1 || count == 0) {
         s.next_round();
         return;
     }
@@ -212,7 +224,7 @@ void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *re
     if (s.op.commute) {
         const int *vc = s.per_rank(cnt.data()), *vd = s.per_rank(displ.data());
         if (n > 1)
-            ring_reduce_scatter(s, acc, std::vector<int>(vc, vc + n), std::vector<int>(vd, vd + n), t);
+            ring_reduce_scatter(s, acc, nullptr, std::vector<int>(vc, vc + n), std::vector<int>(vd, vd + n), t);
         raw_copy(s, recvbuf, at(acc, static_cast<std::size_t>(vd[me]), t), mine, t);
         s.next_round();
         return;
