@@ -61,7 +61,15 @@ void ring_reduce_scatter(Sched &s, void *acc, const void *own, const std::vector
         if (own != nullptr) {  // acc's block = own's op the lower ranks' (commutative)
             s.add_recv(at(acc, rd, t), cnt[rb], t, left);
             s.next_round();
-            acc_lower(s, at(acc, rd, t), at(own, rd, t), cnt[rb], t);
+            // After an error the block holds whatever recvbuf held: nothing
+            // is combined with it (the call fails anyway).
+            Sched *sp = &s;
+            void *block = at(acc, rd, t);
+            const void *mine = at(own, rd, t);
+            const int c = cnt[rb];
+            s.add_local([=] {
+                if (sp->error() == MPI_SUCCESS) op_apply(sp->op, mine, block, c, t);
+            });
             continue;
         }
         s.add_recv(tmp, cnt[rb], t, left);

@@ -74,6 +74,9 @@ class Sched {
     // transfers name virtual peers. Identity otherwise.
     int size() const { return n_; }
     int rank() const { return me_; }
+    // The first error so far (MPI_SUCCESS: none), for local steps that must
+    // not combine what a failed or poisoned receive left.
+    int error() const { return err_; }
     int real(int v) const { return map_.empty() ? v : map_[static_cast<std::size_t>(v)]; }
     // A root argument (comm rank) as a virtual rank. A recognized failed root
     // fails the collective at every member (all know it) and yields -1: the
