@@ -16,20 +16,24 @@
 namespace ftmpi::mpi {
 namespace {
 
+// After an error the call fails and its buffers hold whatever a failed or
+// poisoned receive left: nothing is combined from then on (a user's op
+// never sees a buffer that was not received), as on the direct path.
+
 // acc = tmp op acc, where tmp holds lower ranks' data.
-void acc_lower(Sched &s, void *acc, void *tmp, int count, MPI_Datatype t) {
+void acc_lower(Sched &s, void *acc, const void *tmp, int count, MPI_Datatype t) {
     Sched *sp = &s;
-    s.add_local([=] { op_apply(sp->op, tmp, acc, count, t); });
+    s.add_local([=] {
+        if (sp->error() == MPI_SUCCESS) op_apply(sp->op, tmp, acc, count, t);
+    });
 }
 
 // acc = acc op tmp, where tmp holds higher ranks' data (tmp is clobbered).
 void acc_higher(Sched &s, void *acc, void *tmp, int count, MPI_Datatype t) {
+    if (s.op.commute) return acc_lower(s, acc, tmp, count, t);
     Sched *sp = &s;
-    if (s.op.commute) {
-        s.add_local([=] { op_apply(sp->op, tmp, acc, count, t); });
-        return;
-    }
     s.add_local([=] {
+        if (sp->error() != MPI_SUCCESS) return;
         op_apply(sp->op, acc, tmp, count, t);
         copy_typed(acc, tmp, count, t);
     });
@@ -61,15 +65,7 @@ void ring_reduce_scatter(Sched &s, void *acc, const void *own, const std::vector
         if (own != nullptr) {  // acc's block = own's op the lower ranks' (commutative)
             s.add_recv(at(acc, rd, t), cnt[rb], t, left);
             s.next_round();
-            // After an error the block holds whatever recvbuf held: nothing
-            // is combined with it (the call fails anyway).
-            Sched *sp = &s;
-            void *block = at(acc, rd, t);
-            const void *mine = at(own, rd, t);
-            const int c = cnt[rb];
-            s.add_local([=] {
-                if (sp->error() == MPI_SUCCESS) op_apply(sp->op, mine, block, c, t);
-            });
+            acc_lower(s, at(acc, rd, t), at(own, rd, t), cnt[rb], t);
             continue;
         }
         s.add_recv(tmp, cnt[rb], t, left);

@@ -14,6 +14,9 @@ struct Row {
     const char *alias, *fi_name;
     bool network, uses_tcp_iface, named_region, sread_spins, rxm_shared_rx;
 };
+ProviderInfo info_of(const Row &p) {
+    return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region, p.sread_spins, p.rxm_shared_rx};
+}
 constexpr Row k_providers[] = {
     {"shm", "shm", false, false, true, true, false},
     {"tcp", "tcp;ofi_rxm", true, true, false, false, true},
@@ -27,8 +30,7 @@ constexpr Row k_providers[] = {
 
 ProviderInfo lookup_provider(const std::string &name) {
     for (const auto &p : k_providers)
-        if (name == p.alias || name == p.fi_name)
-            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region, p.sread_spins, p.rxm_shared_rx};
+        if (name == p.alias || name == p.fi_name) return info_of(p);
     return {name, name, true, false, false, false, false};
 }
 
@@ -77,8 +79,7 @@ ProviderInfo network_provider() {
         for (const std::string &n : f.names)
             if (const ProviderInfo p = lookup_provider(n); p.network) return p;
     for (const auto &p : k_providers)
-        if (p.network && allowed_by_user(p.fi_name))
-            return {p.alias, p.fi_name, p.network, p.uses_tcp_iface, p.named_region, p.sread_spins, p.rxm_shared_rx};
+        if (p.network && allowed_by_user(p.fi_name)) return info_of(p);
     return {};
 }
 
