@@ -39,11 +39,6 @@ bool valid_env_name(std::string_view name) {
   return true;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 BindPolicy parse_bind(const std::string& v) {
   const std::string l = lower(v);
   if (l == "core") return BindPolicy::kCore;
@@ -101,6 +96,11 @@ void add_export(Options& o, const std::string& opt, const std::string& name,
 }
 
 }  // namespace
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
 
 int parse_count(const std::string& what, const std::string& text) {
   char* end = nullptr;

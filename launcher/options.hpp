@@ -41,10 +41,6 @@ struct Options {
 // hosts' slot total, else 1.
 Options parse_options(int argc, char** argv);
 
-// The path of program `name`: as given when it holds a '/', else the first
-// executable of that name in PATH. Throws UsageError saying why not.
-std::string resolve_program(const std::string& name);
-
 // Searches PATH like execvp (a name containing '/' is used as is).
 // Throws UsageError when nothing executable is found.
 std::string resolve_program(const std::string& name);
@@ -52,6 +48,9 @@ std::string resolve_program(const std::string& name);
 // A count in 1..65536 (ranks, slots, cores). Throws UsageError
 // "<what> expects a positive integer ...".
 int parse_count(const std::string& what, const std::string& text);
+
+// s in ASCII lower case (host names, option values).
+std::string lower(std::string s);
 
 const char* usage_text();
 

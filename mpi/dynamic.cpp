@@ -33,7 +33,7 @@ namespace {
 
 std::set<std::string> g_open_ports;  // this process's ports, until closed
 
-int check_info(const char *call, MPI_Info info) {
+int check_info_or_null(const char *call, MPI_Info info) {
     if (info == MPI_INFO_NULL || (info != nullptr && info->magic == Magic::info)) return MPI_SUCCESS;
     return raise(MPI_COMM_NULL, MPI_ERR_INFO, call, "invalid info (argument info)");
 }
@@ -50,7 +50,7 @@ int check_name(const char *call, const char *s, const char *arg) {
 int check_service_args(const char *call, const char *service_name, MPI_Info info, const char *port_name) {
     FTMPI_TRY(check_init(call));
     FTMPI_TRY(check_name(call, service_name, "service_name"));
-    FTMPI_TRY(check_info(call, info));
+    FTMPI_TRY(check_info_or_null(call, info));
     return check_name(call, port_name, "port_name");
 }
 
@@ -197,7 +197,7 @@ int accept_or_connect(const char *call, bool accept, const char *name, MPI_Info 
     int err = MPI_SUCCESS;
     std::string why;
     if (comm->rank == root) {  // only the root's port_name and info count
-        if (check_info(call, info) != MPI_SUCCESS) return MPI_ERR_INFO;
+        if (check_info_or_null(call, info) != MPI_SUCCESS) return MPI_ERR_INFO;
         if (name == nullptr || !parse_port(name, port)) {
             err = MPI_ERR_PORT;
             why = std::string("\"") + (name ? name : "(null)") + "\" is not a port name (argument port_name)";
@@ -243,7 +243,7 @@ extern "C" {
 int MPI_Open_port(MPI_Info info, char *port_name) {
     const char *call = "MPI_Open_port";
     FTMPI_TRY(check_init(call));
-    FTMPI_TRY(check_info(call, info));
+    FTMPI_TRY(check_info_or_null(call, info));
     FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, port_name, "port_name"));
     const std::string name = ftmpi::mpi::port_name(new_port());
     g_open_ports.insert(name);
@@ -299,7 +299,7 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) {
     const char *call = "MPI_Lookup_name";
     FTMPI_TRY(check_init(call));
     FTMPI_TRY(check_name(call, service_name, "service_name"));
-    FTMPI_TRY(check_info(call, info));
+    FTMPI_TRY(check_info_or_null(call, info));
     FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, port_name, "port_name"));
     std::string why, port;
     switch (g.pm->lookup(service_name, port, why)) {

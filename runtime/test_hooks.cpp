@@ -29,13 +29,13 @@ struct Spec {
     int visits = 0;
 };
 
-int g_rank = -1;
+int g_hook_rank = -1;
 bool g_counting = false;
 std::vector<Spec> g_specs;              // this rank's
 std::map<std::string, int> *g_counts;  // FTMPI_TEST_KILL_AT=count; leaked on purpose (read at exit)
 
 void print_counts() {
-    std::string line = "ftmpi-hooks: rank " + std::to_string(g_rank);
+    std::string line = "ftmpi-hooks: rank " + std::to_string(g_hook_rank);
     for (const auto &[site, n] : *g_counts) line += " " + site + "=" + std::to_string(n);
     std::fprintf(stderr, "%s\n", line.c_str());
 }
@@ -58,7 +58,7 @@ bool parse_one(const std::string &text, Spec &spec, int &rank) {
 }  // namespace
 
 void arm_test_hooks(int job_rank) {
-    g_rank = job_rank;
+    g_hook_rank = job_rank;
     const std::string &text = config().TEST_KILL_AT;
     if (text.empty()) return;
     if (text == "count") {

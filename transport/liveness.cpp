@@ -23,17 +23,21 @@
 #include "runtime/process_manager.hpp"
 
 namespace ftmpi::transport {
-namespace {
 
-const char *const k_key = "ftmpi.live";
-constexpr char k_goodbye = 'B';
-
-// What a process publishes: where its listener is.
-struct Published {
+// What a process publishes: where its listener is. (Outside the anonymous
+// namespace, since LivenessLinks::Impl holds a vector of it.)
+struct LivenessPublished {
     std::uint32_t ip;    // network order; 0: none
     std::uint16_t port;  // network order
     std::uint16_t reserved;
 };
+
+namespace {
+
+using Published = LivenessPublished;
+
+const char *const k_live_key = "ftmpi.live";
+constexpr char k_goodbye = 'B';
 
 // This host's first IPv4 address that is not loopback (network order), or 0.
 std::uint32_t first_host_address() {
@@ -221,7 +225,7 @@ LivenessLinks::LivenessLinks(runtime::ProcessManager &pm, const std::string &add
         ::getsockname(m.listener, reinterpret_cast<sockaddr *>(&here), &len) != 0)
         throw std::runtime_error(std::string("liveness listener: ") + std::strerror(errno));
     const Published me{here.sin_addr.s_addr, here.sin_port, 0};
-    pm.put(k_key, &me, sizeof me);
+    pm.put(k_live_key, &me, sizeof me);
 }
 
 LivenessLinks::~LivenessLinks() = default;
@@ -231,7 +235,7 @@ void LivenessLinks::connect(runtime::ProcessManager &pm, std::function<void(Peer
     const int n = pm.job().size;
     m.peers.assign(static_cast<std::size_t>(n), Published{0, 0, 0});
     for (int r = 0; r < n; ++r) {
-        const auto blob = pm.get(r, k_key);
+        const auto blob = pm.get(r, k_live_key);
         if (blob.size() == sizeof(Published)) std::memcpy(&m.peers[static_cast<std::size_t>(r)], blob.data(), blob.size());
     }
     m.on_lost = std::move(on_lost);

@@ -28,7 +28,7 @@ namespace ftmpi::transport {
 namespace {
 
 constexpr std::size_t k_max_message = 128;
-const char *const k_key = "ftmpi.ctl.unix";
+const char *const k_ctl_key = "ftmpi.ctl.unix";
 
 class UnixControl final : public ChannelWithLinks {
 public:
@@ -51,7 +51,7 @@ public:
             ::close(fd_);
             throw std::runtime_error(std::string("eventfd: ") + std::strerror(e));
         }
-        pm.put(k_key, &self, len);
+        pm.put(k_ctl_key, &self, len);
         FTMPI_INFO("control endpoint open: Unix datagram socket");
         open_links(pm, "");
     }
@@ -65,7 +65,7 @@ public:
         const int n = pm.job().size;
         peers_.assign(static_cast<std::size_t>(n), Address{});
         for (int r = 0; r < n; ++r) {
-            const auto blob = pm.get(r, k_key);
+            const auto blob = pm.get(r, k_ctl_key);
             Address &a = peers_[static_cast<std::size_t>(r)];
             if (blob.empty() || blob.size() > sizeof a.addr)
                 throw std::runtime_error("rank " + std::to_string(r) + " published no control socket");

@@ -11,6 +11,7 @@
 
 #include "mpi/checks.hpp"
 #include "mpi/coll/barrier.hpp"
+#include "mpi/coll/ops.hpp"
 #include "mpi/comm_internal.hpp"
 #include "mpi/p2p/requests.hpp"
 
@@ -88,7 +89,7 @@ int report(const char *call, MPI_Comm comm, int err) {
     return raise(comm, err, call, "inter-communicator collective on %s failed", comm_label(comm));
 }
 
-int check_root(const char *call, MPI_Comm comm, int root) {
+int check_inter_root(const char *call, MPI_Comm comm, int root) {
     if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < comm->size)) return MPI_SUCCESS;
     return raise(comm, MPI_ERR_ROOT, call,
                  "invalid root %d (argument root: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of size %d)",
@@ -104,11 +105,6 @@ int check_data(const char *call, MPI_Comm comm, const void *buf, int count, MPI_
     return MPI_SUCCESS;
 }
 
-int check_op(const char *call, MPI_Comm comm, MPI_Op op) {
-    if (op != MPI_OP_NULL && op->magic == Magic::op) return MPI_SUCCESS;
-    return raise(comm, MPI_ERR_OP, call, "invalid operation (argument op)");
-}
-
 }  // namespace
 
 int inter_call_barrier(MPI_Comm comm) {
@@ -118,7 +114,7 @@ int inter_call_barrier(MPI_Comm comm) {
 
 int inter_call_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
     FTMPI_TRY(check_init("MPI_Bcast"));
-    FTMPI_TRY(check_root("MPI_Bcast", comm, root));
+    FTMPI_TRY(check_inter_root("MPI_Bcast", comm, root));
     FTMPI_TRY(check_data("MPI_Bcast", comm, buf, count, type, "buffer"));
     return report("MPI_Bcast", comm, inter_bcast(buf, count, type, root, comm));
 }
@@ -126,7 +122,7 @@ int inter_call_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm
 int inter_call_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                       MPI_Comm comm) {
     FTMPI_TRY(check_init("MPI_Reduce"));
-    FTMPI_TRY(check_root("MPI_Reduce", comm, root));
+    FTMPI_TRY(check_inter_root("MPI_Reduce", comm, root));
     FTMPI_TRY(check_data("MPI_Reduce", comm, root == MPI_ROOT ? recvbuf : sendbuf, count, type,
                          root == MPI_ROOT ? "recvbuf" : "sendbuf"));
     FTMPI_TRY(check_op("MPI_Reduce", comm, op));

@@ -112,7 +112,7 @@ void start_writeback(int fd, const std::vector<Extent> &runs, std::size_t moved)
 }
 
 // What one call asks for, checked; `why` says what was wrong.
-struct Access {
+struct FileAccess {
     MPI_File f;
     Dir dir;
     Where where;
@@ -124,7 +124,7 @@ struct Access {
 
 // The local argument checks of a data access: MPI_SUCCESS or the class, with
 // the reason in `why`.
-int check_access(const Access &a, char *why, std::size_t why_len) {
+int check_access(const FileAccess &a, char *why, std::size_t why_len) {
     MPI_File f = a.f;
     auto fail = [&](int cls, const char *text) {
         std::snprintf(why, why_len, "%s", text);
@@ -151,7 +151,7 @@ int check_access(const Access &a, char *why, std::size_t why_len) {
 // Does the access; returns the class, *moved the bytes moved, *sys an errno.
 // `aggregate`: a collective access every member makes, through two_phase
 // (which a member whose `err` is a failure joins with no data).
-int perform(const Access &a, int err, bool aggregate, std::size_t *moved, int *sys) {
+int perform(const FileAccess &a, int err, bool aggregate, std::size_t *moved, int *sys) {
     MPI_File f = a.f;
     const bool write = a.dir == Dir::write;
     const std::size_t bytes = static_cast<std::size_t>(a.count) * a.type->size;
@@ -203,7 +203,7 @@ void set_status(MPI_Status *status, std::size_t bytes) {
     status->ftmpi_count = bytes;
 }
 
-MPI_Offset etypes_of(const Access &a) {
+MPI_Offset etypes_of(const FileAccess &a) {
     return static_cast<MPI_Offset>(static_cast<std::size_t>(a.count) * a.type->size / a.f->etype->size);
 }
 
@@ -211,7 +211,7 @@ MPI_Offset etypes_of(const Access &a) {
 // Where::ordered (collective, run even when `err` already failed here, which
 // then reserves nothing): the group's accesses, one after the other in rank
 // order. Sets a.offset; returns the class (`err` first), *sys an errno.
-int reserve(Access &a, int err, int *sys) {
+int reserve(FileAccess &a, int err, int *sys) {
     MPI_File f = a.f;
     if (a.where == Where::shared) {
         if (err != MPI_SUCCESS) return err;
@@ -243,7 +243,7 @@ int reserve(Access &a, int err, int *sys) {
 }
 
 // Blocking, independent or collective.
-int access_blocking(const char *call, Access a, bool collective, MPI_Status *status) {
+int access_blocking(const char *call, FileAccess a, bool collective, MPI_Status *status) {
     FTMPI_TRY(check_live_file(call, a.f));
     char why[160] = "";
     int err = check_access(a, why, sizeof why);
@@ -266,7 +266,7 @@ int access_blocking(const char *call, Access a, bool collective, MPI_Status *sta
 
 // Nonblocking: argument errors are raised at once; the access's own outcome
 // is in the request (raised by the call that completes it).
-int access_nonblocking(const char *call, Access a, MPI_Request *request) {
+int access_nonblocking(const char *call, FileAccess a, MPI_Request *request) {
     FTMPI_TRY(check_live_file(call, a.f));
     FTMPI_CHECK(check_nonnull(call, a.f->comm, request, "request"));
     char why[160] = "";
@@ -282,7 +282,7 @@ int access_nonblocking(const char *call, Access a, MPI_Request *request) {
 
 // A split collective's _begin: the whole collective access, its status kept
 // for _end (MPI 3.1 §13.4.5 lets the access happen in either call).
-int split_begin(const char *call, Access a) {
+int split_begin(const char *call, FileAccess a) {
     FTMPI_TRY(check_live_file(call, a.f));
     if (a.f->split_active)
         return raise(a.f->comm, MPI_ERR_OTHER, call, "%s: a split collective is already active on this file",
