@@ -29,15 +29,16 @@ extern "C" int MPI_Barrier(MPI_Comm comm) {
     return raise(comm, err, "MPI_Barrier", "a member of %s failed", comm_label(comm));
 }
 
-// Nonblocking barrier: the same dissemination pattern as a schedule.
+// Nonblocking barrier: the same pattern as a schedule.
 namespace ftmpi::mpi {
 void build_ibarrier(Sched &s, MPI_Comm) {
-    const int n = s.size(), me = s.rank();
-    for (int dist = 1; dist < n; dist *= 2) {
-        s.add_recv(nullptr, 0, MPI_BYTE, (me - dist + n) % n);
-        s.add_send(nullptr, 0, MPI_BYTE, (me + dist) % n);
-        s.next_round();
-    }
+    barrier_pattern(
+        s.size(), s.rank(),
+        [&](int to, int from) {
+            if (from >= 0) s.add_recv(nullptr, 0, MPI_BYTE, from);
+            if (to >= 0) s.add_send(nullptr, 0, MPI_BYTE, to);
+        },
+        [&] { s.next_round(); });
 }
 }  // namespace ftmpi::mpi
 

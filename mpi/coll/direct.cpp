@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "ft/failures.hpp"
+#include "mpi/coll/barrier.hpp"
 #include "mpi/coll/ops.hpp"
 #include "mpi/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
@@ -87,12 +88,12 @@ bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t) {
            static_cast<std::size_t>(count) * t->size <= k_direct_bytes;
 }
 
-// Dissemination, as build_ibarrier.
+// barrier_pattern, as build_ibarrier.
 int direct_barrier(MPI_Comm comm) {
-    const int n = comm->size, me = comm->rank;
     Steps s(comm);
     char token = 0;
-    for (int dist = 1; dist < n; dist *= 2) s.step((me + dist) % n, &token, (me - dist + n) % n, &token, 0, MPI_BYTE);
+    barrier_pattern(
+        comm->size, comm->rank, [&](int to, int from) { s.step(to, &token, from, &token, 0, MPI_BYTE); }, [] {});
     return s.result();
 }
 
