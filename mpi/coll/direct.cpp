@@ -97,21 +97,14 @@ int direct_barrier(MPI_Comm comm) {
     return s.result();
 }
 
-// Binomial tree, as build_bcast.
+// bcast_pattern, as build_bcast.
 int direct_bcast(MPI_Comm comm, void *buf, int count, MPI_Datatype t, int root) {
     const int n = comm->size;
-    const int vr = (comm->rank - root + n) % n;
     Steps s(comm);
-    int mask = 1;
-    while (mask < n) {
-        if (vr & mask) {
-            s.step(-1, nullptr, (vr - mask + root) % n, buf, count, t);
-            break;
-        }
-        mask <<= 1;
-    }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (vr + mask < n) s.step((vr + mask + root) % n, buf, -1, nullptr, count, t);
+    bcast_pattern(
+        n, (comm->rank - root + n) % n, static_cast<std::size_t>(count) * t->size,
+        [&](int from) { s.step(-1, nullptr, (from + root) % n, buf, count, t); },
+        [&](int to) { s.step((to + root) % n, buf, -1, nullptr, count, t); }, [] {});
     return s.result();
 }
 

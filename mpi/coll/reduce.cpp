@@ -99,19 +99,10 @@ void build_bcast(Sched &s, MPI_Comm, void *buf, int count, MPI_Datatype t, int r
     const int n = s.size();
     root = s.root(root);
     if (root < 0) return s.next_round();
-    const int vr = (s.rank() - root + n) % n;
-    int mask = 1;
-    while (mask < n) {
-        if (vr & mask) {
-            s.add_recv(buf, count, t, (vr - mask + root) % n);
-            s.next_round();
-            break;
-        }
-        mask <<= 1;
-    }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (vr + mask < n) s.add_send(buf, count, t, (vr + mask + root) % n);
-    s.next_round();
+    bcast_pattern(
+        n, (s.rank() - root + n) % n, static_cast<std::size_t>(count) * t->size,
+        [&](int from) { s.add_recv(buf, count, t, (from + root) % n); },
+        [&](int to) { s.add_send(buf, count, t, (to + root) % n); }, [&] { s.next_round(); });
 }
 
 void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, int root) {
