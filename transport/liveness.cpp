@@ -34,8 +34,6 @@ struct LivenessPublished {
 
 namespace {
 
-using Published = LivenessPublished;
-
 const char *const k_live_key = "ftmpi.live";
 constexpr char k_goodbye = 'B';
 
@@ -58,7 +56,7 @@ std::uint32_t first_host_address() {
 struct LivenessLinks::Impl {
     int listener = -1;
     int event = -1;  // wakes the thread: a new peer to watch, or stop
-    std::vector<Published> peers;
+    std::vector<LivenessPublished> peers;
     std::function<void(PeerId, bool)> on_lost;
     std::thread thread;
     std::atomic<bool> stopping{false};
@@ -99,7 +97,7 @@ struct LivenessLinks::Impl {
     // Starts a non-blocking connect to `peer`, at the one address its
     // listener is bound to.
     void start_link(int peer) {
-        const Published &p = peers[static_cast<std::size_t>(peer)];
+        const LivenessPublished &p = peers[static_cast<std::size_t>(peer)];
         sockaddr_in to{};
         to.sin_family = AF_INET;
         to.sin_port = p.port;
@@ -224,7 +222,7 @@ LivenessLinks::LivenessLinks(runtime::ProcessManager &pm, const std::string &add
     if (::bind(m.listener, reinterpret_cast<sockaddr *>(&here), sizeof here) != 0 || ::listen(m.listener, 64) != 0 ||
         ::getsockname(m.listener, reinterpret_cast<sockaddr *>(&here), &len) != 0)
         throw std::runtime_error(std::string("liveness listener: ") + std::strerror(errno));
-    const Published me{here.sin_addr.s_addr, here.sin_port, 0};
+    const LivenessPublished me{here.sin_addr.s_addr, here.sin_port, 0};
     pm.put(k_live_key, &me, sizeof me);
 }
 
@@ -233,10 +231,11 @@ LivenessLinks::~LivenessLinks() = default;
 void LivenessLinks::connect(runtime::ProcessManager &pm, std::function<void(PeerId, bool)> on_lost) {
     Impl &m = *impl_;
     const int n = pm.job().size;
-    m.peers.assign(static_cast<std::size_t>(n), Published{0, 0, 0});
+    m.peers.assign(static_cast<std::size_t>(n), LivenessPublished{0, 0, 0});
     for (int r = 0; r < n; ++r) {
         const auto blob = pm.get(r, k_live_key);
-        if (blob.size() == sizeof(Published)) std::memcpy(&m.peers[static_cast<std::size_t>(r)], blob.data(), blob.size());
+        if (blob.size() == sizeof(LivenessPublished))
+            std::memcpy(&m.peers[static_cast<std::size_t>(r)], blob.data(), blob.size());
     }
     m.on_lost = std::move(on_lost);
     m.thread = std::thread([&m] { m.run(); });
