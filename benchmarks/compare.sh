@@ -20,14 +20,18 @@
 # Needs ftmpi installed (meson install) and, for the peers, Debian's
 # openmpi-bin + libopenmpi-dev and mpich + libmpich-dev; an MPI that is
 # missing is left out. Runs as root (Open MPI is told to allow it).
-# Point-to-point and the 2-rank collectives bind both ranks to cores; the
-# 4-rank collectives oversubscribe the 2 cores, unbound. Their times are
-# context switches, and each run of coll.c settles in one of a few
-# scheduling rhythms (about 11, 22 or 33 µs for the barrier, 0.4 or 11 µs
-# for the bcast) for every MPI alike, so ftmpi and Open MPI run them
-# FTMPI_COMPARE_OVERSUB_RUNS times (default 3) per repetition and those rows
-# are medians of reps x that many runs (MPICH, which takes 8 ms per call
-# there, runs once).
+# Point-to-point and the 2-rank collectives bind both ranks to cores. The
+# 4-rank collectives oversubscribe the 2 cores, each MPI with its own
+# default placement: ftmpirun binds ranks 0-1 to the first core and 2-3 to
+# the second, Open MPI and MPICH leave them unbound. Column ompi_blocks is
+# Open MPI given ftmpi's placement (a rankfile, and mpi_yield_when_idle,
+# which Open MPI sets by itself only when it sees the oversubscription); it
+# is not part of the ratios. Those times are context switches, and each run
+# of coll.c settles in one of a few scheduling rhythms (about 11, 22 or 33
+# µs for the barrier, 0.4 or 11 µs for the bcast), so ftmpi and Open MPI run
+# them FTMPI_COMPARE_OVERSUB_RUNS times (default 3) per repetition and those
+# rows are medians of reps x that many runs (MPICH, which takes 8 ms per
+# call there, runs once).
 set -euo pipefail
 prefix=$1 reps=${2:-5} tcp=${FTMPI_COMPARE_TCP:-1} oversub=${FTMPI_COMPARE_OVERSUB_RUNS:-3}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,21 +40,25 @@ trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_base_warn_component_unused=0
 
 mpis=()
-declare -A cc run bind nobind
+# bind: 2 ranks on 2 cores; nobind: start-up; over: 4 ranks on 2 cores.
+declare -A cc run bind nobind over
 if [[ -x $prefix/bin/ftmpicc ]]; then
     mpis+=(ftmpi)
     cc[ftmpi]=$prefix/bin/ftmpicc run[ftmpi]=$prefix/bin/ftmpirun
-    bind[ftmpi]="--bind-to core" nobind[ftmpi]="--bind-to none"
+    bind[ftmpi]="--bind-to core" nobind[ftmpi]="--bind-to none" over[ftmpi]=""
 fi
 if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
     mpis+=(ompi)
     cc[ompi]=mpicc.openmpi run[ompi]=mpirun.openmpi
-    bind[ompi]="--bind-to core" nobind[ompi]="--oversubscribe --bind-to none"
+    bind[ompi]="--bind-to core" nobind[ompi]="--oversubscribe --bind-to none" over[ompi]=${nobind[ompi]}
+    cores=$(nproc)
+    for r in 0 1 2 3; do echo "rank $r=localhost slot=$((r * cores / 4))"; done >"$work/rankfile"
+    over_blocks="--oversubscribe --rankfile $work/rankfile --bind-to core:overload-allowed --mca mpi_yield_when_idle 1"
 fi
 if command -v mpicc.mpich >/dev/null && command -v mpirun.mpich >/dev/null; then
     mpis+=(mpich)
     cc[mpich]=mpicc.mpich run[mpich]=mpirun.mpich
-    bind[mpich]="-bind-to core" nobind[mpich]="-bind-to none"
+    bind[mpich]="-bind-to core" nobind[mpich]="-bind-to none" over[mpich]=${nobind[mpich]}
 fi
 [[ ${#mpis[@]} -gt 0 ]] || { echo "compare.sh: no MPI found" >&2; exit 1; }
 
@@ -73,6 +81,19 @@ pingpong_figures() {
         figure "bw$(size_name $n)" "$1" "$(awk -v n=$n '$1 == n { print $3 }' "$work/out")"
     done
 }
+# coll_figures MPI COLUMN NP MAX LAUNCH-OPTIONS...: one run of coll.c on NP
+# ranks up to MAX bytes, its figures as COLUMN.
+coll_figures() {
+    local m=$1 col=$2 np=$3 max=$4 n
+    shift 4
+    timeout 300 "${run[$m]}" -n "$np" "$@" "$work/coll.$m" "$max" >"$work/out" 2>/dev/null || true
+    figure "barrier${np}_us" "$col" "$(awk '$1 == "barrier_us" { print $2 }' "$work/out")"
+    for n in 8 1024 65536 1048576; do
+        [[ $n -gt $max ]] && continue
+        figure "bcast$(size_name $n)_${np}_us" "$col" "$(awk -v n=$n '$1 == n { print $2 }' "$work/out")"
+        figure "allreduce$(size_name $n)_${np}_us" "$col" "$(awk -v n=$n '$1 == n { print $3 }' "$work/out")"
+    done
+}
 median() { [[ -s $1 ]] || { echo nan; return; }; sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 for ((r = 0; r < reps; ++r)); do
@@ -87,24 +108,17 @@ for ((r = 0; r < reps; ++r)); do
             FTMPI_PROVIDER=tcp timeout 300 "${run[$m]}" -n 2 ${bind[$m]} "$work/pingpong.$m" >"$work/out" 2>/dev/null || true
             pingpong_figures ftmpi_tcp
         fi
-        for np in 2 4; do
-            b=${bind[$m]} max=1048576 runs=1
-            # 4 ranks on 2 cores: the small sizes only (large ones take long
-            # oversubscribed), and $oversub runs for ftmpi and Open MPI.
-            if [[ $np -gt 2 ]]; then
-                b=${nobind[$m]} max=8
-                [[ $m != mpich ]] && runs=$oversub
-            fi
-            for ((k = 0; k < runs; ++k)); do
-                # shellcheck disable=SC2086
-                timeout 300 "${run[$m]}" -n $np $b "$work/coll.$m" $max >"$work/out" 2>/dev/null || true
-                figure "barrier${np}_us" "$m" "$(awk '$1 == "barrier_us" { print $2 }' "$work/out")"
-                for n in 8 1024 65536 1048576; do
-                    [[ $n -gt $max ]] && continue
-                    figure "bcast$(size_name $n)_${np}_us" "$m" "$(awk -v n=$n '$1 == n { print $2 }' "$work/out")"
-                    figure "allreduce$(size_name $n)_${np}_us" "$m" "$(awk -v n=$n '$1 == n { print $3 }' "$work/out")"
-                done
-            done
+        # shellcheck disable=SC2086
+        coll_figures "$m" "$m" 2 1048576 ${bind[$m]}
+        # 4 ranks on 2 cores: the small sizes only (large ones take long
+        # oversubscribed), and $oversub runs for ftmpi and Open MPI.
+        runs=1
+        [[ $m != mpich ]] && runs=$oversub
+        for ((k = 0; k < runs; ++k)); do
+            # shellcheck disable=SC2086
+            coll_figures "$m" "$m" 4 8 ${over[$m]}
+            # shellcheck disable=SC2086
+            if [[ $m == ompi ]]; then coll_figures ompi ompi_blocks 4 8 $over_blocks; fi
         done
         start=$(date +%s.%N)
         # shellcheck disable=SC2086
@@ -134,6 +148,7 @@ done
 
 cols=("${mpis[@]}")
 [[ $tcp == 1 && -n ${cc[ftmpi]:-} ]] && cols+=(ftmpi_tcp)
+[[ -n ${cc[ompi]:-} ]] && cols+=(ompi_blocks)
 echo "# 4-rank rows: medians of $((reps * oversub)) runs for ftmpi and Open MPI, $reps for MPICH"
 printf "%-22s" "figure (median of $reps)"
 for m in "${cols[@]}"; do printf " %10s" "$m"; done

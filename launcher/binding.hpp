@@ -26,9 +26,11 @@ struct BindingPlan {
 // Ranks take the allowed cores (hardware threads with --map-by hwthread) in
 // --map-by order, o.pe each, round-robin when there are too few (with a
 // warning); each is bound to the --bind-to unit holding its first one (all
-// its units with PE > 1). The default policy binds to the mapped unit only
-// when every rank gets its own. Throws LauncherError when the topology
+// its units with PE > 1). The default policy binds to the mapped unit; when
+// there are too few, it gives consecutive ranks the same one, in even
+// blocks, for the job's first launch (`first_launch`) with PE = 1, and
+// leaves the ranks unbound otherwise. Throws LauncherError when the topology
 // cannot be loaded.
-BindingPlan plan_bindings(const Options& o);
+BindingPlan plan_bindings(const Options& o, bool first_launch = true);
 
 }  // namespace ftmpi::launcher

@@ -370,7 +370,7 @@ void Runner::on_spawn(Upcall& u) {
   for (size_t i = 0; i < u.apps.size(); ++i) appnums.insert(appnums.end(), static_cast<size_t>(u.apps[i].maxprocs), static_cast<int>(i));
   Options sized = o_;
   sized.np = base + total;
-  const BindingPlan plan = plan_bindings(sized);
+  const BindingPlan plan = plan_bindings(sized, false);
   server_->register_job(base, appnums, universe_size_);
   ranks_.resize(static_cast<size_t>(base + total));
   job_sizes_[base] = total;

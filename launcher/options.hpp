@@ -8,7 +8,7 @@
 
 namespace ftmpi::launcher {
 
-// --bind-to: the unit each rank is bound to (kDefault: core when ranks <= cores).
+// --bind-to: the unit each rank is bound to (kDefault: core, ranks in even blocks per core when they outnumber the cores).
 enum class BindPolicy { kDefault, kCore, kHwthread, kSocket, kNuma, kNone };
 // --map-by: the order in which ranks take the node's cores or hardware
 // threads (node and slot: one node, so the default core order).
