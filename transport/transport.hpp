@@ -117,6 +117,16 @@ public:
     // `uid`, from `source_rank`.
     virtual Posted send(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag,
                         std::int32_t source_rank, const void *buf, std::size_t length, SendMode mode, Op *op) = 0;
+    // A standard-mode send that needs nothing more from the caller: true when
+    // the message went out at once (a small one with room for it), as send()
+    // returning Posted::complete would have sent it; false when nothing was
+    // done and the caller must use send(), which handles every other case
+    // (a failed peer included). Lets a blocking send skip its request.
+    virtual bool inject(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag,
+                        std::int32_t source_rank, const void *buf, std::size_t length) {
+        (void)peer, (void)context, (void)uid, (void)tag, (void)source_rank, (void)buf, (void)length;
+        return false;
+    }
     // Pulls the data of a rendezvous Arrival into `buf` (at most `capacity` bytes).
     // Op::done reports Err::truncated when the message was longer than capacity,
     // and the sender's reason (cancel_sends) when it gave the send up before

@@ -59,6 +59,7 @@ int finish_blocking(const char *call, MPI_Request r, MPI_Status *status) {
 int blocking_send(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
                   transport::SendMode mode) {
     FTMPI_TRY(check_send(call, buf, count, type, dest, tag, comm));
+    if (mode == transport::SendMode::standard && send_now(comm, buf, count, type, dest, tag)) return MPI_SUCCESS;
     MPI_Request r = make_send(comm, buf, count, type, dest, tag, mode);
     start_send(r);
     return finish_blocking(call, r, MPI_STATUS_IGNORE);

@@ -220,6 +220,18 @@ void start_send(MPI_Request r) {
     }
 }
 
+bool send_now(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int dest, int tag) {
+    if (dest == MPI_PROC_NULL || !type->contiguous || comm->revoked) return false;
+    const std::size_t bytes = static_cast<std::size_t>(count) * type->size;
+    if (!g.transport->inject(static_cast<transport::PeerId>(comm->procs[static_cast<std::size_t>(dest)]),
+                             comm->context, comm->uid, tag, comm->rank, buf, bytes))
+        return false;
+    ++g.p2p.messages_sent;
+    g.p2p.bytes_sent += bytes;
+    runtime::test_kill_point("p2p.send");
+    return true;
+}
+
 void deliver(MPI_Request r, const transport::Arrival &a) {
     r->msg_length = a.length;
     r->status.MPI_SOURCE = a.source_rank;

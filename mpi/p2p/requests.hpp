@@ -20,6 +20,10 @@ void free_request_pool();
 
 // Starts a send or a receive described by the request's fields.
 void start_send(MPI_Request r);
+// A standard blocking send without a request: true when the message went
+// out at once (small, contiguous, room for it) and the send is done; false,
+// with nothing done, when the caller must go through a request.
+bool send_now(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int dest, int tag);
 void start_recv(MPI_Request r);
 
 // Completes `r` with MPI error class `err` and `bytes` delivered.

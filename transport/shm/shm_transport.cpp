@@ -173,6 +173,13 @@ public:
     void connect(runtime::ProcessManager &pm) override;
     Posted send(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
                 const void *buf, std::size_t length, SendMode mode, Op *op) override;
+    bool inject(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
+                const void *buf, std::size_t length) override {
+        if (!local(peer) || peer == self_) return false;
+        Peer &p = *peers_[peer];
+        return !p.failed && length <= p.eager &&
+               write_eager(p, pack_match(Proto::eager, context, tag), uid, source_rank, buf, length);
+    }
     Posted accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) override;
     int poll() override;
     void mark_failed(PeerId peer) override;
@@ -232,6 +239,10 @@ private:
     std::uint32_t take_desc(Peer &p);
     void give_up(std::uint64_t sender_id, Err why);
     Posted send_to_self(Op *op, std::size_t length, SendMode mode);
+    // An eager record to `p` written at once: false, with nothing done, when
+    // older messages wait for room or the ring has none.
+    bool write_eager(Peer &p, std::uint64_t match, std::uint64_t uid, std::int32_t source_rank, const void *buf,
+                     std::size_t length);
     void announce_to(const Peer &p, PeerId id_base);
     void take_announcements();
 
@@ -459,14 +470,7 @@ Posted ShmTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     if (p.failed) return Posted::peer_failed;
     if (mode == SendMode::standard && length <= p.eager) {
         op->header = Header{pack_match(Proto::eager, context, tag), uid};
-        if (p.backlog.empty()) {
-            if (char *slot = p.out.reserve(length)) {
-                if (length > 0) std::memcpy(slot, buf, length);
-                runtime::test_kill_point("shm.record");  // tests: a death with a record written, not published
-                p.out.publish(op->header.match, uid, source_rank, length);
-                return Posted::complete;
-            }
-        }
+        if (write_eager(p, op->header.match, uid, source_rank, buf, length)) return Posted::complete;
         op->kind = Op::Kind::send;
         queue(peer, p, Pending{Pending::What::send, op});
         return Posted::pending;
@@ -502,6 +506,17 @@ Posted ShmTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     d.transfer = static_cast<std::uint32_t>(source_rank);
     queue(peer, p, d);
     return Posted::pending;
+}
+
+bool ShmTransport::write_eager(Peer &p, std::uint64_t match, std::uint64_t uid, std::int32_t source_rank,
+                               const void *buf, std::size_t length) {
+    if (!p.backlog.empty()) return false;  // behind what waits for room
+    char *slot = p.out.reserve(length);
+    if (slot == nullptr) return false;
+    if (length > 0) std::memcpy(slot, buf, length);
+    runtime::test_kill_point("shm.record");  // tests: a death with a record written, not published
+    p.out.publish(match, uid, source_rank, length);
+    return true;
 }
 
 Posted ShmTransport::send_to_self(Op *op, std::size_t length, SendMode mode) {
