@@ -15,6 +15,7 @@
 #include "mpi/recovery.hpp"
 #include "mpi/ulfm.hpp"
 #include "runtime/test_hooks.hpp"
+#include "transport/copy.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -244,8 +245,8 @@ void deliver(MPI_Request r, const transport::Arrival &a) {
             if (bytes > 0) unpack(a.eager_data, bytes, r->buf, r->datatype);
         } else if (!r->datatype->contiguous) {
             if (bytes > 0) std::memcpy(r->pack_buf, a.eager_data, bytes);
-        } else if (bytes > 0) {
-            std::memcpy(r->buf, a.eager_data, bytes);
+        } else {
+            transport::copy_payload(r->buf, a.eager_data, bytes);
         }
         complete_request(r, MPI_SUCCESS, bytes);
         return;

@@ -34,6 +34,7 @@
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
 #include "runtime/test_hooks.hpp"
+#include "transport/copy.hpp"
 #include "transport/shm/ring.hpp"
 
 namespace ftmpi::transport {
@@ -182,6 +183,7 @@ public:
     }
     Posted accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) override;
     int poll() override;
+    [[gnu::noinline]] int poll_rest();
     void mark_failed(PeerId peer) override;
     bool is_failed(PeerId peer) const override {
         if (peer < peers_.size() && peers_[peer] && peers_[peer]->failed) return true;
@@ -513,7 +515,7 @@ bool ShmTransport::write_eager(Peer &p, std::uint64_t match, std::uint64_t uid, 
     if (!p.backlog.empty()) return false;  // behind what waits for room
     char *slot = p.out.reserve(length);
     if (slot == nullptr) return false;
-    if (length > 0) std::memcpy(slot, buf, length);
+    copy_payload(slot, buf, length);
     runtime::test_kill_point("shm.record");  // tests: a death with a record written, not published
     p.out.publish(match, uid, source_rank, length);
     return true;
@@ -981,11 +983,22 @@ bool ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
     return false;
 }
 
+// The rings first, in a loop small enough that a wait spinning here comes
+// back to them every few nanoseconds; whatever else there is to drive
+// (announcements, transfers, backlogs, the network) in poll_rest().
 int ShmTransport::poll() {
+    int handled = 0;
+    for (std::size_t k = 0; k < polled_.size(); ++k) handled += drain_ring(polled_[k]);
+    if ((announce_ != nullptr && announce_->pending.load(std::memory_order_relaxed) != announce_seen_) ||
+        !sends_.empty() || !pulls_.empty() || !stalled_.empty() || net_)
+        handled += poll_rest();
+    return handled;
+}
+
+int ShmTransport::poll_rest() {
     int handled = 0;
     if (announce_ != nullptr && announce_->pending.load(std::memory_order_relaxed) != announce_seen_)
         take_announcements();
-    for (std::size_t k = 0; k < polled_.size(); ++k) handled += drain_ring(polled_[k]);
     if (!sends_.empty()) progress_sends();
     if (!pulls_.empty()) progress_pulls();
     if (!stalled_.empty()) {
