@@ -53,6 +53,17 @@ void count_received(const ftmpi_request_s *r, std::size_t bytes) {
     g.p2p.bytes_received += bytes;
 }
 
+// A send handed to the transport: counted when it went out on a
+// point-to-point context (P2pCounts), then the tests' kill point with the
+// message on its way. start_send and send_now alike.
+void sent(bool counted, std::size_t bytes) {
+    if (counted) {
+        ++g.p2p.messages_sent;
+        g.p2p.bytes_sent += bytes;
+    }
+    runtime::test_kill_point("p2p.send");
+}
+
 void on_op_done(transport::Op *op, transport::Err err, std::size_t bytes) {
     auto *r = reinterpret_cast<MPI_Request>(op);  // Op is the request's first member
     // An operation still pending when this process learned that its
@@ -209,11 +220,7 @@ void start_send(MPI_Request r) {
     }
     const transport::Posted posted = g.transport->send(static_cast<transport::PeerId>(dest), r->context, r->comm->uid,
                                                        r->tag, r->comm->rank, data, r->capacity, r->mode, &r->op);
-    if (posted != transport::Posted::peer_failed && on_p2p_context(r)) {
-        ++g.p2p.messages_sent;
-        g.p2p.bytes_sent += r->capacity;
-    }
-    runtime::test_kill_point("p2p.send");  // tests: a death with the message on its way
+    sent(posted != transport::Posted::peer_failed && on_p2p_context(r), r->capacity);
     switch (posted) {
     case transport::Posted::complete: complete_request(r, MPI_SUCCESS, r->capacity); break;
     case transport::Posted::peer_failed: complete_request(r, MPI_ERR_PROC_FAILED, 0); break;
@@ -227,9 +234,7 @@ bool send_now(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int 
     if (!g.transport->inject(static_cast<transport::PeerId>(comm->procs[static_cast<std::size_t>(dest)]),
                              comm->context, comm->uid, tag, comm->rank, buf, bytes))
         return false;
-    ++g.p2p.messages_sent;
-    g.p2p.bytes_sent += bytes;
-    runtime::test_kill_point("p2p.send");
+    sent(true, bytes);  // comm->context: the point-to-point one
     return true;
 }
 
