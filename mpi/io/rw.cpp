@@ -302,7 +302,7 @@ int split_end(const char *call, MPI_File f, const void *buf, MPI_Status *status)
     if (buf != f->split_buf)
         return raise(f->comm, MPI_ERR_ARG, call, "argument buf is not the buffer its _begin call was given");
     f->split_active = false;
-    if (status != MPI_STATUS_IGNORE) *status = f->split_status;
+    copy_status(status, f->split_status);
     return MPI_SUCCESS;
 }
 

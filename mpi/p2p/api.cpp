@@ -172,7 +172,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     MPI_Status st;
     const int rerr = retire_request(&rr, &st);
     if (rerr == MPI_SUCCESS && serr == MPI_SUCCESS) {
-        if (status != MPI_STATUS_IGNORE) *status = st;
+        copy_status(status, st);
         return MPI_SUCCESS;
     }
     // The failure's own class, as Open MPI's ULFM returns it (MPI_Sendrecv has
@@ -181,8 +181,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     const int err = rerr != MPI_SUCCESS ? rerr : serr;
     const int peer = rerr != MPI_SUCCESS ? st.MPI_SOURCE : dest;
     if (rerr == MPI_SUCCESS) st.MPI_SOURCE = dest;
-    st.MPI_ERROR = err;
-    if (status != MPI_STATUS_IGNORE) *status = st;
+    copy_status(status, st);
     return raise(comm, err, "MPI_Sendrecv", "exchange with rank %d of %s failed (%s)", peer, comm_label(comm),
                  error_class_name(err));
 }

@@ -1,4 +1,6 @@
 // The Wait/Test family, Request_free, Request_get_status, Cancel.
+#include <vector>
+
 #include "mpi/checks.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
@@ -37,8 +39,9 @@ int retire_into(MPI_Request reqs[], int i, MPI_Status statuses[]) {
     return retire_request(&reqs[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
 }
 
-// After a multi-request call: MPI_ERR_IN_STATUS when any failed, every status's
-// MPI_ERROR set (MPI_SUCCESS for the good ones); the error handler of the
+// After a multi-request call: MPI_ERR_IN_STATUS when any failed (the caller
+// then sets every status's MPI_ERROR: MPI_SUCCESS for the good ones, and
+// leaves them alone otherwise, MPI-3.1 §3.2.5); the error handler of the
 // first failed request's communicator gets that request's code (as Open
 // MPI's ULFM: handlers switch on MPIX_ERR_PROC_FAILED / MPIX_ERR_REVOKED).
 int in_status(const char *call, MPI_Comm comm, int first_err, int errors) {
@@ -50,15 +53,8 @@ int in_status(const char *call, MPI_Comm comm, int first_err, int errors) {
 // A wildcard receive left pending by a failure: reported, not completed.
 bool failure_pending(MPI_Request r) { return !r->complete && r->failure_pending; }
 
-// The status of such a request (it stays active).
-void pending_status(MPI_Status *status) {
-    if (status == MPI_STATUS_IGNORE) return;
-    empty_status(status);
-    status->MPI_ERROR = MPI_ERR_PROC_FAILED_PENDING;
-}
-
 int report_pending(const char *call, MPI_Request r, MPI_Status *status) {
-    pending_status(status);
+    empty_status(status);
     return raise(r->comm, MPI_ERR_PROC_FAILED_PENDING, call,
                  "MPI_ANY_SOURCE receive on %s stays pending: the communicator has unacknowledged failures",
                  comm_label(r->comm));
@@ -80,14 +76,15 @@ int find_complete(int count, MPI_Request reqs[]) {
 int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[],
                  MPI_Comm *err_comm, int *first_err, int *errors) {
     int n = 0;
+    std::vector<int> codes(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
         if (!is_active(reqs[i]) || (!reqs[i]->complete && !reqs[i]->failure_pending)) continue;
         MPI_Comm c = reqs[i]->comm;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
         int e = MPI_ERR_PROC_FAILED_PENDING;
-        if (failure_pending(reqs[i])) pending_status(st);
+        if (failure_pending(reqs[i])) empty_status(st);
         else e = retire_request(&reqs[i], st);
-        if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = e;
+        codes[static_cast<std::size_t>(n)] = e;
         if (e != MPI_SUCCESS && (*errors)++ == 0) {
             *first_err = e;
             *err_comm = c;
@@ -95,6 +92,8 @@ int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MP
         indices[n++] = i;
     }
     *outcount = n;
+    if (*errors > 0 && statuses != MPI_STATUSES_IGNORE)
+        for (int j = 0; j < n; ++j) statuses[j].MPI_ERROR = codes[static_cast<std::size_t>(j)];
     return n;
 }
 
@@ -141,6 +140,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
         if (is_active(array_of_requests[i])) wait_complete(array_of_requests[i]);
     int errors = 0, first_err = MPI_SUCCESS;
     MPI_Comm err_comm = MPI_COMM_NULL;
+    std::vector<int> codes(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
         MPI_Request r = array_of_requests[i];
         int e = MPI_SUCCESS;
@@ -160,8 +160,10 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
                 err_comm = c;
             }
         }
-        if (array_of_statuses != MPI_STATUSES_IGNORE) array_of_statuses[i].MPI_ERROR = e;
+        codes[static_cast<std::size_t>(i)] = e;
     }
+    if (errors > 0 && array_of_statuses != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < count; ++i) array_of_statuses[i].MPI_ERROR = codes[static_cast<std::size_t>(i)];
     return in_status("MPI_Waitall", err_comm, first_err, errors);
 }
 
@@ -277,7 +279,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
     if (!*flag) return MPI_SUCCESS;
     int err = MPI_SUCCESS;
     if (request->kind == ftmpi_request_s::Kind::generalized) err = grequest_query(request);
-    if (status != MPI_STATUS_IGNORE) *status = request->status;
+    copy_status(status, request->status);
     if (err != MPI_SUCCESS)
         return raise(MPI_COMM_NULL, err, "MPI_Request_get_status", "the generalized request's query callback failed");
     return MPI_SUCCESS;

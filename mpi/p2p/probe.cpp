@@ -20,7 +20,6 @@ void fill_status(MPI_Status *status, const Unexpected &u) {
     if (status == MPI_STATUS_IGNORE) return;
     status->MPI_SOURCE = u.source_rank;
     status->MPI_TAG = u.tag;
-    status->MPI_ERROR = MPI_SUCCESS;
     status->ftmpi_cancelled = 0;
     status->ftmpi_count = u.length;
 }

@@ -53,8 +53,19 @@ int grequest_free(MPI_Request r);
 // MPI_Cancel of a generalized request: its cancel callback.
 int grequest_cancel(MPI_Request r);
 
-// The status of a null or inactive request.
+// The status of a null or inactive request (its MPI_ERROR left as it is).
 void empty_status(MPI_Status *status);
+
+// Copies a status out to the user's, all but MPI_ERROR: a call reports its
+// error by its return code, and only the calls of many requests (Waitall,
+// Waitsome, Testall, Testsome) write MPI_ERROR, and only when they return
+// MPI_ERR_IN_STATUS (MPI-3.1 §3.2.5). No-op for MPI_STATUS_IGNORE.
+inline void copy_status(MPI_Status *to, const MPI_Status &from) {
+    if (to == MPI_STATUS_IGNORE) return;
+    const int keep = to->MPI_ERROR;
+    *to = from;
+    to->MPI_ERROR = keep;
+}
 
 // A request that counts as "active" for the Wait/Test family.
 inline bool is_active(MPI_Request r) { return r != MPI_REQUEST_NULL && (!r->persistent || r->active); }
