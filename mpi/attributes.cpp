@@ -8,6 +8,7 @@
 // kind that created it, and using it on another kind is MPI_ERR_KEYVAL.
 #include "mpi/attributes.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "mpi/checks.hpp"
@@ -34,7 +35,7 @@ std::map<int, Keyval> g_keyvals;
 int g_next_keyval = k_first_user_keyval;
 // Datatypes keep their attributes here: predefined types have fixed-size
 // storage (an ABI), and most types never carry any.
-std::map<MPI_Datatype, std::map<int, void *>> g_type_attrs;
+std::map<MPI_Datatype, AttrList> g_type_attrs;
 
 static_assert(MPI_LASTUSEDCODE < MPI_FT && MPI_WIN_MODEL < k_first_user_keyval,
               "predefined keys are MPI_TAG_UB..MPI_WIN_MODEL");
@@ -46,7 +47,7 @@ template <> struct Object<MPI_Comm> {
     static constexpr const char *what = "communicator";
     using Copy = MPI_Comm_copy_attr_function;
     using Del = MPI_Comm_delete_attr_function;
-    static std::map<int, void *> *attrs(MPI_Comm c, bool) { return &c->attrs; }
+    static AttrList *attrs(MPI_Comm c, bool) { return &c->attrs; }
     static MPI_Comm errors(MPI_Comm c) { return c; }
     static int check(const char *call, MPI_Comm c) { return check_comm(call, c); }
 };
@@ -55,7 +56,7 @@ template <> struct Object<MPI_Datatype> {
     static constexpr const char *what = "datatype";
     using Copy = MPI_Type_copy_attr_function;
     using Del = MPI_Type_delete_attr_function;
-    static std::map<int, void *> *attrs(MPI_Datatype t, bool create) {
+    static AttrList *attrs(MPI_Datatype t, bool create) {
         auto it = g_type_attrs.find(t);
         if (it != g_type_attrs.end()) return &it->second;
         return create ? &g_type_attrs[t] : nullptr;
@@ -68,7 +69,7 @@ template <> struct Object<MPI_Win> {
     static constexpr const char *what = "window";
     using Copy = MPI_Win_copy_attr_function;
     using Del = MPI_Win_delete_attr_function;
-    static std::map<int, void *> *attrs(MPI_Win w, bool) { return &w->attrs; }
+    static AttrList *attrs(MPI_Win w, bool) { return &w->attrs; }
     static MPI_Comm errors(MPI_Win w) { return w->comm; }
     static int check(const char *call, MPI_Win w) { return check_win(call, w); }
 };
@@ -77,6 +78,10 @@ bool predefined_key(Kind kind, int k) {
     if (kind == Kind::comm) return k >= MPI_TAG_UB && k <= MPI_FT;
     if (kind == Kind::win) return k >= MPI_WIN_BASE && k <= MPI_WIN_MODEL;
     return false;
+}
+
+AttrList::iterator find_attr(AttrList &attrs, int keyval) {
+    return std::find_if(attrs.begin(), attrs.end(), [keyval](const auto &a) { return a.first == keyval; });
 }
 
 Keyval *find(Kind kind, int keyval) {
@@ -89,25 +94,32 @@ void drop_use(int keyval) {
     if (it != g_keyvals.end() && --it->second.uses == 0 && it->second.freed) g_keyvals.erase(it);
 }
 
+// Runs keyval's delete callback for `value` on h; returns its code.
+template <typename H>
+int call_delete(H h, int keyval, void *value) {
+    Keyval *k = find(Object<H>::kind, keyval);
+    if (k == nullptr || k->del == nullptr) return MPI_SUCCESS;
+    return reinterpret_cast<typename Object<H>::Del *>(k->del)(h, keyval, value, k->extra_state);
+}
+
+// An attribute removed from h: its delete callback, and the keyval's use goes.
 template <typename H>
 int run_delete(H h, int keyval, void *value) {
-    Keyval *k = find(Object<H>::kind, keyval);
-    int rc = MPI_SUCCESS;
-    if (k != nullptr && k->del != nullptr)
-        rc = reinterpret_cast<typename Object<H>::Del *>(k->del)(h, keyval, value, k->extra_state);
+    const int rc = call_delete(h, keyval, value);
     drop_use(keyval);
     return rc;
 }
 
-// A user keyval of H's kind, live.
+// A user keyval of H's kind, live; or, with `freed_ok` (get and delete), one
+// freed while attributes still use it: it lives on until the last goes.
 template <typename H>
-int check_keyval(const char *call, MPI_Comm err, int keyval) {
+int check_keyval(const char *call, MPI_Comm err, int keyval, bool freed_ok = false) {
     constexpr Kind kind = Object<H>::kind;
     if (predefined_key(kind, keyval))
         return raise(err, MPI_ERR_KEYVAL, call, "keyval %d is a predefined attribute key and cannot be changed",
                      keyval);
     Keyval *k = find(kind, keyval);
-    if (k == nullptr || k->freed)
+    if (k == nullptr || (k->freed && !freed_ok))
         return raise(err, MPI_ERR_KEYVAL, call, "invalid keyval %d (not a live %s keyval)", keyval, Object<H>::what);
     return MPI_SUCCESS;
 }
@@ -141,16 +153,22 @@ int set_attr(const char *call, H h, int keyval, void *value) {
     FTMPI_TRY(Object<H>::check(call, h));
     const MPI_Comm err = Object<H>::errors(h);
     FTMPI_TRY(check_keyval<H>(call, err, keyval));
-    std::map<int, void *> &attrs = *Object<H>::attrs(h, true);
-    auto it = attrs.find(keyval);
-    if (it != attrs.end()) {
-        find(Object<H>::kind, keyval)->uses++;  // run_delete drops one use for the old value
-        const int rc = run_delete(h, keyval, it->second);
+    AttrList &attrs = *Object<H>::attrs(h, true);
+    auto it = find_attr(attrs, keyval);
+    if (it != attrs.end()) {  // the old value's delete callback first; the attribute keeps its place
+        const int rc = call_delete(h, keyval, it->second);
         if (rc != MPI_SUCCESS) return raise(err, rc, call, "the delete callback of keyval %d failed", keyval);
-        it->second = value;
+        // The callback may have changed h's attributes: look again.
+        AttrList &now = *Object<H>::attrs(h, true);
+        if (auto again = find_attr(now, keyval); again != now.end()) {
+            again->second = value;
+            return MPI_SUCCESS;
+        }
+        now.emplace_back(keyval, value);
+        find(Object<H>::kind, keyval)->uses++;
         return MPI_SUCCESS;
     }
-    attrs[keyval] = value;
+    attrs.emplace_back(keyval, value);
     find(Object<H>::kind, keyval)->uses++;
     return MPI_SUCCESS;
 }
@@ -158,13 +176,14 @@ int set_attr(const char *call, H h, int keyval, void *value) {
 // A user keyval's attribute (the caller handled the predefined keys).
 template <typename H>
 int get_attr(const char *call, H h, int keyval, void *attribute_val, int *flag) {
-    Keyval *k = find(Object<H>::kind, keyval);
-    if (k == nullptr || k->freed)
-        return raise(Object<H>::errors(h), MPI_ERR_KEYVAL, call, "invalid keyval %d (not a live %s keyval)", keyval,
+    if (find(Object<H>::kind, keyval) == nullptr)
+        return raise(Object<H>::errors(h), MPI_ERR_KEYVAL, call, "invalid keyval %d (not a %s keyval)", keyval,
                      Object<H>::what);
-    const std::map<int, void *> *attrs = Object<H>::attrs(h, false);
-    auto it = attrs ? attrs->find(keyval) : decltype(attrs->find(keyval)){};
-    *flag = attrs != nullptr && it != attrs->end();
+    AttrList *attrs = Object<H>::attrs(h, false);
+    *flag = 0;
+    if (attrs == nullptr) return MPI_SUCCESS;
+    auto it = find_attr(*attrs, keyval);
+    *flag = it != attrs->end();
     if (*flag) *static_cast<void **>(attribute_val) = it->second;
     return MPI_SUCCESS;
 }
@@ -174,9 +193,9 @@ int delete_attr(const char *call, H h, int keyval) {
     FTMPI_TRY(check_init(call));
     FTMPI_TRY(Object<H>::check(call, h));
     const MPI_Comm err = Object<H>::errors(h);
-    FTMPI_TRY(check_keyval<H>(call, err, keyval));
-    std::map<int, void *> *attrs = Object<H>::attrs(h, false);
-    auto it = attrs ? attrs->find(keyval) : decltype(attrs->find(keyval)){};
+    FTMPI_TRY(check_keyval<H>(call, err, keyval, true));
+    AttrList *attrs = Object<H>::attrs(h, false);
+    auto it = attrs != nullptr ? find_attr(*attrs, keyval) : AttrList::iterator{};
     if (attrs == nullptr || it == attrs->end())
         return raise(err, MPI_ERR_KEYVAL, call, "keyval %d has no attribute on this %s", keyval, Object<H>::what);
     void *value = it->second;
@@ -186,39 +205,50 @@ int delete_attr(const char *call, H h, int keyval) {
     return MPI_SUCCESS;
 }
 
+// Deletes every attribute of h, the last set first (MPI-3.1 §8.7.1 asks it
+// of MPI_COMM_SELF at MPI_Finalize; MPICH and Open MPI do it everywhere).
+// Every delete callback runs; the first error is returned.
+template <typename H>
+int delete_all(H h) {
+    AttrList *held = Object<H>::attrs(h, false);
+    if (held == nullptr) return MPI_SUCCESS;
+    AttrList attrs = std::move(*held);
+    held->clear();
+    if constexpr (Object<H>::kind == Kind::type) g_type_attrs.erase(h);
+    int first = MPI_SUCCESS;
+    for (auto it = attrs.rbegin(); it != attrs.rend(); ++it) {
+        const int rc = run_delete(h, it->first, it->second);
+        if (first == MPI_SUCCESS) first = rc;
+    }
+    return first;
+}
+
+// Copies from's attributes to `to` in their order, through each keyval's
+// copy callback (flag 0: not copied). A callback's error stops the copy: the
+// attributes copied so far are deleted again (their delete callbacks run)
+// and the error is returned.
 template <typename H>
 int copy_all(H from, H to) {
-    const std::map<int, void *> *attrs = Object<H>::attrs(from, false);
+    const AttrList *attrs = Object<H>::attrs(from, false);
     if (attrs == nullptr) return MPI_SUCCESS;
-    for (const auto &[keyval, value] : *attrs) {
+    const AttrList snapshot = *attrs;  // a callback may set attributes on `from`
+    for (const auto &[keyval, value] : snapshot) {
         Keyval *k = find(Object<H>::kind, keyval);
         if (k == nullptr || k->copy == nullptr) continue;
         void *out = nullptr;
         int flag = 0;
         const int rc =
             reinterpret_cast<typename Object<H>::Copy *>(k->copy)(from, keyval, k->extra_state, value, &out, &flag);
-        if (rc != MPI_SUCCESS) return rc;
+        if (rc != MPI_SUCCESS) {
+            delete_all(to);
+            return rc;
+        }
         if (flag) {
-            (*Object<H>::attrs(to, true))[keyval] = out;
+            Object<H>::attrs(to, true)->emplace_back(keyval, out);
             k->uses++;
         }
     }
     return MPI_SUCCESS;
-}
-
-template <typename H>
-int delete_all(H h) {
-    std::map<int, void *> *held = Object<H>::attrs(h, false);
-    if (held == nullptr) return MPI_SUCCESS;
-    auto attrs = std::move(*held);
-    held->clear();
-    if constexpr (Object<H>::kind == Kind::type) g_type_attrs.erase(h);
-    int first = MPI_SUCCESS;
-    for (const auto &[keyval, value] : attrs) {
-        const int rc = run_delete(h, keyval, value);
-        if (first == MPI_SUCCESS) first = rc;
-    }
-    return first;
 }
 
 // MPI_FT: whether process fault tolerance is on in this run: 0 under

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "ftmpi_config.h"
+#include "mpi/attributes.hpp"
 #include "mpi/checks.hpp"
 #include "mpi/coll/barrier.hpp"
 #include "mpi/p2p/matching.hpp"
@@ -170,6 +171,11 @@ int MPI_Finalized(int *flag) {
 int MPI_Finalize(void) {
     FTMPI_TRY(check_init("MPI_Finalize"));
     ftmpi::runtime::test_kill_point("finalize");
+    // MPI-3.1 §8.7.1: first the equivalent of freeing MPI_COMM_SELF (its
+    // attributes' delete callbacks, the last set first, while MPI still works
+    // for them), then MPI_COMM_WORLD's attributes (as MPICH and Open MPI).
+    const int self_err = delete_attributes(MPI_COMM_SELF);
+    const int world_err = delete_attributes(MPI_COMM_WORLD);
     finalize_agreement();
     // Let this process's last messages (say, an agreement's decision sent just
     // before) complete, for a bounded time.
@@ -184,6 +190,12 @@ int MPI_Finalize(void) {
     ftmpi::ft::failures().attach(nullptr, 0);
     g.transport.reset();
     free_request_pool();
+    // A delete callback's error makes this call erroneous; it finalized all the same.
+    if (const int err = self_err != MPI_SUCCESS ? self_err : world_err; err != MPI_SUCCESS) {
+        FTMPI_WARN("MPI_Finalize: an attribute delete callback of %s failed (code %d)",
+                   self_err != MPI_SUCCESS ? "MPI_COMM_SELF" : "MPI_COMM_WORLD", err);
+        return err;
+    }
     return MPI_SUCCESS;
 }
 

@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "transport/transport.hpp"
@@ -32,6 +33,9 @@ enum class Magic : std::uint32_t {
 class MatchQueue;
 struct Unexpected;
 struct Topology;
+// The attributes of a communicator, datatype or window: (keyval, value) in
+// the order each keyval was first set on the object.
+using AttrList = std::vector<std::pair<int, void *>>;
 }  // namespace ftmpi::mpi
 
 struct ftmpi_datatype_s {
@@ -85,7 +89,7 @@ struct ftmpi_comm_s {
     char name[MPI_MAX_OBJECT_NAME] = {};
     bool predefined = false;
     std::uint32_t coll_seq = 0;  // sequence number of internal collectives (tags)
-    std::map<int, void *> attrs;  // keyval -> attribute value (mpi/attributes.cpp)
+    ftmpi::mpi::AttrList attrs;  // (keyval, value) in the order first set (mpi/attributes.cpp)
     // Inter-communicators: procs/size above are the REMOTE group (the group
     // point-to-point addresses); rank is this process's rank in its own group,
     // local_procs. `local` is a hidden intra-communicator over local_procs for

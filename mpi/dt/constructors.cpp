@@ -173,8 +173,7 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
     FTMPI_TRY(check_constructor("MPI_Type_dup", 0, oldtype, newtype));
     MPI_Datatype t = make_type(layout_of(oldtype), {MPI_COMBINER_DUP, {}, {}, {oldtype}});
     t->committed = oldtype->committed;  // a duplicate of a committed type is committed
-    if (const int rc = copy_attributes(oldtype, t); rc != MPI_SUCCESS) {
-        delete_attributes(t);
+    if (const int rc = copy_attributes(oldtype, t); rc != MPI_SUCCESS) {  // what it copied is deleted
         dt_release(t);
         return raise(MPI_COMM_NULL, rc, "MPI_Type_dup", "an attribute's copy callback failed");
     }
