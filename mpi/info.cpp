@@ -1,10 +1,21 @@
 // MPI_Info objects: ordered (key, value) string pairs.
 #include "mpi/info.hpp"
 
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string_view>
 
 #include "mpi/checks.hpp"
+
+extern "C" {
+ftmpi_predefined_info_s ftmpi_info_env;
+}
 
 namespace ftmpi::mpi {
 namespace {
@@ -24,18 +35,79 @@ int check_key(const char *call, const char *key) {
     return MPI_SUCCESS;
 }
 
+// MPI_INFO_ENV is predefined: reading it is fine, changing or freeing it is not.
+int check_writable(const char *call, MPI_Info info) {
+    if (info != MPI_INFO_ENV) return MPI_SUCCESS;
+    return raise(MPI_COMM_NULL, MPI_ERR_INFO, call, "MPI_INFO_ENV is predefined and read-only");
+}
+
 auto find(MPI_Info info, const char *key) {
     return std::find_if(info->entries.begin(), info->entries.end(), [&](const auto &e) { return e.first == key; });
 }
 
+// The hints each kind of object takes. Communicators: MPI 4.0's assertions
+// (accepted; they change nothing here). Windows: MPI-3.1 §11.2.1's keys
+// (accepted; ftmpi's one-sided code serves every combination). Files: the
+// keys MPI-3.1 §13.2.8 reserves, and ROMIO's two that mpi/io/aggregate.cpp
+// reads with cb_nodes and cb_buffer_size.
+constexpr std::array<std::string_view, 4> k_comm_hints = {
+    "mpi_assert_no_any_tag", "mpi_assert_no_any_source", "mpi_assert_exact_length", "mpi_assert_allow_overtaking"};
+constexpr std::array<std::string_view, 6> k_win_hints = {
+    "no_locks", "accumulate_ordering", "accumulate_ops", "same_size", "same_disp_unit", "alloc_shared_noncontig"};
+constexpr std::array<std::string_view, 17> k_file_hints = {
+    "access_style",   "collective_buffering", "cb_block_size",   "cb_buffer_size", "cb_nodes",
+    "chunked",        "chunked_item",         "chunked_size",    "filename",       "file_perm",
+    "io_node_list",   "nb_proc",              "num_io_nodes",    "striping_factor", "striping_unit",
+    "romio_cb_read",  "romio_cb_write"};
+
+bool takes(HintKind kind, const std::string &key) {
+    auto in = [&](const auto &keys) { return std::find(keys.begin(), keys.end(), key) != keys.end(); };
+    switch (kind) {
+    case HintKind::comm: return in(k_comm_hints);
+    case HintKind::win: return in(k_win_hints);
+    case HintKind::file: return in(k_file_hints);
+    }
+    return false;
+}
+
 }  // namespace
 
-void merge_hints(Hints &into, MPI_Info info) {
+void merge_hints(Hints &into, MPI_Info info, HintKind kind) {
+    if (info == MPI_INFO_NULL) return;
     for (const auto &e : info->entries) {
+        if (!takes(kind, e.first)) continue;
         auto it = std::find_if(into.begin(), into.end(), [&](const auto &x) { return x.first == e.first; });
         if (it != into.end()) it->second = e.second;
         else into.push_back(e);
     }
+}
+
+void fill_info_env(int size, int thread_level) {
+    Hints &env = ftmpi_info_env.obj.entries;
+    env.clear();
+    // The command line as the kernel holds it (MPI_Init may get NULL argc/argv).
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    const std::string raw{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::vector<std::string> args;
+    for (std::size_t at = 0; at < raw.size();) {
+        const std::size_t end = std::min(raw.find('\0', at), raw.size());
+        args.emplace_back(raw.substr(at, end - at));
+        at = end + 1;
+    }
+    if (!args.empty()) {
+        env.emplace_back("command", args.front());
+        std::string rest;
+        for (std::size_t i = 1; i < args.size(); ++i) rest += (i > 1 ? " " : "") + args[i];
+        if (!rest.empty()) env.emplace_back("argv", rest);
+    }
+    env.emplace_back("maxprocs", std::to_string(size));
+    if (char cwd[4096]; ::getcwd(cwd, sizeof cwd) != nullptr) env.emplace_back("wdir", cwd);
+    if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0) env.emplace_back("host", host);
+    if (utsname u{}; ::uname(&u) == 0) env.emplace_back("arch", u.machine);
+    static constexpr const char *levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
+                                             "MPI_THREAD_MULTIPLE"};
+    if (thread_level >= MPI_THREAD_SINGLE && thread_level <= MPI_THREAD_MULTIPLE)
+        env.emplace_back("thread_level", levels[thread_level - MPI_THREAD_SINGLE]);
 }
 
 MPI_Info info_of(const Hints &hints) { return new ftmpi_info_s{Magic::info, hints}; }
@@ -55,6 +127,7 @@ int MPI_Info_create(MPI_Info *info) {
 int MPI_Info_free(MPI_Info *info) {
     FTMPI_CHECK(check_nonnull("MPI_Info_free", MPI_COMM_NULL, info, "info"));
     FTMPI_CHECK(check_info("MPI_Info_free", *info));
+    FTMPI_CHECK(check_writable("MPI_Info_free", *info));
     (*info)->magic = Magic::dead;
     delete *info;
     *info = MPI_INFO_NULL;
@@ -70,6 +143,7 @@ int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
 
 int MPI_Info_set(MPI_Info info, const char *key, const char *value) {
     FTMPI_CHECK(check_info("MPI_Info_set", info));
+    FTMPI_CHECK(check_writable("MPI_Info_set", info));
     FTMPI_CHECK(check_key("MPI_Info_set", key));
     if (value == nullptr) return raise(MPI_COMM_NULL, MPI_ERR_INFO_VALUE, "MPI_Info_set", "argument value is NULL");
     if (const std::size_t n = std::strlen(value); n == 0 || n > MPI_MAX_INFO_VAL)
@@ -109,6 +183,7 @@ int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *fl
 
 int MPI_Info_delete(MPI_Info info, const char *key) {
     FTMPI_CHECK(check_info("MPI_Info_delete", info));
+    FTMPI_CHECK(check_writable("MPI_Info_delete", info));
     FTMPI_CHECK(check_key("MPI_Info_delete", key));
     auto it = find(info, key);
     if (it == info->entries.end())
@@ -134,14 +209,14 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
     return MPI_SUCCESS;
 }
 
-// Communicator hints: kept as given and returned by MPI_Comm_get_info; none
-// changes how ftmpi communicates.
+// Communicator hints: the ones communicators take (merge_hints) are kept and
+// returned by MPI_Comm_get_info; none changes how ftmpi communicates.
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
     FTMPI_TRY(check_init("MPI_Comm_set_info"));
     FTMPI_CHECK(check_comm("MPI_Comm_set_info", comm));
     if (info == MPI_INFO_NULL || info->magic != Magic::info)
         return raise(comm, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info (argument info)");
-    merge_hints(comm->info, info);
+    merge_hints(comm->info, info, HintKind::comm);
     return MPI_SUCCESS;
 }
 
@@ -160,7 +235,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
         return raise(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info", "invalid info (argument info)");
     FTMPI_TRY(MPI_Comm_dup(comm, newcomm));
     (*newcomm)->info.clear();
-    if (info != MPI_INFO_NULL) (*newcomm)->info = info->entries;
+    merge_hints((*newcomm)->info, info, HintKind::comm);
     return MPI_SUCCESS;
 }
 

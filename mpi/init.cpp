@@ -12,6 +12,7 @@
 #include "ftmpi_config.h"
 #include "mpi/attributes.hpp"
 #include "mpi/checks.hpp"
+#include "mpi/info.hpp"
 #include "mpi/coll/barrier.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
@@ -123,6 +124,7 @@ int init(const char *call, int required, int *provided) {
     // The data path is single-threaded; under MPI_THREAD_MULTIPLE every MPI
     // call holds the library lock (mpi/api_lock.hpp).
     g.thread_level = required;
+    fill_info_env(g.pm->job().size, required);
     g_api_locking = required == MPI_THREAD_MULTIPLE;
     if (provided) *provided = g.thread_level;
     g.main_thread = pthread_self();

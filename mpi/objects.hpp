@@ -171,6 +171,7 @@ struct ftmpi_predefined_message_s : ftmpi_predefined<ftmpi_message_s, 64> {};
 struct ftmpi_predefined_errhandler_s : ftmpi_predefined<ftmpi_errhandler_s, 64> {};
 struct ftmpi_predefined_datatype_s : ftmpi_predefined<ftmpi_datatype_s, 256> {};
 struct ftmpi_predefined_op_s : ftmpi_predefined<ftmpi_op_s, 64> {};
+struct ftmpi_predefined_info_s : ftmpi_predefined<ftmpi_info_s, 64> {};
 
 struct ftmpi_request_s {
     ftmpi::transport::Op op;  // first member: a transport completion names the request

@@ -263,6 +263,11 @@ extern struct ftmpi_predefined_comm_s ftmpi_comm_self;
 extern struct ftmpi_predefined_group_s ftmpi_group_empty;
 #define MPI_GROUP_EMPTY ((MPI_Group)&ftmpi_group_empty)
 
+/* The environment the process was started with (MPI-3.1 §9.1.2): command,
+   argv, maxprocs, wdir, host, arch, thread_level; filled by MPI_Init, read-only. */
+extern struct ftmpi_predefined_info_s ftmpi_info_env;
+#define MPI_INFO_ENV ((MPI_Info)&ftmpi_info_env)
+
 extern struct ftmpi_predefined_message_s ftmpi_message_no_proc;
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)&ftmpi_message_no_proc)
 

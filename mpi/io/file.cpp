@@ -228,7 +228,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     f->amode = amode;
     f->path = filename;
     failures_at_open(*f);
-    if (info != MPI_INFO_NULL) f->info = info->entries;
+    merge_hints(f->info, info, HintKind::file);
     hidden->file = f;
     std::snprintf(hidden->name, sizeof hidden->name, "%s", filename);
     errhandler_release(hidden->errhandler);  // the parent's: a file starts with MPI_FILE_NULL's
@@ -341,13 +341,13 @@ int MPI_File_get_amode(MPI_File fh, int *amode) {
     return MPI_SUCCESS;
 }
 
-// Hints are kept as given; none changes how ftmpi accesses the file yet.
+// The hints files take (merge_hints) are kept; the others are ignored.
 int MPI_File_set_info(MPI_File fh, MPI_Info info) {
     FTMPI_TRY(check_file("MPI_File_set_info", fh));
     if (info != MPI_INFO_NULL) {
         if (info->magic != Magic::info)
             return raise(fh->comm, MPI_ERR_INFO, "MPI_File_set_info", "invalid info (argument info)");
-        merge_hints(fh->info, info);
+        merge_hints(fh->info, info, HintKind::file);
     }
     return MPI_SUCCESS;
 }

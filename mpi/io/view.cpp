@@ -243,7 +243,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         return raise(fh->comm, first, call, "%s", why[0] != '\0' ? why : "failed at another process");
     install_view(*fh, disp, etype, filetype);
     fh->rep = rep;
-    if (info != MPI_INFO_NULL) merge_hints(fh->info, info);
+    merge_hints(fh->info, info, HintKind::file);
     // The shared file pointer goes back to 0 too (nothing to do while no
     // process has used it: no sidecar).
     int sys = 0;

@@ -384,7 +384,7 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
     w->size = size;
     w->disp_unit = disp_unit;
     w->flavor = flavor;
-    if (info != MPI_INFO_NULL) w->info = info->entries;
+    merge_hints(w->info, info, HintKind::win);
     const std::size_t n = static_cast<std::size_t>(comm->size);
     w->targets.resize(n);
     w->sources.resize(n);
@@ -758,7 +758,7 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
     FTMPI_TRY(check_win("MPI_Win_set_info", win));
     if (info == MPI_INFO_NULL || info->magic != Magic::info)
         return raise(win->comm, MPI_ERR_INFO, "MPI_Win_set_info", "invalid info (argument info)");
-    merge_hints(win->info, info);
+    merge_hints(win->info, info, HintKind::win);
     return MPI_SUCCESS;
 }
 
