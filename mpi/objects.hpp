@@ -183,6 +183,7 @@ struct ftmpi_request_s {
     bool active = false;    // persistent: started and not yet completed by Wait/Test
     bool user_freed = false;  // MPI_Request_free'd while still in progress
     bool buffered = false;  // a Bsend's internal send: owns a chunk of the attached buffer
+    bool bsend_init = false;  // MPI_Bsend_init's: each start copies the message into the attached buffer
     bool posted = false;    // a receive sitting in its match queue
     bool blocking = false;  // the receive of a blocking call (MPI_Recv, MPI_Sendrecv)
     // A nonblocking MPI_ANY_SOURCE receive, not matched, on a communicator with

@@ -216,9 +216,14 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
     return persistent_send("MPI_Rsend_init", buf, count, datatype, dest, tag, comm, request, SendMode::standard);
 }
 
-int MPI_Bsend_init(const void *, int, MPI_Datatype, int, int, MPI_Comm comm, MPI_Request *) {
-    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Bsend_init",
-                 "persistent buffered sends are not implemented by ftmpi yet");
+// Each MPI_Start copies the message into the attached buffer (as MPI_Bsend)
+// and completes the request at once; the copy goes out on its own, and
+// MPI_Buffer_detach waits for it.
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request) {
+    FTMPI_TRY(persistent_send("MPI_Bsend_init", buf, count, datatype, dest, tag, comm, request, SendMode::standard));
+    (*request)->bsend_init = true;
+    return MPI_SUCCESS;
 }
 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
@@ -235,6 +240,15 @@ static int start_one(const char *call, MPI_Request r) {
     if (r == MPI_REQUEST_NULL || r->magic != Magic::request || !r->persistent)
         return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, call, "request is not a persistent request");
     if (r->active) return raise(r->comm, MPI_ERR_REQUEST, call, "persistent request is already active");
+    if (r->bsend_init) {
+        r->complete = false;
+        r->status = MPI_Status{};
+        if (r->peer != MPI_PROC_NULL)
+            FTMPI_TRY(bsend_start(call, r->comm, r->buf, r->count, r->datatype, r->peer, r->tag));
+        r->active = true;
+        complete_request(r, MPI_SUCCESS, r->capacity);
+        return MPI_SUCCESS;
+    }
     r->active = true;
     if (r->kind == ftmpi_request_s::Kind::send) start_send(r);
     else start_recv(r);
