@@ -121,6 +121,10 @@ void apply(MPI_Comm c, CommAgreements &st, ft::AgreeEffects &fx) {
     for (std::uint64_t seq : decided) settle(c, st, seq);
 }
 
+// Enters agreement `seq` on c.
+void enter_seq(MPI_Comm c, std::uint64_t seq, std::vector<std::uint64_t> words, MPI_Request waiter,
+               std::function<int(const Agreed &)> on_decided, Sequence sequence, bool abortable, bool *done);
+
 // Enters the next agreement on c; returns its number.
 std::uint64_t start(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request waiter,
                     std::function<int(const Agreed &)> on_decided, Sequence sequence, bool abortable,
@@ -129,6 +133,12 @@ std::uint64_t start(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request wa
     const std::uint64_t seq = sequence == Sequence::user       ? c->agree_seq++
                               : sequence == Sequence::internal ? k_internal_seq | c->internal_seq++
                                                                : k_finalize_seq;
+    enter_seq(c, seq, std::move(words), waiter, std::move(on_decided), sequence, abortable, done);
+    return seq;
+}
+
+void enter_seq(MPI_Comm c, std::uint64_t seq, std::vector<std::uint64_t> words, MPI_Request waiter,
+               std::function<int(const Agreed &)> on_decided, Sequence sequence, bool abortable, bool *done) {
     CommAgreements &st = g_agreements[c];
     if (waiter != nullptr || done != nullptr) st.waiters.push_back({seq, waiter, std::move(on_decided), done});
     ft::AgreeEffects &fx = effects();
@@ -138,7 +148,6 @@ std::uint64_t start(MPI_Comm c, std::vector<std::uint64_t> words, MPI_Request wa
                         std::find(fx.decided.begin(), fx.decided.end(), seq) == fx.decided.end();
     apply(c, st, fx);
     if (before) settle(c, st, seq);  // its decision came before this process entered
-    return seq;
 }
 
 const ft::Agreements::Instance *find(MPI_Comm c, std::uint64_t seq) {
@@ -235,6 +244,24 @@ void agreements_on_failures() {
         it->second.machine.on_failures(CommView(c), fx);
         apply(c, it->second, fx);
     }
+}
+
+std::uint64_t reserve_internal(MPI_Comm c, std::uint64_t n) {
+    const std::uint64_t base = c->internal_seq;
+    c->internal_seq += n;
+    return base;
+}
+
+void start_internal(MPI_Comm c, std::uint64_t number, int flag, std::function<void(const Agreed &)> on_decided) {
+    progress();
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, c, nullptr, 0, nullptr, 0, 0, 0);
+    r->user_freed = true;  // nobody waits on it: released once decided
+    enter_seq(c, k_internal_seq | number, flag_words(flag), r,
+              [f = std::move(on_decided)](const Agreed &a) {
+                  f(a);
+                  return MPI_SUCCESS;
+              },
+              Sequence::internal, true, nullptr);
 }
 
 void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed, bool creation) {

@@ -42,13 +42,31 @@ SlotMask initial_mask() {
     return m;
 }
 SlotMask g_free = initial_mask();
+SlotMask g_free_idup = [] {
+    SlotMask m;
+    m.fill(~std::uint64_t{0});
+    return m;
+}();
 }  // namespace
 
 const SlotMask &free_slots() { return g_free; }
+const SlotMask &free_idup_slots() { return g_free_idup; }
+
+bool claim_idup_slot(int slot) {
+    const int i = slot - k_idup_first_slot;
+    if (i < 0 || i >= k_slot_words * 64) return false;
+    std::uint64_t &word = g_free_idup[static_cast<std::size_t>(i / 64)];
+    const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+    if ((word & bit) == 0) return false;
+    word &= ~bit;
+    return true;
+}
 
 void release_slot(std::uint32_t context) {
-    const std::uint32_t slot = context / 2;
-    g_free[slot / 64] |= std::uint64_t{1} << (slot % 64);
+    std::uint32_t slot = context / 2;
+    SlotMask &m = slot >= static_cast<std::uint32_t>(k_idup_first_slot) ? g_free_idup : g_free;
+    if (&m == &g_free_idup) slot -= k_idup_first_slot;
+    m[slot / 64] |= std::uint64_t{1} << (slot % 64);
 }
 
 int lowest_slot(const SlotMask &m) {
@@ -323,13 +341,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     return MPI_SUCCESS;
 }
 
-// Completes before returning (a nonblocking call may): the request is complete.
-int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-    FTMPI_CHECK(check_nonnull("MPI_Comm_idup", comm, request, "request"));
-    FTMPI_TRY(MPI_Comm_dup(comm, newcomm));
-    *request = completed_request(comm);
-    return MPI_SUCCESS;
-}
+// MPI_Comm_idup is in mpi/comm_idup.cpp.
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_split"));

@@ -15,12 +15,20 @@ inline constexpr int k_slot_words = 64;  // 4096 slots
 using SlotMask = std::array<std::uint64_t, k_slot_words>;
 
 const SlotMask &free_slots();
+// Slots of communicators made by nonblocking creation (MPI_Comm_idup):
+// k_idup_first_slot + i for bit i of their own mask, so that a blocking
+// creation never races one in flight for a slot (mpi/comm_idup.cpp).
+inline constexpr int k_idup_first_slot = k_slot_words * 64;
+const SlotMask &free_idup_slots();
+// Claims idup slot `slot` (k_idup_first_slot + i) here; false when taken.
+bool claim_idup_slot(int slot);
 // Lowest slot set in `m` (-1 when none).
 int lowest_slot(const SlotMask &m);
 // Claims `slot` here; false when it is not free here.
 bool claim_slot(int slot);
 // Lowest slot free in `m` (free everywhere its members are), claimed here; -1 when none.
 int claim_lowest(const SlotMask &m);
+// Frees the slot of `context` (either kind).
 void release_slot(std::uint32_t context);
 
 // Exchanges among the members of `team` on its collective context; every step

@@ -76,6 +76,13 @@ Agreed run_agreement(MPI_Comm c, std::vector<std::uint64_t> words, Sequence sequ
 // agreement on `view` is decided.
 MPI_Request agreement_request(MPI_Comm comm, MPI_Comm view, std::vector<std::uint64_t> words,
                               std::function<int(const Agreed &)> on_decided);
+// Internal agreements entered out of call order (nonblocking creations,
+// whose steps finish in any order): reserve_internal takes `n` consecutive
+// numbers of c's internal sequence now, in the order the members make the
+// call; start_internal enters number `base + i` with `flag` (abortable, as
+// creations are), and `on_decided` runs once it is decided.
+std::uint64_t reserve_internal(MPI_Comm c, std::uint64_t n);
+void start_internal(MPI_Comm c, std::uint64_t number, int flag, std::function<void(const Agreed &)> on_decided);
 // A message on c's fault-tolerance context with tag agree_tag.
 void on_agree_message(MPI_Comm c, int from, const void *body, std::size_t len);
 // c's revoke: its creations' agreements fail (ft::Agreements::abort).

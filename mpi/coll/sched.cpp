@@ -13,9 +13,10 @@
 
 namespace ftmpi::mpi {
 
-Sched::Sched(MPI_Comm comm)
-    : op{}, comm_(comm), n_(comm->size), me_(comm->rank), ctx_(comm->context + 1),
-      tag_base_(next_team_tag(comm)) {
+Sched::Sched(MPI_Comm comm) : Sched(comm, next_team_tag(comm)) {}
+
+Sched::Sched(MPI_Comm comm, int tag)
+    : op{}, comm_(comm), n_(comm->size), me_(comm->rank), ctx_(comm->context + 1), tag_base_(tag) {
     rounds_.emplace_back();
     if (ft::failures().epoch() == 0) return;  // nothing ever failed: one load
     // After a validate, a failure it did not recognize makes the communicator
@@ -131,6 +132,7 @@ void Sched::advance() {
 
 void Sched::finish() {
     done_ = true;
+    if (then_ != nullptr) then_(then_ctx_, err_);
     if (user_ == MPI_REQUEST_NULL) return;
     user_->status.MPI_SOURCE = MPI_ANY_SOURCE;
     user_->status.MPI_TAG = MPI_ANY_TAG;

@@ -44,6 +44,10 @@ struct Round {
 class Sched {
   public:
     explicit Sched(MPI_Comm comm);
+    // Transfers on comm's collective context under `tag` (next_team_tag of
+    // whichever communicator numbers the operation, e.g. an
+    // inter-communicator's for a schedule over its fault-tolerance view).
+    Sched(MPI_Comm comm, int tag);
     Sched(const Sched &) = delete;
     Sched &operator=(const Sched &) = delete;
 
@@ -98,6 +102,12 @@ class Sched {
     // Starts the schedule and returns the user's request, completed when the
     // schedule finishes. The request owns the schedule.
     MPI_Request start_nonblocking();
+    // Called with the schedule's error class when it finishes (before the
+    // request completes); for internal users that chain steps.
+    void on_finish(void (*f)(void *ctx, int err), void *ctx) {
+        then_ = f;
+        then_ctx_ = ctx;
+    }
 
   private:
     static void on_xfer_done(MPI_Request r);
@@ -117,6 +127,8 @@ class Sched {
     bool done_ = false;
     MPI_Request user_ = MPI_REQUEST_NULL;
     std::vector<std::unique_ptr<std::byte[]>> bufs_;
+    void (*then_)(void *, int) = nullptr;
+    void *then_ctx_ = nullptr;
 };
 
 // The bytes a buffer of `count` elements of `t` spans (count * extent).
