@@ -103,7 +103,7 @@ void gather(const Header &h, const WireBlock *blocks, const char *at, std::vecto
 void lock_grant_queued(MPI_Win w);
 
 // Whether the bytes an operation touches at `addr` are all window memory
-// here (a dynamic window: one attached region).
+// here (a dynamic window: attached regions, which may lie end to end).
 bool accessible(MPI_Win w, const Header &h, const std::vector<WireBlock> &blocks, std::uintptr_t addr) {
     if (h.count <= 0 || blocks.empty()) return true;
     std::int64_t lo = blocks[0].off, hi = blocks[0].off + static_cast<std::int64_t>(blocks[0].len);
@@ -115,14 +115,22 @@ bool accessible(MPI_Win w, const Header &h, const std::vector<WireBlock> &blocks
     lo += std::min<std::int64_t>(0, span);
     hi += std::max<std::int64_t>(0, span);
     const std::uintptr_t first = addr + static_cast<std::uintptr_t>(lo), end = addr + static_cast<std::uintptr_t>(hi);
-    auto inside = [&](const void *base, std::size_t size) {
-        const auto b = reinterpret_cast<std::uintptr_t>(base);
-        return first >= b && end <= b + size && first <= end;
-    };
-    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) return inside(w->base, static_cast<std::size_t>(w->size));
-    for (const auto &[base, size] : w->attached)
-        if (inside(base, size)) return true;
-    return false;
+    if (end < first) return false;  // wrapped around the address space
+    if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        const auto b = reinterpret_cast<std::uintptr_t>(w->base);
+        return first >= b && end <= b + static_cast<std::uintptr_t>(w->size);
+    }
+    // The region holding `first`, then the ones that continue it.
+    auto it = w->attached.upper_bound(first);
+    if (it == w->attached.begin()) return false;
+    --it;
+    for (std::uintptr_t at = first;;) {
+        const std::uintptr_t region_end = it->first + it->second;
+        if (it->first > at || region_end < at || (region_end == at && at < end)) return false;
+        if (region_end >= end) return true;
+        at = region_end;
+        if (++it == w->attached.end()) return false;
+    }
 }
 
 // Handles one message of `source` (its tag is the kind).

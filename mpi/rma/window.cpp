@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "mpi/attributes.hpp"
 #include "mpi/checks.hpp"
@@ -66,13 +67,22 @@ int check_target(const char *call, MPI_Win w, int rank, const char *arg = "targe
 // Drives progress until no operation to the targets `pred` selects is
 // pending. Returns MPI_ERR_PROC_FAILED (and clears the mark) when one of them
 // lost operations to a failure.
+//
+// It drives progress at least once, even with nothing pending: operations to
+// oneself and to mapped memory complete inside their calls, so a loop of
+// them and flushes (a process polling its own memory for what another
+// writes) would otherwise never serve the others' operations, lock requests
+// and unlocks, and they would wait for it forever.
 template <typename Pred>
 int complete(MPI_Win w, Pred pred) {
-    for (;;) {
+    for (bool polled = false;; polled = true) {
         bool waiting = false;
         for (int r = 0; r < w->comm->size && !waiting; ++r)
             waiting = pred(r) && w->targets[static_cast<std::size_t>(r)].pending > 0;
-        if (!waiting) break;
+        if (!waiting) {
+            if (!polled) progress();
+            break;
+        }
         if (w->comm->revoked) return MPI_ERR_REVOKED;
         progress_wait();
     }
@@ -124,6 +134,43 @@ int first_failed_target(MPI_Win w) {
 bool in_epoch(MPI_Win w, int rank) {
     const Target &t = w->targets[static_cast<std::size_t>(rank)];
     return w->fence_epoch || w->lock_all || t.lock != 0 || t.pscw;
+}
+
+// Whether a passive-target epoch (a lock or lock_all) is open.
+bool passive_epoch(MPI_Win w) {
+    if (w->lock_all) return true;
+    for (const Target &t : w->targets)
+        if (t.lock != 0) return true;
+    return false;
+}
+
+// Access epochs of one window are disjoint (MPI 3.1 §11.5): before
+// MPI_Win_lock (of `rank`), MPI_Win_lock_all or MPI_Win_start (rank -1)
+// no other may be open, except the locks of other ranks before a lock. A
+// fence opens an epoch only if an operation follows it: without one, this
+// call ends the fence's epoch (as MPICH does), so a lock may follow a
+// fence, e.g. fence(0) ... fence(0); lock. MPI_ERR_RMA_SYNC otherwise.
+int begin_access(const char *call, MPI_Win w, int rank) {
+    const char *open = nullptr;
+    if (w->fence_epoch && w->fence_ops) open = "a fence epoch with operations (end it with MPI_Win_fence)";
+    else if (w->lock_all) open = "an MPI_Win_lock_all epoch";
+    else if (w->access_open) open = "an MPI_Win_start epoch";
+    else if (rank >= 0 && w->targets[static_cast<std::size_t>(rank)].lock != 0)
+        return raise(w->comm, MPI_ERR_RMA_SYNC, call, "rank %d of %s is already locked", rank, comm_label(w->comm));
+    else if (rank < 0 && passive_epoch(w)) open = "an MPI_Win_lock epoch";
+    if (open != nullptr)
+        return raise(w->comm, MPI_ERR_RMA_SYNC, call, "%s is open on %s; access epochs of a window may not overlap",
+                     open, comm_label(w->comm));
+    w->fence_epoch = false;
+    return MPI_SUCCESS;
+}
+
+// Flushes are passive-target synchronization (MPI 3.1 §11.5.4): only
+// inside a lock or lock_all epoch (as MPICH: a lock of any rank).
+int check_flush(const char *call, MPI_Win w) {
+    if (passive_epoch(w)) return MPI_SUCCESS;
+    return raise(w->comm, MPI_ERR_RMA_SYNC, call, "no passive-target epoch (MPI_Win_lock or MPI_Win_lock_all) is open on %s",
+                 comm_label(w->comm));
 }
 
 // Target-side bounds of `count` elements of `type` at `disp`.
@@ -181,6 +228,7 @@ int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
     if (member_failed(w, a.target))
         return raise(c, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument target_rank)", a.target,
                      comm_label(c));
+    w->fence_ops = w->fence_ops || w->fence_epoch;  // a fence's epoch has begun
     return MPI_SUCCESS;
 }
 
@@ -490,6 +538,9 @@ int acquire(const char *call, MPI_Win w, int rank, int type, bool nocheck) {
         const std::int32_t ty = type;
         std::memcpy(payload.data(), &ty, sizeof ty);
         if (member_failed(w, rank) || !rma::send(w, rank, Kind::lock, std::move(payload))) t.answer = -1;
+        // A lock of oneself is granted inside the send: progress once all
+        // the same, so a loop of them serves the other processes (complete()).
+        if (t.answer != 0) progress();
         while (t.answer == 0) {
             if (w->comm->revoked) return revoked_error(call, w);
             progress_wait();
@@ -513,9 +564,7 @@ int lock_call(const char *call, int type, int rank, int assert, MPI_Win w) {
     FTMPI_CHECK(check_target(call, w, rank, "rank"));
     FTMPI_CHECK(check_assert(call, w, assert, MPI_MODE_NOCHECK));
     if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-    Target &t = w->targets[static_cast<std::size_t>(rank)];
-    if (t.lock != 0 || w->lock_all || w->fence_epoch)
-        return raise(c, MPI_ERR_RMA_SYNC, call, "an epoch toward rank %d is already open on %s", rank, comm_label(c));
+    FTMPI_TRY(begin_access(call, w, rank));
     if (member_failed(w, rank))
         return raise(c, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument rank)", rank, comm_label(c));
     return acquire(call, w, rank, type, (assert & MPI_MODE_NOCHECK) != 0);
@@ -531,6 +580,37 @@ int unlock_target(MPI_Win w, int rank) {
     t.lock = 0;
     t.nocheck = false;
     return err;
+}
+
+// The flushes (local completion is remote completion here: the origin
+// buffer is copied at the call, so both mean the target has the data). The
+// operations toward `rank` (none for MPI_PROC_NULL), or toward every
+// target, complete at the target.
+int flush_one(const char *call, MPI_Win w, int rank) {
+    FTMPI_TRY(check_live(call, w));
+    FTMPI_CHECK(check_target(call, w, rank, "rank"));
+    FTMPI_CHECK(check_flush(call, w));
+    if (rank == MPI_PROC_NULL) {
+        progress();
+        return MPI_SUCCESS;
+    }
+    const int err = complete(w, [rank](int r) { return r == rank; });
+    if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error(call, w, err);
+    if (err != MPI_SUCCESS)
+        return raise(w->comm, MPI_ERR_PROC_FAILED, call, "rank %d of %s failed before its operations completed", rank,
+                     comm_label(w->comm));
+    return MPI_SUCCESS;
+}
+
+int flush_all(const char *call, MPI_Win w) {
+    FTMPI_TRY(check_live(call, w));
+    FTMPI_CHECK(check_flush(call, w));
+    const int err = complete_all(w);
+    if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error(call, w, err);
+    if (err != MPI_SUCCESS)
+        return raise(w->comm, MPI_ERR_PROC_FAILED, call, "rank %d of %s failed before its operations completed",
+                     first_failed_target(w), comm_label(w->comm));
+    return MPI_SUCCESS;
 }
 
 // The window ranks of `group`'s processes.
@@ -627,25 +707,37 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     return create("MPI_Win_allocate_shared", comm, nullptr, size, disp_unit, MPI_WIN_FLAVOR_SHARED, info, win, baseptr);
 }
 
+// MPI-4.0 §12.2.3: any window with memory of its own. A member's memory is
+// returned where this process can load and store it: every member's of
+// MPI_Win_allocate_shared; one's own; and, of MPI_Win_allocate, the members'
+// on this node whose segments it mapped. Elsewhere (MPI_Win_create, or
+// FTMPI_RMA_SHM=0) the memory is not shared: size 0 and NULL. MPI_PROC_NULL:
+// the lowest member whose memory is returned and not empty.
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
     FTMPI_TRY(check_win("MPI_Win_shared_query", win));
     FTMPI_CHECK(check_nonnull("MPI_Win_shared_query", win->comm, size, "size"));
     FTMPI_CHECK(check_nonnull("MPI_Win_shared_query", win->comm, disp_unit, "disp_unit"));
     FTMPI_CHECK(check_nonnull("MPI_Win_shared_query", win->comm, baseptr, "baseptr"));
-    if (win->flavor != MPI_WIN_FLAVOR_SHARED)
+    if (win->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query",
-                     "the window was not made by MPI_Win_allocate_shared");
+                     "a dynamic window has no memory of its own (attached memory is not shared)");
     if (rank != MPI_PROC_NULL) FTMPI_CHECK(check_target("MPI_Win_shared_query", win, rank, "rank"));
-    // MPI_PROC_NULL: the first member with memory.
+    auto reachable = [win](int r) -> void * {
+        if (r == win->comm->rank) return win->base;
+        return win->direct[static_cast<std::size_t>(r)];
+    };
     int r = rank;
     if (r == MPI_PROC_NULL) {
         r = 0;
-        while (r < win->comm->size - 1 && win->targets[static_cast<std::size_t>(r)].size == 0) ++r;
+        while (r < win->comm->size - 1 &&
+               (win->targets[static_cast<std::size_t>(r)].size == 0 || reachable(r) == nullptr))
+            ++r;
     }
     const Target &t = win->targets[static_cast<std::size_t>(r)];
-    *size = t.size;
+    void *base = reachable(r);
+    *size = base != nullptr ? t.size : 0;
     *disp_unit = t.disp_unit;
-    *static_cast<void **>(baseptr) = win->direct[static_cast<std::size_t>(r)];
+    *static_cast<void **>(baseptr) = base;
     return MPI_SUCCESS;
 }
 
@@ -664,15 +756,20 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
     if (size < 0) return raise(win->comm, MPI_ERR_SIZE, "MPI_Win_attach", "negative size %ld", static_cast<long>(size));
     if (base == nullptr && size > 0)
         return raise(win->comm, MPI_ERR_BASE, "MPI_Win_attach", "base is NULL with size %ld", static_cast<long>(size));
+    // The neighbours in address order: the first region at or after base,
+    // and the one before it.
     const auto b = reinterpret_cast<std::uintptr_t>(base);
-    for (const auto &[other, len] : win->attached) {
-        const auto o = reinterpret_cast<std::uintptr_t>(other);
-        if (b < o + len && o < b + static_cast<std::uintptr_t>(size))
-            return raise(win->comm, MPI_ERR_RMA_ATTACH, "MPI_Win_attach",
-                         "memory at %p (%ld bytes) overlaps memory already attached at %p", base,
-                         static_cast<long>(size), other);
+    const auto len = static_cast<std::size_t>(size);
+    auto next = win->attached.lower_bound(b);
+    const bool hits_next = next != win->attached.end() && (next->first == b || next->first < b + len);
+    const bool hits_prev = next != win->attached.begin() && std::prev(next)->first + std::prev(next)->second > b;
+    if (hits_next || hits_prev) {
+        const auto &[other, other_len] = hits_next ? *next : *std::prev(next);
+        return raise(win->comm, MPI_ERR_RMA_ATTACH, "MPI_Win_attach",
+                     "memory at %p (%ld bytes) overlaps memory already attached at %p (%zu bytes)", base,
+                     static_cast<long>(size), reinterpret_cast<void *>(other), other_len);
     }
-    win->attached.emplace_back(base, static_cast<std::size_t>(size));
+    win->attached.emplace(b, len);
     return MPI_SUCCESS;
 }
 
@@ -680,10 +777,8 @@ int MPI_Win_detach(MPI_Win win, const void *base) {
     FTMPI_TRY(check_win("MPI_Win_detach", win));
     if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_detach", "the window was not made by MPI_Win_create_dynamic");
-    auto it = std::find_if(win->attached.begin(), win->attached.end(), [&](const auto &a) { return a.first == base; });
-    if (it == win->attached.end())
+    if (win->attached.erase(reinterpret_cast<std::uintptr_t>(base)) == 0)
         return raise(win->comm, MPI_ERR_RMA_ATTACH, "MPI_Win_detach", "no memory is attached at %p (argument base)", base);
-    win->attached.erase(it);
     return MPI_SUCCESS;
 }
 
@@ -695,9 +790,12 @@ int MPI_Win_free(MPI_Win *win) {
     FTMPI_TRY(check_win("MPI_Win_free", *win));
     MPI_Win w = *win;
     // On a revoked window the epochs cannot be closed any more: free ends them.
-    for (int r = 0; r < w->comm->size && !w->comm->revoked; ++r)
-        if (w->targets[static_cast<std::size_t>(r)].lock != 0 || w->lock_all)
-            return raise(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free", "a passive-target epoch is still open (unlock first)");
+    if (!w->comm->revoked && (passive_epoch(w) || w->access_open || w->exposure_open))
+        return raise(w->comm, MPI_ERR_RMA_SYNC, "MPI_Win_free", "an %s epoch is still open on %s (end it first)",
+                     passive_epoch(w) ? "MPI_Win_lock or MPI_Win_lock_all"
+                     : w->access_open ? "MPI_Win_start"
+                                      : "MPI_Win_post",
+                     comm_label(w->comm));
     if (const int rc = delete_attributes(w); rc != MPI_SUCCESS)
         return raise(w->comm, rc, "MPI_Win_free", "an attribute's delete callback failed");
     complete_all(w);
@@ -936,11 +1034,9 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
     FTMPI_TRY(check_live("MPI_Win_start", win));
     FTMPI_CHECK(check_assert("MPI_Win_start", win, assert, MPI_MODE_NOCHECK));
-    if (win->access_open || win->fence_epoch || win->lock_all)
-        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_start", "an access epoch is already open on %s",
-                     comm_label(win->comm));
     std::vector<int> targets;
     FTMPI_TRY(window_ranks("MPI_Win_start", win, group, &targets));
+    FTMPI_TRY(begin_access("MPI_Win_start", win, -1));
     // Each target's matching POST (the k-th start toward it takes its k-th post).
     for (;;) {
         bool waiting = false;
@@ -1056,14 +1152,18 @@ int MPI_Iwin_validate(MPI_Win win, MPI_Group *failed, MPI_Request *request) {
 int MPI_Win_fence(int assert, MPI_Win win) {
     FTMPI_TRY(check_live("MPI_Win_fence", win));
     FTMPI_CHECK(check_assert("MPI_Win_fence", win, assert, k_all_asserts & ~MPI_MODE_NOCHECK));
-    for (int r = 0; r < win->comm->size; ++r)
-        if (win->targets[static_cast<std::size_t>(r)].lock != 0 || win->lock_all)
-            return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_fence", "a passive-target epoch is open on %s",
-                         comm_label(win->comm));
+    // A fence's epochs are both access and exposure epochs: none other may be open.
+    const char *open = passive_epoch(win) ? "a passive-target epoch"
+                       : win->access_open ? "an MPI_Win_start epoch"
+                       : win->exposure_open ? "an MPI_Win_post epoch"
+                                            : nullptr;
+    if (open != nullptr)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_fence", "%s is open on %s", open, comm_label(win->comm));
     int err = complete_all(win);
     if (err == MPI_ERR_REVOKED || !exchange_fence(win)) return revoked_error("MPI_Win_fence", win);
-    if (err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_fence", win, err);
     win->fence_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
+    win->fence_ops = false;
+    if (err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_fence", win, err);
     if (new_member_failures(win)) err = MPI_ERR_PROC_FAILED;
     if (err != MPI_SUCCESS) {
         const int r = first_failed_target(win);
@@ -1081,6 +1181,10 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
     FTMPI_TRY(check_live("MPI_Win_unlock", win));
     FTMPI_CHECK(check_target("MPI_Win_unlock", win, rank, "rank"));
     if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
+    if (win->lock_all)
+        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock",
+                     "rank %d of %s is locked by MPI_Win_lock_all: MPI_Win_unlock_all ends that epoch", rank,
+                     comm_label(win->comm));
     if (win->targets[static_cast<std::size_t>(rank)].lock == 0)
         return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_unlock", "rank %d is not locked on %s", rank,
                      comm_label(win->comm));
@@ -1097,13 +1201,7 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
 int MPI_Win_lock_all(int assert, MPI_Win win) {
     FTMPI_TRY(check_live("MPI_Win_lock_all", win));
     FTMPI_CHECK(check_assert("MPI_Win_lock_all", win, assert, MPI_MODE_NOCHECK));
-    if (win->lock_all || win->fence_epoch)
-        return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "an epoch is already open on %s",
-                     comm_label(win->comm));
-    for (int r = 0; r < win->comm->size; ++r)
-        if (win->targets[static_cast<std::size_t>(r)].lock != 0)
-            return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all", "rank %d is already locked on %s", r,
-                         comm_label(win->comm));
+    FTMPI_TRY(begin_access("MPI_Win_lock_all", win, -1));
     for (int r = 0; r < win->comm->size; ++r) {
         if (const int err = acquire("MPI_Win_lock_all", win, r, MPI_LOCK_SHARED, (assert & MPI_MODE_NOCHECK) != 0);
             err != MPI_SUCCESS) {
@@ -1139,33 +1237,10 @@ int MPI_Win_unlock_all(MPI_Win win) {
     return MPI_SUCCESS;
 }
 
-int MPI_Win_flush(int rank, MPI_Win win) {
-    FTMPI_TRY(check_live("MPI_Win_flush", win));
-    FTMPI_CHECK(check_target("MPI_Win_flush", win, rank, "rank"));
-    if (rank == MPI_PROC_NULL) return MPI_SUCCESS;
-    const int err = complete(win, [rank](int r) { return r == rank; });
-    if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_flush", win, err);
-    if (err != MPI_SUCCESS)
-        return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_flush", "rank %d of %s failed before its operations completed",
-                     rank, comm_label(win->comm));
-    return MPI_SUCCESS;
-}
-
-int MPI_Win_flush_all(MPI_Win win) {
-    FTMPI_TRY(check_live("MPI_Win_flush_all", win));
-    const int err = complete_all(win);
-    if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_flush_all", win, err);
-    if (err != MPI_SUCCESS)
-        return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_flush_all",
-                     "rank %d of %s failed before its operations completed", first_failed_target(win),
-                     comm_label(win->comm));
-    return MPI_SUCCESS;
-}
-
-// Local completion is remote completion here (the origin buffer is copied at
-// the call, so both mean the target has the data).
-int MPI_Win_flush_local(int rank, MPI_Win win) { return MPI_Win_flush(rank, win); }
-int MPI_Win_flush_local_all(MPI_Win win) { return MPI_Win_flush_all(win); }
+int MPI_Win_flush(int rank, MPI_Win win) { return flush_one("MPI_Win_flush", win, rank); }
+int MPI_Win_flush_all(MPI_Win win) { return flush_all("MPI_Win_flush_all", win); }
+int MPI_Win_flush_local(int rank, MPI_Win win) { return flush_one("MPI_Win_flush_local", win, rank); }
+int MPI_Win_flush_local_all(MPI_Win win) { return flush_all("MPI_Win_flush_local_all", win); }
 
 // The unified model: public and private copies are the same memory.
 int MPI_Win_sync(MPI_Win win) {

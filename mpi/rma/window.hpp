@@ -102,13 +102,20 @@ struct ftmpi_win_s {
     std::vector<std::pair<void *, std::size_t>> mappings;  // unmapped at free
     std::string segment;  // this process's segment, unlinked at free
     void *private_memory = nullptr;  // MPI_Win_allocate with FTMPI_RMA_SHM=0: freed at free
-    std::vector<std::pair<void *, std::size_t>> attached;  // a dynamic window's memory (MPI_Win_attach)
+    // A dynamic window's memory (MPI_Win_attach): base address -> size, in
+    // address order, so a target finds the regions an operation touches in
+    // O(log n) however many are attached (a list attaches one per element).
+    std::map<std::uintptr_t, std::size_t> attached;
     std::vector<std::pair<std::string, std::string>> info;  // hints as set (MPI_Win_get_info)
     // Origin side.
     std::vector<ftmpi::mpi::rma::Target> targets;
     std::uint64_t next_fetch = 1;
     std::map<std::uint64_t, ftmpi::mpi::rma::Fetch> fetches;
-    bool fence_epoch = false;  // between fences (the last one without MPI_MODE_NOSUCCEED)
+    // Fences (MPI 3.1 §11.5.1): after one without MPI_MODE_NOSUCCEED a fence
+    // epoch may follow; it begins only with an operation (fence_ops). Until
+    // then lock, lock_all and start may end it instead.
+    bool fence_epoch = false;
+    bool fence_ops = false;
     bool lock_all = false;
     // PSCW: the open access epoch's targets (MPI_Win_start) and exposure
     // epoch's origins (MPI_Win_post), as window ranks, with those already

@@ -459,8 +459,9 @@ static void errors(void) {
     MPI_Aint qs;
     int qu;
     void *qb;
-    MPI_Error_class(MPI_Win_shared_query(win, 0, &qs, &qu, &qb), &cls);
-    CHECK(cls == MPI_ERR_RMA_FLAVOR, "shared_query on an allocated window: class %d", cls);
+    MPI_OK(MPI_Win_shared_query(win, rank, &qs, &qu, &qb));  /* MPI-4.0: any window with memory */
+    CHECK(qb == mem && qs == 4 * (MPI_Aint)sizeof(int) && qu == (int)sizeof(int), "shared_query of oneself: %p %ld %d",
+          qb, (long)qs, qu);
     MPI_Error_class(MPI_Win_fence(1 << 30, win), &cls);
     CHECK(cls == MPI_ERR_ASSERT, "bad assert: class %d", cls);
     MPI_OK(MPI_Win_free(&win));
