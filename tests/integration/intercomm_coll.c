@@ -423,16 +423,18 @@ static void test_errors(void) {
     EXPECT_CLASS(MPI_Reduce_scatter_block(MPI_IN_PLACE, y, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_BUFFER);
     EXPECT_CLASS(MPI_Ireduce_scatter(MPI_IN_PLACE, y, counts, MPI_INT, MPI_SUM, inter, &r), MPI_ERR_BUFFER);
     /* Rooted: the root passes MPI_IN_PLACE as its receive buffer, the other
-       group as its send buffer; MPI_PROC_NULL processes take no part. */
-    const int root = root_arg(0, 0);
-    int rc = MPI_Gather(root == MPI_ROOT ? x : MPI_IN_PLACE, 1, MPI_INT, root == MPI_ROOT ? MPI_IN_PLACE : y, 1,
-                        MPI_INT, root, inter);
-    CHECK(tl_class(rc) == (root == MPI_PROC_NULL ? MPI_SUCCESS : MPI_ERR_BUFFER), "gather with MPI_IN_PLACE: class %d",
-          tl_class(rc));
-    rc = MPI_Reduce(root == MPI_ROOT ? x : MPI_IN_PLACE, root == MPI_ROOT ? MPI_IN_PLACE : y, 1, MPI_INT, MPI_SUM,
-                    root, inter);
-    CHECK(tl_class(rc) == (root == MPI_PROC_NULL ? MPI_SUCCESS : MPI_ERR_BUFFER), "reduce with MPI_IN_PLACE: class %d",
-          tl_class(rc));
+       group as its send buffer. Only where the root is alone in its group:
+       an MPI_PROC_NULL process would complete the call, which would then be
+       erroneous at some processes only. */
+    if (a_size == 1) {
+        const int root = root_arg(0, 0);
+        EXPECT_CLASS(MPI_Gather(root == MPI_ROOT ? x : MPI_IN_PLACE, 1, MPI_INT, root == MPI_ROOT ? MPI_IN_PLACE : y,
+                                1, MPI_INT, root, inter),
+                     MPI_ERR_BUFFER);
+        EXPECT_CLASS(MPI_Reduce(root == MPI_ROOT ? x : MPI_IN_PLACE, root == MPI_ROOT ? MPI_IN_PLACE : y, 1, MPI_INT,
+                                MPI_SUM, root, inter),
+                     MPI_ERR_BUFFER);
+    }
     EXPECT_CLASS(MPI_Bcast(x, 1, MPI_INT, rsize, inter), MPI_ERR_ROOT);
     EXPECT_CLASS(MPI_Ibcast(x, 1, MPI_INT, -7, inter, &r), MPI_ERR_ROOT);
     MPI_Comm c = MPI_COMM_NULL;
