@@ -121,15 +121,16 @@ void Sched::advance() {
         for (auto &f : rd.local) f();
         for (const Xfer &x : rd.xfers) {
             MPI_Comm c = comm_;
-            int peer = real(x.peer), tag = tag_base_;
+            int peer = x.peer, tag = tag_base_;
             std::uint32_t ctx = ctx_;
             if (x.cross) {
-                // A shrink may have left no remote group (or a smaller one).
-                if (x.peer >= inter_->size) {
+                if (x.peer >= inter_->size) {  // a shrink left no remote group: no leader there
                     if (err_ == MPI_SUCCESS) err_ = MPI_ERR_PROC_FAILED;
                     continue;
                 }
-                c = inter_, peer = x.peer, tag = cross_tag_, ctx = inter_->context + 1;
+                c = inter_, tag = cross_tag_, ctx = inter_->context + 1;
+            } else {
+                peer = real(x.peer);
             }
             if (x.send) tag = poisoned_tag(tag, err_);
             ++pending_;
