@@ -157,13 +157,14 @@ int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
     return err;
 }
 
-int team_bcast(MPI_Comm team, int root, void *buf, int bytes) {
+int team_bcast(MPI_Comm team, int root, void *buf, int bytes, int root_err) {
     const int tag = next_team_tag(team);
     if (team->rank != root) return team_recv(team, root, tag, buf, bytes);
     int err = team_start_error(team);
+    const int out_tag = poisoned_tag(tag, root_err != MPI_SUCCESS ? root_err : err);
     for (int p : team_members(team))
         if (p != root) {
-            const int e = team_send(team, p, tag, buf, bytes);
+            const int e = team_send(team, p, out_tag, buf, bytes);
             if (err == MPI_SUCCESS) err = e;
         }
     return err;
@@ -279,6 +280,18 @@ int uniform(MPI_Comm parent, const char *call, int err, MPI_Comm *made) {
 
 }  // namespace
 
+std::vector<int> color_members(const std::vector<int> &pairs, const std::vector<int> &procs, int color,
+                               const std::function<bool(int)> &skip) {
+    std::vector<std::tuple<int, int>> members;  // (key, rank)
+    for (std::size_t r = 0; r < procs.size(); ++r)
+        if (pairs[r * 2] == color && !(skip && skip(static_cast<int>(r))))
+            members.emplace_back(pairs[r * 2 + 1], static_cast<int>(r));
+    std::sort(members.begin(), members.end());
+    std::vector<int> out;
+    for (const auto &[k, r] : members) out.push_back(procs[static_cast<std::size_t>(r)]);
+    return out;
+}
+
 int create_subcomm(MPI_Comm comm, const char *call, int err, std::vector<int> procs, MPI_Comm *newcomm) {
     int slot = -1;
     std::uint64_t uid = 0;
@@ -298,13 +311,15 @@ int create_subcomm(MPI_Comm comm, const char *call, int err, std::vector<int> pr
 
 namespace {
 
-// The members of `group` that are also in `comm`, checked.
+// `group` is a subgroup of comm's group (an inter-communicator's local group), checked.
 int group_in_comm(const char *call, MPI_Comm comm, MPI_Group group) {
     if (group == MPI_GROUP_NULL || group->magic != Magic::group)
         return raise(comm, MPI_ERR_GROUP, call, "invalid group (argument group)");
+    const std::vector<int> &procs = comm->inter ? comm->local_procs : comm->procs;
     for (int p : group->procs)
-        if (std::find(comm->procs.begin(), comm->procs.end(), p) == comm->procs.end())
-            return raise(comm, MPI_ERR_GROUP, call, "group holds process %d, which is not in %s", p, comm_label(comm));
+        if (std::find(procs.begin(), procs.end(), p) == procs.end())
+            return raise(comm, MPI_ERR_GROUP, call, "group holds process %d, which is not in %s%s", p,
+                         comm->inter ? "the local group of " : "", comm_label(comm));
     return MPI_SUCCESS;
 }
 
@@ -347,24 +362,19 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_split"));
     FTMPI_CHECK(check_comm("MPI_Comm_split", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_split", comm, newcomm, "newcomm"));
-    if (comm->inter)
-        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_split",
-                     "splitting an inter-communicator is not implemented by ftmpi yet");
     if (color < 0 && color != MPI_UNDEFINED)
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_split", "invalid color %d (argument color)", color);
+    if (comm->inter) {
+        if (int err = split_intercomm(comm, color, key, newcomm); err != MPI_SUCCESS)
+            return fail(comm, err, "MPI_Comm_split");
+        return MPI_SUCCESS;
+    }
     const int mine[2] = {color, key};
     std::vector<int> all(static_cast<std::size_t>(comm->size) * 2);
     const int err = team_allgather(comm, mine, sizeof mine, all.data());
     std::vector<int> procs;
-    if (err == MPI_SUCCESS && color != MPI_UNDEFINED) {
-        // Members of my color ordered by (key, rank in comm).
-        std::vector<std::tuple<int, int>> members;
-        for (int r = 0; r < comm->size; ++r)  // recognized failures count as MPI_UNDEFINED
-            if (all[static_cast<std::size_t>(r) * 2] == color && !recognized(comm, r))
-                members.emplace_back(all[static_cast<std::size_t>(r) * 2 + 1], r);
-        std::sort(members.begin(), members.end());
-        for (const auto &[k, r] : members) procs.push_back(comm->procs[static_cast<std::size_t>(r)]);
-    }
+    if (err == MPI_SUCCESS && color != MPI_UNDEFINED)  // recognized failures count as MPI_UNDEFINED
+        procs = color_members(all, comm->procs, color, [comm](int r) { return recognized(comm, r); });
     return create_subcomm(comm, "MPI_Comm_split", err, std::move(procs), newcomm);
 }
 
@@ -383,10 +393,19 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_create"));
     FTMPI_CHECK(check_comm("MPI_Comm_create", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_create", comm, newcomm, "newcomm"));
-    if (comm->inter)
-        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_create",
-                     "MPI_Comm_create on an inter-communicator is not implemented by ftmpi yet");
     FTMPI_TRY(group_in_comm("MPI_Comm_create", comm, group));
+    if (comm->inter) {
+        // MPI-3.1 §6.4.2: group is a subgroup of the local group (each group
+        // passes its own); the result joins the two subgroups, and is
+        // MPI_COMM_NULL outside them or when either is empty. That is a split
+        // with one color for the group's members, ranked in the group's order.
+        const int me = g.pm->job().id();
+        const auto at = std::find(group->procs.begin(), group->procs.end(), me);
+        const bool member = at != group->procs.end();
+        const int err = split_intercomm(comm, member ? 0 : MPI_UNDEFINED,
+                                        member ? static_cast<int>(at - group->procs.begin()) : 0, newcomm);
+        return err == MPI_SUCCESS ? MPI_SUCCESS : fail(comm, err, "MPI_Comm_create");
+    }
     return create_subcomm(comm, "MPI_Comm_create", MPI_SUCCESS, group->procs, newcomm);
 }
 
@@ -397,6 +416,10 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     FTMPI_TRY(check_init("MPI_Comm_create_group"));
     FTMPI_CHECK(check_comm("MPI_Comm_create_group", comm));
     FTMPI_CHECK(check_nonnull("MPI_Comm_create_group", comm, newcomm, "newcomm"));
+    if (comm->inter)
+        return raise(comm, MPI_ERR_COMM, "MPI_Comm_create_group",
+                     "%s is an inter-communicator; MPI_Comm_create_group takes an intra-communicator",
+                     comm_label(comm));
     FTMPI_CHECK(check_send_tag("MPI_Comm_create_group", comm, tag));
     FTMPI_TRY(group_in_comm("MPI_Comm_create_group", comm, group));
     const int me = g.pm->job().id();

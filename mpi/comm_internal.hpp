@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "mpi/objects.hpp"
@@ -34,7 +35,9 @@ void release_slot(std::uint32_t context);
 // Exchanges among the members of `team` on its collective context; every step
 // runs even after an error and the first error class is returned.
 int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all);
-int team_bcast(MPI_Comm team, int root, void *buf, int bytes);
+// team_bcast: `root_err`, the root's error so far, reaches every member as
+// this call's error (MPI_ERR_PROC_FAILED for a failure, else MPI_ERR_OTHER).
+int team_bcast(MPI_Comm team, int root, void *buf, int bytes, int root_err = MPI_SUCCESS);
 // The AND of the members' free-slot masks, and a fresh identifier common to
 // the team (the XOR of a random nonce from each member; for ftmpi_comm_s::uid).
 int team_common_slots(MPI_Comm team, SlotMask *common, std::uint64_t *uid = nullptr);
@@ -67,6 +70,18 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint6
 // member's outcome of whatever ran before (an exchange); the call fails at
 // every member when it failed anywhere. Errors are raised on comm from `call`.
 int create_subcomm(MPI_Comm comm, const char *call, int err, std::vector<int> procs, MPI_Comm *newcomm);
+
+// The job ranks procs[r] of the members r whose (color, key), at pairs[2r]
+// and pairs[2r+1], has `color`, ordered by (key, r); members for which
+// skip(r) holds are left out (MPI_Comm_split's new groups).
+std::vector<int> color_members(const std::vector<int> &pairs, const std::vector<int> &procs, int color,
+                               const std::function<bool(int)> &skip = nullptr);
+
+// MPI_Comm_split on an inter-communicator (MPI-3.1 §6.4.2): MPI_COMM_NULL
+// where color is MPI_UNDEFINED or the other group has no member of the
+// color. Collective over both groups and uniform under failures. Returns the
+// error class (not raised).
+int split_intercomm(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 
 // A new inter-communicator holding `slot`, over the hidden intra-communicator
 // `local` (its own group) and the remote group; `uid` is agreed by both

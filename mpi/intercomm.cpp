@@ -41,15 +41,18 @@ struct SideInfo {
     SlotMask mask;
     std::uint64_t nonce;  // the side's common nonce (team_common_slots)
     int high;
-    int nprocs;
+    int words;  // the length of the payload that follows
 };
 
 // The cross-group exchange. `team` is this side's group, `leader` its leader's
 // rank in team; the leaders talk to each other over `link` (peer rank `peer`,
-// tags from `tag`). Out: the other side's group and `high`, the slots free
-// on both sides, and an identifier both sides share (for ftmpi_comm_s::uid).
+// tags from `tag`) and swap their side's `payload` (the leader's counts; the
+// group's job ranks, for a new inter-communicator). Out: the other side's
+// payload and `high`, the slots free on both sides, and an identifier both
+// sides share (for ftmpi_comm_s::uid).
 int cross_exchange(MPI_Comm team, int leader, MPI_Comm link, int peer, int tag, int high,
-                   std::vector<int> &remote_procs, int &remote_high, SlotMask &common, std::uint64_t &uid) {
+                   const std::vector<int> &payload, std::vector<int> &remote_payload, int &remote_high,
+                   SlotMask &common, std::uint64_t &uid) {
     std::uint64_t nonce = 0;
     int err = team_common_slots(team, &common, &nonce);
     auto keep = [&err](int e) {
@@ -57,17 +60,18 @@ int cross_exchange(MPI_Comm team, int leader, MPI_Comm link, int peer, int tag, 
     };
     SideInfo info{};
     if (team->rank == leader) {
-        SideInfo mine{common, nonce, high, team->size}, theirs{};
+        SideInfo mine{common, nonce, high, static_cast<int>(payload.size())}, theirs{};
         keep(team_swap(link, peer, tag, &mine, sizeof mine, &theirs, sizeof theirs));
-        remote_procs.resize(static_cast<std::size_t>(theirs.nprocs > 0 ? theirs.nprocs : 0));
-        keep(team_swap(link, peer, tag + 1, team->procs.data(), static_cast<int>(sizeof(int)) * team->size,
-                  remote_procs.data(), static_cast<int>(sizeof(int)) * theirs.nprocs));
+        remote_payload.resize(static_cast<std::size_t>(theirs.words > 0 ? theirs.words : 0));
+        keep(team_swap(link, peer, tag + 1, payload.data(), static_cast<int>(sizeof(int) * payload.size()),
+                       remote_payload.data(), static_cast<int>(sizeof(int) * remote_payload.size())));
         info = theirs;
         for (int w = 0; w < k_slot_words; ++w) info.mask[static_cast<std::size_t>(w)] &= common[static_cast<std::size_t>(w)];
     }
-    keep(team_bcast(team, leader, &info, sizeof info));
-    remote_procs.resize(static_cast<std::size_t>(info.nprocs > 0 ? info.nprocs : 0));
-    keep(team_bcast(team, leader, remote_procs.data(), static_cast<int>(sizeof(int)) * info.nprocs));
+    // The leader's error (the other group's failure, say) reaches its group.
+    keep(team_bcast(team, leader, &info, sizeof info, err));
+    remote_payload.resize(static_cast<std::size_t>(info.words > 0 ? info.words : 0));
+    keep(team_bcast(team, leader, remote_payload.data(), static_cast<int>(sizeof(int) * remote_payload.size()), err));
     remote_high = info.high;
     common = info.mask;
     uid = mix_uid(std::min(nonce, info.nonce), std::max(nonce, info.nonce));
@@ -125,18 +129,20 @@ MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs,
 
 namespace {
 
-// The new inter-communicator over `local_comm`'s group and the remote group,
-// after a successful exchange: claims the cross slot, makes the hidden local
-// communicator (local_slot) and the inter-communicator.
-int finish_intercomm(MPI_Comm local_comm, int local_slot, std::uint64_t local_uid, const SlotMask &common,
-                     std::vector<int> remote, std::uint64_t uid, MPI_Errhandler errhandler, MPI_Comm *made) {
+// The new inter-communicator over `local` (job ranks of members of
+// `local_comm`) and `remote`, after a successful exchange: claims the cross
+// slot, makes the hidden local communicator (local_slot) and the
+// inter-communicator.
+int finish_intercomm(MPI_Comm local_comm, int local_slot, std::uint64_t local_uid, std::vector<int> local,
+                     const SlotMask &common, std::vector<int> remote, std::uint64_t uid, MPI_Errhandler errhandler,
+                     MPI_Comm *made) {
     const int slot = claim_lowest(common);
     if (slot < 0) {
         release_slot(static_cast<std::uint32_t>(local_slot) * 2);
         return MPI_ERR_INTERN;
     }
-    MPI_Comm local = make_comm(local_comm, local_slot, local_comm->procs, local_uid);
-    *made = make_intercomm(local, slot, std::move(remote), errhandler, uid);
+    MPI_Comm group = make_comm(local_comm, local_slot, std::move(local), local_uid);
+    *made = make_intercomm(group, slot, std::move(remote), errhandler, uid);
     return MPI_SUCCESS;
 }
 
@@ -154,25 +160,46 @@ int uniform_inter(MPI_Comm parent, int err, MPI_Comm *made) {
 
 }  // namespace
 
-// Duplicates an inter-communicator (called by MPI_Comm_dup).
-int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm) {
+// MPI-3.1 §6.4.2: each group splits by color and key, and the members of a
+// color in one group get an inter-communicator with the members of that
+// color in the other. Every member of both groups takes part in every step:
+// the local (color, key) allgather, a local slot (shared by the colors'
+// hidden local communicators, which are disjoint), the leaders' exchange of
+// their groups' pairs (which also agrees the cross slot over both groups),
+// and the uniformity agreement over both groups.
+int split_intercomm(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
+    const int mine[2] = {color, key};
+    std::vector<int> pairs(static_cast<std::size_t>(comm->local->size) * 2);
+    int err = team_allgather(comm->local, mine, sizeof mine, pairs.data());
     int local_slot = -1;
     std::uint64_t local_uid = 0, uid = 0;
-    int err = agree_slot(comm->local, &local_slot, &local_uid);
-    std::vector<int> remote;
+    const int e1 = agree_slot(comm->local, &local_slot, &local_uid);
+    if (err == MPI_SUCCESS) err = e1;
+    std::vector<int> remote_pairs;
     int remote_high = 0;
     SlotMask common;
-    const int e2 =
-        cross_exchange(comm->local, 0, comm, 0, next_team_tag(comm), 0, remote, remote_high, common, uid);
+    const int e2 = cross_exchange(comm->local, 0, comm, 0, next_team_tag(comm), 0, pairs, remote_pairs, remote_high,
+                                  common, uid);
     if (err == MPI_SUCCESS) err = e2;
-    if (err != MPI_SUCCESS && local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
+    if (err == MPI_SUCCESS && remote_pairs.size() != comm->procs.size() * 2) err = MPI_ERR_INTERN;
+    std::vector<int> local, remote;
+    if (err == MPI_SUCCESS && color != MPI_UNDEFINED) {
+        local = color_members(pairs, comm->local_procs, color);
+        remote = color_members(remote_pairs, comm->procs, color);
+    }
     MPI_Comm made = MPI_COMM_NULL;
-    if (err == MPI_SUCCESS)
-        err = finish_intercomm(comm->local, local_slot, local_uid, common, comm->procs, uid, comm->errhandler, &made);
+    if (err == MPI_SUCCESS && !remote.empty())
+        err = finish_intercomm(comm->local, local_slot, local_uid, std::move(local), common, std::move(remote), uid,
+                               comm->errhandler, &made);
+    else if (local_slot >= 0)
+        release_slot(static_cast<std::uint32_t>(local_slot) * 2);
     if (int e = uniform_inter(comm, err, &made); e != MPI_SUCCESS) return e;
     *newcomm = made;
     return MPI_SUCCESS;
 }
+
+// Duplicates an inter-communicator (called by MPI_Comm_dup): one color, ranks kept.
+int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm) { return split_intercomm(comm, 0, comm->rank, newcomm); }
 
 void free_intercomm_parts(MPI_Comm comm) {
     if (MPI_Comm v = comm->ft) {
@@ -197,12 +224,12 @@ int intercomm_from_leaders(MPI_Comm local_comm, int local_leader, MPI_Comm peer_
     int remote_high = 0;
     SlotMask common;
     const int e2 = cross_exchange(local_comm, local_leader, leader ? peer_comm : local_comm, remote_leader,
-                                  ltag, 0, remote, remote_high, common, uid);
+                                  ltag, 0, local_comm->procs, remote, remote_high, common, uid);
     if (err == MPI_SUCCESS) err = e2;
     if (err != MPI_SUCCESS && local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
     MPI_Comm made = MPI_COMM_NULL;
     if (err == MPI_SUCCESS)
-        err = finish_intercomm(local_comm, local_slot, local_uid, common, std::move(remote), uid,
+        err = finish_intercomm(local_comm, local_slot, local_uid, local_comm->procs, common, std::move(remote), uid,
                                local_comm->errhandler, &made);
     // Uniform creation (spec 003): the group agrees whether all its survivors
     // made it; the leaders swap their groups' answers over peer_comm; the group
@@ -273,7 +300,8 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     SlotMask common;
     std::uint64_t uid = 0;
     const int mine = high ? 1 : 0;
-    int err = cross_exchange(intercomm->local, 0, intercomm, 0, next_team_tag(intercomm), mine, remote, remote_high,
+    int err = cross_exchange(intercomm->local, 0, intercomm, 0, next_team_tag(intercomm), mine,
+                             intercomm->local->procs, remote, remote_high,
                              common, uid);
     const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
     if (err == MPI_SUCCESS && slot < 0) err = MPI_ERR_INTERN;

@@ -18,8 +18,8 @@ int barrier(MPI_Comm comm) { return direct_barrier(comm); }
 
 extern "C" int MPI_Barrier(MPI_Comm comm) {
     using namespace ftmpi::mpi;
-    if (is_inter(comm)) return inter_call_barrier(comm);
     FTMPI_TRY(check_coll_start("MPI_Barrier", comm));
+    if (comm->inter) return run_blocking("MPI_Barrier", comm, [&](Sched &s) { build_inter_barrier(s); });
     // After any failure: the schedule, which skips recognized failures and
     // fails on a collectively inactive communicator (spec 000 §17.7).
     if (!direct_fits(comm, 0, MPI_BYTE))
@@ -46,5 +46,8 @@ extern "C" int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
     using namespace ftmpi::mpi;
     FTMPI_TRY(check_coll_start("MPI_Ibarrier", comm));
     FTMPI_CHECK(check_nonnull("MPI_Ibarrier", comm, request, "request"));
-    return run_nonblocking(comm, request, [&](Sched &s) { build_ibarrier(s, comm); });
+    return run_nonblocking(comm, request, [&](Sched &s) {
+        if (comm->inter) build_inter_barrier(s);
+        else build_ibarrier(s, comm);
+    });
 }

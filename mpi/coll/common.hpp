@@ -8,14 +8,36 @@
 
 namespace ftmpi::mpi {
 
+// An intra-communicator's root is one of its ranks; an inter-communicator's
+// is MPI_ROOT (the root), MPI_PROC_NULL (the rest of the root's group) or the
+// root's rank in the remote group (MPI-3.1 §5.2.2).
 inline int check_root(const char *call, MPI_Comm c, int root) {
+    if (c->inter) {
+        if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->size)) return MPI_SUCCESS;
+        return raise(c, MPI_ERR_ROOT, call,
+                     "invalid root %d (argument root; on the inter-communicator %s: MPI_ROOT, MPI_PROC_NULL or a "
+                     "rank of the remote group of %d)",
+                     root, comm_label(c), c->size);
+    }
     if (root >= 0 && root < c->size) return MPI_SUCCESS;
     return raise(c, MPI_ERR_ROOT, call, "invalid root %d (argument root; %s has %d ranks)", root, comm_label(c),
                  c->size);
 }
 
+// Whether this process is the root: its rank (intra), MPI_ROOT (inter).
+inline bool at_root(MPI_Comm c, int root) { return c->inter ? root == MPI_ROOT : c->rank == root; }
+
+// The size of the group a process's own per-rank arrays cover: the
+// communicator's, or an inter-communicator's local group's.
+inline int group_size(MPI_Comm c) { return c->inter ? c->local->size : c->size; }
+
+// MPI_IN_PLACE where it is not allowed; never on an inter-communicator
+// (there is no communication from a process to itself, MPI-3.1 §5.2.3).
 inline int check_no_in_place(const char *call, MPI_Comm c, const void *buf, const char *arg) {
     if (buf != MPI_IN_PLACE) return MPI_SUCCESS;
+    if (c->inter)
+        return raise(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed on an inter-communicator (argument %s)",
+                     arg);
     return raise(c, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed for argument %s here", arg);
 }
 
@@ -27,25 +49,31 @@ inline int check_side(const char *call, MPI_Comm c, const void *buf, int count, 
     return check_buffer(call, c, buf, count, buf_arg);
 }
 
-// A per-rank count array (and its displacements, when given).
+// A per-rank count array (and its displacements, when given) of n entries
+// (default: c's size; an inter-communicator's remote group).
 inline int check_counts(const char *call, MPI_Comm c, const int *counts, const int *displs, const char *counts_arg,
-                        const char *displs_arg) {
+                        const char *displs_arg, int n = -1) {
     FTMPI_TRY(check_nonnull(call, c, counts, counts_arg));
     if (displs_arg != nullptr) FTMPI_TRY(check_nonnull(call, c, displs, displs_arg));
-    for (int i = 0; i < c->size; ++i)
+    for (int i = 0; i < (n < 0 ? c->size : n); ++i)
         if (counts[i] < 0) return raise(c, MPI_ERR_COUNT, call, "negative %s[%d] = %d", counts_arg, i, counts[i]);
     return MPI_SUCCESS;
 }
 
-// Initialized, a valid communicator, and an intra-communicator (the
-// inter-communicator collectives are not implemented yet).
+// Initialized and a valid communicator (intra or inter).
 inline int check_coll_start(const char *call, MPI_Comm comm) {
     FTMPI_TRY(check_init(call));
     FTMPI_CHECK(check_comm(call, comm));
+    return MPI_SUCCESS;
+}
+
+// The same, for the collectives MPI defines on intra-communicators only
+// (scan, exscan, the neighborhood collectives): MPI_ERR_COMM otherwise.
+inline int check_intra_coll_start(const char *call, MPI_Comm comm) {
+    FTMPI_TRY(check_coll_start(call, comm));
     if (comm->inter)
-        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, call,
-                     "collectives on inter-communicators are not implemented (argument comm is %s)",
-                     comm_label(comm));
+        return raise(comm, MPI_ERR_COMM, call, "%s is an inter-communicator; %s is defined on intra-communicators only",
+                     comm_label(comm), call);
     return MPI_SUCCESS;
 }
 

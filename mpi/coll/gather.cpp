@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mpi/coll/common.hpp"
+#include "mpi/coll/inter.hpp"
 #include "mpi/dt/derived.hpp"
 
 namespace ftmpi::mpi {
@@ -161,15 +162,19 @@ int check_rooted(const char *call, MPI_Comm comm, int root, RootedSide single, i
     FTMPI_TRY(check_coll_start(call, comm));
 #if FTMPI_ARG_CHECKS
     FTMPI_TRY(check_root(call, comm, root));
-    const bool at_root = comm->rank == root;
-    if (!at_root) {
-        const std::string where = std::string(single.buf_arg) + " (not at the root)";
+    const bool root_here = at_root(comm, root);
+    // The single side is used at every member of an intra-communicator (the
+    // root may pass MPI_IN_PLACE) and in the root's remote group of an
+    // inter-communicator; nothing but root is significant at MPI_PROC_NULL.
+    const bool single_used = !comm->inter || root >= 0;
+    if (single_used && !(root_here && !comm->inter)) {
+        const std::string where = std::string(single.buf_arg) + (comm->inter ? "" : " (not at the root)");
         FTMPI_TRY(check_no_in_place(call, comm, single.buf, where.c_str()));
     }
-    if (single.buf != MPI_IN_PLACE)
+    if (single_used && single.buf != MPI_IN_PLACE)
         FTMPI_TRY(check_side(call, comm, single.buf, single_count, single_type, single.buf_arg, single.count_arg,
                              single.type_arg));
-    if (at_root) {
+    if (root_here) {
         FTMPI_TRY(check_no_in_place(call, comm, many.buf, many.buf_arg));
         FTMPI_TRY(check_type(call, comm, many_type, many.type_arg));
         if (v) FTMPI_TRY(check_counts(call, comm, many_counts, displs, many.count_arg, "displs"));
@@ -201,6 +206,7 @@ int check_allgather(const char *call, MPI_Comm comm, const void *sendbuf, int sc
                     const void *recvbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, bool v) {
     FTMPI_TRY(check_coll_start(call, comm));
 #if FTMPI_ARG_CHECKS
+    if (comm->inter) FTMPI_TRY(check_no_in_place(call, comm, sendbuf, "sendbuf"));
     if (sendbuf != MPI_IN_PLACE)
         FTMPI_TRY(check_side(call, comm, sendbuf, scount, stype, "sendbuf", "sendcount", "sendtype"));
     FTMPI_TRY(check_no_in_place(call, comm, recvbuf, "recvbuf"));
@@ -223,7 +229,8 @@ int check_alltoall(const char *call, MPI_Comm comm, const void *sendbuf, const i
                    const MPI_Datatype *rtypes, bool v, bool w) {
     FTMPI_TRY(check_coll_start(call, comm));
 #if FTMPI_ARG_CHECKS
-    const int n = comm->size;
+    const int n = comm->size;  // an inter-communicator's arrays cover the remote group
+    if (comm->inter) FTMPI_TRY(check_no_in_place(call, comm, sendbuf, "sendbuf"));
     FTMPI_TRY(check_no_in_place(call, comm, recvbuf, "recvbuf"));
     for (int side = 0; side < 2; ++side) {
         const bool send = side == 0;
@@ -253,6 +260,17 @@ int check_alltoall(const char *call, MPI_Comm comm, const void *sendbuf, const i
     return MPI_SUCCESS;
 }
 
+// The alltoallw schedule for either kind of communicator (alltoall and
+// alltoallv convert to it).
+void alltoallw_sched(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
+                     const MPI_Datatype *stypes, void *recvbuf, const int *rcounts, const MPI_Aint *rdispls,
+                     const MPI_Datatype *rtypes) {
+    if (comm->inter)
+        build_inter_alltoallw(s, sendbuf, scounts, sdispls, stypes, recvbuf, rcounts, rdispls, rtypes);
+    else
+        build_alltoallw(s, comm, sendbuf, scounts, sdispls, stypes, recvbuf, rcounts, rdispls, rtypes);
+}
+
 }  // namespace
 
 #define FTMPI_COLL(call, nb, request, ...)                                                          \
@@ -269,8 +287,10 @@ int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf,
                            false));
     Regular reg(comm->size, recvcount);
     return FTMPI_COLL(call, nb, request,
-                      build_gatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
-                                    reg.displs.data(), recvtype, root));
+                      comm->inter ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
+                                                        reg.displs.data(), recvtype, root)
+                                  : build_gatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
+                                                  reg.displs.data(), recvtype, root));
 }
 
 int gatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
@@ -279,8 +299,10 @@ int gatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf
     FTMPI_TRY(check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                            true));
     return FTMPI_COLL(call, nb, request,
-                      build_gatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                                    root));
+                      comm->inter ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                                        recvtype, root)
+                                  : build_gatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                                  recvtype, root));
 }
 
 int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
@@ -289,8 +311,10 @@ int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf
                             false));
     Regular reg(comm->size, sendcount);
     return FTMPI_COLL(call, nb, request,
-                      build_scatterv(s, comm, sendbuf, reg.counts.data(), reg.displs.data(), sendtype, recvbuf,
-                                     recvcount, recvtype, root));
+                      comm->inter ? build_inter_scatterv(s, sendbuf, reg.counts.data(), reg.displs.data(), sendtype,
+                                                         recvbuf, recvcount, recvtype, root)
+                                  : build_scatterv(s, comm, sendbuf, reg.counts.data(), reg.displs.data(), sendtype,
+                                                   recvbuf, recvcount, recvtype, root));
 }
 
 int scatterv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
@@ -299,8 +323,10 @@ int scatterv(const char *call, bool nb, MPI_Request *request, const void *sendbu
     FTMPI_TRY(check_scatter(call, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
                             true));
     return FTMPI_COLL(call, nb, request,
-                      build_scatterv(s, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                                     root));
+                      comm->inter ? build_inter_scatterv(s, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                                         recvtype, root)
+                                  : build_scatterv(s, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                                   recvtype, root));
 }
 
 int allgather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
@@ -309,8 +335,10 @@ int allgather(const char *call, bool nb, MPI_Request *request, const void *sendb
                               false));
     Regular reg(comm->size, recvcount);
     return FTMPI_COLL(call, nb, request,
-                      build_allgatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
-                                       reg.displs.data(), recvtype));
+                      comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf,
+                                                           reg.counts.data(), reg.displs.data(), recvtype)
+                                  : build_allgatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
+                                                     reg.displs.data(), recvtype));
 }
 
 int allgatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
@@ -319,8 +347,10 @@ int allgatherv(const char *call, bool nb, MPI_Request *request, const void *send
     FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                               true));
     return FTMPI_COLL(call, nb, request,
-                      build_allgatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                       recvtype));
+                      comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                                           displs, recvtype)
+                                  : build_allgatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                                     recvtype));
 }
 
 int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
@@ -331,7 +361,7 @@ int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbu
     Regular sreg(n, sendcount), rreg(n, recvcount);
     AsW w(n, sendbuf, sreg.displs.data(), sendtype, rreg.displs.data(), recvtype);
     return FTMPI_COLL(call, nb, request,
-                      build_alltoallw(s, comm, sendbuf, sreg.counts.data(), w.sd.data(), w.st.data(), recvbuf,
+                      alltoallw_sched(s, comm, sendbuf, sreg.counts.data(), w.sd.data(), w.st.data(), recvbuf,
                                       rreg.counts.data(), w.rd.data(), w.rt.data()));
 }
 
@@ -342,7 +372,7 @@ int alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendb
                              &recvtype, true, false));
     AsW w(comm->size, sendbuf, sdispls, sendtype, rdispls, recvtype);
     return FTMPI_COLL(call, nb, request,
-                      build_alltoallw(s, comm, sendbuf, sendcounts, w.sd.data(), w.st.data(), recvbuf, recvcounts,
+                      alltoallw_sched(s, comm, sendbuf, sendcounts, w.sd.data(), w.st.data(), recvbuf, recvcounts,
                                       w.rd.data(), w.rt.data()));
 }
 
@@ -358,7 +388,7 @@ int alltoallw(const char *call, bool nb, MPI_Request *request, const void *sendb
         rd[i] = rdispls[i];
     }
     return FTMPI_COLL(call, nb, request,
-                      build_alltoallw(s, comm, sendbuf, sendcounts, sd.data(), sendtypes, recvbuf, recvcounts,
+                      alltoallw_sched(s, comm, sendbuf, sendcounts, sd.data(), sendtypes, recvbuf, recvcounts,
                                       rd.data(), recvtypes));
 }
 

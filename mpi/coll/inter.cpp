@@ -1,140 +1,185 @@
-// Collectives on inter-communicators: barrier, bcast, reduce, allreduce.
+// Collectives on inter-communicators, as schedules over the two groups
+// (inter.hpp). Each group works on its hidden local intra-communicator with
+// the intra algorithms (build_bcast, build_reduce, build_scatterv); the
+// groups meet through their leaders (local rank 0) or, where data goes from
+// every member to every member, through direct cross transfers.
 //
-// Each group works over its hidden local intra-communicator (comm->local,
-// mpi/intercomm.cpp); the two leaders (local rank 0) talk across on the
-// inter-communicator's collective context. Root arguments follow the standard:
-// MPI_ROOT at the root, MPI_PROC_NULL at the rest of its group, the root's
-// rank in the remote group at every process of the other group.
+// Algorithms:
+// - barrier: fan-in to the leader, the leaders swap a token, bcast from it;
+// - bcast: root -> the other group's leader -> its local bcast;
+// - reduce: local reduce to the leader -> the root;
+// - allreduce, reduce_scatter(_block): local reduce to the leader, the
+//   leaders swap their group's reduction, local bcast / scatterv of the
+//   other group's;
+// - gather(v) / scatter(v): the root receives from / sends to every member of
+//   the other group directly;
+// - allgather(v): every member sends its block to the other group's leader;
+//   the leaders swap a token (so each learns what failed in its own group
+//   from the other), then bcast the other group's blocks locally;
+// - alltoall(v,w): every pair exchanges directly, then a barrier (the
+//   exchange alone would leave a failure unknown in the failed process's
+//   own group).
 #include "mpi/coll/inter.hpp"
 
 #include <vector>
 
-#include "mpi/checks.hpp"
-#include "mpi/coll/barrier.hpp"
-#include "mpi/coll/ops.hpp"
-#include "mpi/comm_internal.hpp"
-#include "mpi/p2p/requests.hpp"
+#include "mpi/coll/common.hpp"
+#include "mpi/coll/direct.hpp"
 
 namespace ftmpi::mpi {
 namespace {
 
-// One typed message across the inter-communicator (collective context).
-int xfer(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int peer, int tag) {
-    if (peer >= comm->size) return MPI_ERR_PROC_FAILED;  // a shrink left no remote group
-    MPI_Request r = new_request(kind, comm, buf, count, type, peer, tag, comm->context + 1);
-    if (kind == ftmpi_request_s::Kind::send) start_send(r);
-    else start_recv(r);
-    wait_complete(r);
-    return retire_request(&r, MPI_STATUS_IGNORE);
+constexpr int k_leader = 0;  // each group's leader: its local rank 0
+
+bool is_leader(const Sched &s) { return s.rank() == k_leader; }
+
+// Every local member's token reaches the leader: the bcast tree from the
+// leader (bcast_pattern), run backwards.
+void fan_in(Sched &s) {
+    int parent = -1;
+    std::vector<int> children;
+    bcast_pattern(
+        s.size(), s.rank(), 0, [&](int from) { parent = from; }, [&](int to) { children.push_back(to); }, [] {});
+    if (!children.empty()) {
+        for (int c : children) s.add_recv(nullptr, 0, MPI_BYTE, c);
+        s.next_round();
+    }
+    if (parent >= 0) {
+        s.add_send(nullptr, 0, MPI_BYTE, parent);
+        s.next_round();
+    }
 }
 
-int first_error(int a, int b) { return a != MPI_SUCCESS ? a : b; }
+// The leaders swap `count` elements of t: sbuf goes out, rbuf comes in.
+void leader_swap(Sched &s, const void *sbuf, void *rbuf, int count, MPI_Datatype t) {
+    if (!is_leader(s)) return;
+    s.add_cross_recv(rbuf, count, t, k_leader);
+    s.add_cross_send(sbuf, count, t, k_leader);
+    s.next_round();
+}
 
-std::vector<char> scratch(int count, MPI_Datatype type) {
-    return std::vector<char>(static_cast<std::size_t>(count) * static_cast<std::size_t>(type->extent) + 1);
+// Element offsets of blocks of `counts` packed one after the other; returns the total.
+int packed_offsets(const int *counts, int n, std::vector<std::size_t> &off) {
+    off.assign(static_cast<std::size_t>(n), 0);
+    std::size_t total = 0;
+    for (int j = 0; j < n; ++j) {
+        off[static_cast<std::size_t>(j)] = total;
+        total += static_cast<std::size_t>(counts[j]);
+    }
+    return static_cast<int>(total);
 }
 
 }  // namespace
 
-int inter_barrier(MPI_Comm comm) {
-    int err = barrier(comm->local);
-    const int tag = next_team_tag(comm);
-    if (comm->rank == 0) {
-        char out = 0, in = 0;
-        err = first_error(err, team_swap(comm, 0, tag, &out, 1, &in, 1));
+void build_inter_barrier(Sched &s) {
+    fan_in(s);
+    leader_swap(s, nullptr, nullptr, 0, MPI_BYTE);
+    build_bcast(s, s.local_comm(), nullptr, 0, MPI_BYTE, k_leader);
+}
+
+void build_inter_bcast(Sched &s, void *buf, int count, MPI_Datatype t, int root) {
+    if (root == MPI_PROC_NULL) return;
+    if (root == MPI_ROOT) {
+        s.add_cross_send(buf, count, t, k_leader);
+        s.next_round();
+        return;
     }
-    return first_error(err, barrier(comm->local));
-}
-
-int inter_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-    const int tag = next_team_tag(comm);
-    if (root == MPI_PROC_NULL) return MPI_SUCCESS;
-    if (root == MPI_ROOT) return xfer(ftmpi_request_s::Kind::send, comm, buf, count, type, 0, tag);
-    int err = MPI_SUCCESS;
-    if (comm->rank == 0) err = xfer(ftmpi_request_s::Kind::recv, comm, buf, count, type, root, tag);
-    return first_error(err, MPI_Bcast(buf, count, type, 0, comm->local));
-}
-
-int inter_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
-                 MPI_Comm comm) {
-    const int tag = next_team_tag(comm);
-    if (root == MPI_PROC_NULL) return MPI_SUCCESS;
-    if (root == MPI_ROOT) return xfer(ftmpi_request_s::Kind::recv, comm, recvbuf, count, type, 0, tag);
-    std::vector<char> partial = scratch(count, type);
-    int err = MPI_Reduce(sendbuf, partial.data(), count, type, op, 0, comm->local);
-    if (comm->rank == 0)
-        err = first_error(err, xfer(ftmpi_request_s::Kind::send, comm, partial.data(), count, type, root, tag));
-    return err;
-}
-
-// Every process gets the reduction of the OTHER group's contributions.
-int inter_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-    const int tag = next_team_tag(comm);
-    std::vector<char> partial = scratch(count, type);
-    int err = MPI_Reduce(sendbuf, partial.data(), count, type, op, 0, comm->local);
-    if (comm->rank == 0) {
-        MPI_Request rr = new_request(ftmpi_request_s::Kind::recv, comm, recvbuf, count, type, 0, tag, comm->context + 1);
-        start_recv(rr);
-        err = first_error(err, xfer(ftmpi_request_s::Kind::send, comm, partial.data(), count, type, 0, tag));
-        wait_complete(rr);
-        err = first_error(err, retire_request(&rr, MPI_STATUS_IGNORE));
+    if (is_leader(s)) {
+        s.add_cross_recv(buf, count, t, root);
+        s.next_round();
     }
-    return first_error(err, MPI_Bcast(recvbuf, count, type, 0, comm->local));
+    build_bcast(s, s.local_comm(), buf, count, t, k_leader);
 }
 
-namespace {
-
-int report(const char *call, MPI_Comm comm, int err) {
-    if (err == MPI_SUCCESS) return MPI_SUCCESS;
-    return raise(comm, err, call, "inter-communicator collective on %s failed", comm_label(comm));
+void build_inter_reduce(Sched &s, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, int root) {
+    if (root == MPI_PROC_NULL) return;
+    if (root == MPI_ROOT) {
+        s.add_cross_recv(recvbuf, count, t, k_leader);
+        s.next_round();
+        return;
+    }
+    void *partial = is_leader(s) ? s.scratch(count, t) : nullptr;
+    build_reduce(s, s.local_comm(), sendbuf, partial, count, t, k_leader);
+    if (is_leader(s)) {
+        s.add_cross_send(partial, count, t, root);
+        s.next_round();
+    }
 }
 
-int check_inter_root(const char *call, MPI_Comm comm, int root) {
-    if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < comm->size)) return MPI_SUCCESS;
-    return raise(comm, MPI_ERR_ROOT, call,
-                 "invalid root %d (argument root: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group of size %d)",
-                 root, comm->size);
+void build_inter_allreduce(Sched &s, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t) {
+    void *partial = is_leader(s) ? s.scratch(count, t) : nullptr;
+    build_reduce(s, s.local_comm(), sendbuf, partial, count, t, k_leader);
+    leader_swap(s, partial, recvbuf, count, t);
+    build_bcast(s, s.local_comm(), recvbuf, count, t, k_leader);
 }
 
-int check_data(const char *call, MPI_Comm comm, const void *buf, int count, MPI_Datatype type, const char *arg) {
-    FTMPI_CHECK(check_count(call, comm, count));
-    FTMPI_CHECK(check_type(call, comm, type));
-    if (buf == MPI_IN_PLACE)
-        return raise(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed on an inter-communicator (argument %s)",
-                     arg);
-    return MPI_SUCCESS;
+void build_inter_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const int *counts, MPI_Datatype t) {
+    std::vector<std::size_t> off;
+    const int total = packed_offsets(counts, s.size(), off);
+    std::vector<int> displs(off.begin(), off.end());
+    void *partial = is_leader(s) ? s.scratch(total, t) : nullptr;
+    void *theirs = is_leader(s) ? s.scratch(total, t) : nullptr;
+    build_reduce(s, s.local_comm(), sendbuf, partial, total, t, k_leader);
+    leader_swap(s, partial, theirs, total, t);
+    build_scatterv(s, s.local_comm(), theirs, counts, displs.data(), t, recvbuf, counts[s.rank()], t, k_leader);
 }
 
-}  // namespace
-
-int inter_call_barrier(MPI_Comm comm) {
-    FTMPI_TRY(check_init("MPI_Barrier"));
-    return report("MPI_Barrier", comm, inter_barrier(comm));
+void build_inter_gatherv(Sched &s, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+                         const int *rcounts, const int *displs, MPI_Datatype rtype, int root) {
+    if (root == MPI_PROC_NULL) return;
+    if (root == MPI_ROOT) {
+        for (int j = 0; j < s.remote_size(); ++j)
+            s.add_cross_recv(at(recvbuf, static_cast<std::size_t>(displs[j]), rtype), rcounts[j], rtype, j);
+    } else {
+        s.add_cross_send(sendbuf, scount, stype, root);
+    }
+    s.next_round();
 }
 
-int inter_call_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-    FTMPI_TRY(check_init("MPI_Bcast"));
-    FTMPI_TRY(check_inter_root("MPI_Bcast", comm, root));
-    FTMPI_TRY(check_data("MPI_Bcast", comm, buf, count, type, "buffer"));
-    return report("MPI_Bcast", comm, inter_bcast(buf, count, type, root, comm));
+void build_inter_scatterv(Sched &s, const void *sendbuf, const int *scounts, const int *displs, MPI_Datatype stype,
+                          void *recvbuf, int rcount, MPI_Datatype rtype, int root) {
+    if (root == MPI_PROC_NULL) return;
+    if (root == MPI_ROOT) {
+        for (int j = 0; j < s.remote_size(); ++j)
+            s.add_cross_send(at(sendbuf, static_cast<std::size_t>(displs[j]), stype), scounts[j], stype, j);
+    } else {
+        s.add_cross_recv(recvbuf, rcount, rtype, root);
+    }
+    s.next_round();
 }
 
-int inter_call_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
-                      MPI_Comm comm) {
-    FTMPI_TRY(check_init("MPI_Reduce"));
-    FTMPI_TRY(check_inter_root("MPI_Reduce", comm, root));
-    FTMPI_TRY(check_data("MPI_Reduce", comm, root == MPI_ROOT ? recvbuf : sendbuf, count, type,
-                         root == MPI_ROOT ? "recvbuf" : "sendbuf"));
-    FTMPI_TRY(check_op("MPI_Reduce", comm, op));
-    return report("MPI_Reduce", comm, inter_reduce(sendbuf, recvbuf, count, type, op, root, comm));
+// The leader receives the other group's blocks packed (rcounts elements of
+// rtype each, in remote rank order), bcasts them, and every member unpacks.
+void build_inter_allgatherv(Sched &s, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
+                            const int *rcounts, const int *displs, MPI_Datatype rtype) {
+    const int r = s.remote_size();
+    std::vector<std::size_t> off;
+    const int total = packed_offsets(rcounts, r, off);
+    void *packed = s.scratch(total, rtype);
+    s.add_cross_send(sendbuf, scount, stype, k_leader);
+    if (is_leader(s))
+        for (int j = 0; j < r; ++j)
+            s.add_cross_recv(at(packed, off[static_cast<std::size_t>(j)], rtype), rcounts[j], rtype, j);
+    s.next_round();
+    leader_swap(s, nullptr, nullptr, 0, MPI_BYTE);
+    build_bcast(s, s.local_comm(), packed, total, rtype, k_leader);
+    for (int j = 0; j < r; ++j)
+        s.add_copy(at(packed, off[static_cast<std::size_t>(j)], rtype), rcounts[j], rtype,
+                   at(recvbuf, static_cast<std::size_t>(displs[j]), rtype), rcounts[j], rtype);
+    s.next_round();
 }
 
-int inter_call_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                         MPI_Comm comm) {
-    FTMPI_TRY(check_init("MPI_Allreduce"));
-    FTMPI_TRY(check_data("MPI_Allreduce", comm, sendbuf, count, type, "sendbuf"));
-    FTMPI_TRY(check_op("MPI_Allreduce", comm, op));
-    return report("MPI_Allreduce", comm, inter_allreduce(sendbuf, recvbuf, count, type, op, comm));
+void build_inter_alltoallw(Sched &s, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
+                           const MPI_Datatype *stypes, void *recvbuf, const int *rcounts, const MPI_Aint *rdispls,
+                           const MPI_Datatype *rtypes) {
+    const int r = s.remote_size();
+    for (int k = 0; k < r; ++k) {
+        const int j = (s.rank() + k) % r;  // members start at different peers
+        s.add_cross_recv(static_cast<char *>(recvbuf) + rdispls[j], rcounts[j], rtypes[j], j);
+        s.add_cross_send(static_cast<const char *>(sendbuf) + sdispls[j], scounts[j], stypes[j], j);
+    }
+    s.next_round();
+    build_inter_barrier(s);
 }
 
 }  // namespace ftmpi::mpi

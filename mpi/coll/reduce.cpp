@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "mpi/coll/inter.hpp"
 #include "mpi/coll/common.hpp"
+#include "mpi/coll/inter.hpp"
 #include "mpi/coll/direct.hpp"
 
 namespace ftmpi::mpi {
@@ -269,54 +269,102 @@ using namespace ftmpi::mpi;
 
 namespace {
 
+// send_used / recv_used: whether this process's send / receive buffer is
+// significant. An inter-communicator allows MPI_IN_PLACE in neither.
 int check_reduction(const char *call, MPI_Comm comm, const void *sendbuf, const void *recvbuf, int count,
-                    MPI_Datatype t, MPI_Op op, bool recv_used) {
+                    MPI_Datatype t, MPI_Op op, bool send_used, bool recv_used) {
     FTMPI_TRY(check_coll_start(call, comm));
 #if FTMPI_ARG_CHECKS
     FTMPI_TRY(check_count(call, comm, count));
     FTMPI_TRY(check_type(call, comm, t));
     FTMPI_TRY(check_op_type(call, comm, op, t));
-    if (sendbuf != MPI_IN_PLACE) FTMPI_TRY(check_buffer(call, comm, sendbuf, count, "sendbuf"));
+    if (send_used && comm->inter) FTMPI_TRY(check_no_in_place(call, comm, sendbuf, "sendbuf"));
+    if (send_used && sendbuf != MPI_IN_PLACE) FTMPI_TRY(check_buffer(call, comm, sendbuf, count, "sendbuf"));
     if (recv_used) {
         FTMPI_TRY(check_no_in_place(call, comm, recvbuf, "recvbuf"));
         FTMPI_TRY(check_buffer(call, comm, recvbuf, count, "recvbuf"));
     }
 #else
-    (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)recv_used;
+    (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)send_used, (void)recv_used;
 #endif
     return MPI_SUCCESS;
 }
 
 void set_op(Sched &s, MPI_Op op) { s.op = *op; }
 
+// At MPI_PROC_NULL (an inter-communicator's root group, but the root) no
+// argument but root is significant.
+bool bystander(MPI_Comm comm, int root) { return comm->inter && root == MPI_PROC_NULL; }
+
 int check_bcast(const char *call, MPI_Comm comm, void *buf, int count, MPI_Datatype t, int root) {
     FTMPI_TRY(check_coll_start(call, comm));
     FTMPI_CHECK(check_root(call, comm, root));
+    if (bystander(comm, root)) return MPI_SUCCESS;
     FTMPI_CHECK(check_no_in_place(call, comm, buf, "buffer"));
     FTMPI_CHECK(check_side(call, comm, buf, count, t, "buffer", "count", "datatype"));
     return MPI_SUCCESS;
 }
 
+// Intra: every rank sends, the root receives (and may pass MPI_IN_PLACE).
+// Inter: the root's remote group sends, MPI_ROOT receives.
 int check_reduce(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
                  MPI_Op op, int root) {
     FTMPI_TRY(check_coll_start(call, comm));
     FTMPI_CHECK(check_root(call, comm, root));
-    if (comm->rank != root) FTMPI_CHECK(check_no_in_place(call, comm, sendbuf, "sendbuf (not at the root)"));
-    return check_reduction(call, comm, sendbuf, recvbuf, count, t, op, comm->rank == root);
+    if (bystander(comm, root)) return MPI_SUCCESS;
+    const bool root_here = at_root(comm, root);
+    if (!comm->inter && !root_here)
+        FTMPI_CHECK(check_no_in_place(call, comm, sendbuf, "sendbuf (not at the root)"));
+    return check_reduction(call, comm, sendbuf, recvbuf, count, t, op, !(comm->inter && root_here), root_here);
 }
 
+// counts: one per member of the process's own group.
 int check_rs(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
              MPI_Datatype t, MPI_Op op) {
     FTMPI_TRY(check_coll_start(call, comm));
-    FTMPI_CHECK(check_counts(call, comm, counts, nullptr, "recvcounts", nullptr));
+    const int n = group_size(comm);
+    FTMPI_CHECK(check_counts(call, comm, counts, nullptr, "recvcounts", nullptr, n));
     FTMPI_CHECK(check_type(call, comm, t));
     FTMPI_CHECK(check_op_type(call, comm, op, t));
+    if (comm->inter) FTMPI_CHECK(check_no_in_place(call, comm, sendbuf, "sendbuf"));
     FTMPI_CHECK(check_no_in_place(call, comm, recvbuf, "recvbuf"));
     int total = 0;
-    for (int i = 0; i < comm->size; ++i) total += counts[i];
+    for (int i = 0; i < n; ++i) total += counts[i];
     if (sendbuf != MPI_IN_PLACE) FTMPI_CHECK(check_buffer(call, comm, sendbuf, total, "sendbuf"));
     FTMPI_CHECK(check_buffer(call, comm, recvbuf, sendbuf == MPI_IN_PLACE ? total : counts[comm->rank], "recvbuf"));
     return MPI_SUCCESS;
+}
+
+// The schedules of each kind of communicator.
+void bcast_sched(Sched &s, MPI_Comm comm, void *buf, int count, MPI_Datatype t, int root) {
+    if (comm->inter) build_inter_bcast(s, buf, count, t, root);
+    else build_bcast(s, comm, buf, count, t, root);
+}
+
+// The op is copied where this process combines (not at an inter root or bystander).
+void reduce_sched(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, MPI_Op op,
+                  int root) {
+    if (!comm->inter) {
+        set_op(s, op);
+        build_reduce(s, comm, sendbuf, recvbuf, count, t, root);
+        return;
+    }
+    if (root >= 0) set_op(s, op);
+    build_inter_reduce(s, sendbuf, recvbuf, count, t, root);
+}
+
+void allreduce_sched(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
+                     MPI_Op op) {
+    set_op(s, op);
+    if (comm->inter) build_inter_allreduce(s, sendbuf, recvbuf, count, t);
+    else build_allreduce(s, comm, sendbuf, recvbuf, count, t);
+}
+
+void reduce_scatter_sched(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
+                          MPI_Datatype t, MPI_Op op) {
+    set_op(s, op);
+    if (comm->inter) build_inter_reduce_scatter(s, sendbuf, recvbuf, counts, t);
+    else build_reduce_scatter(s, comm, sendbuf, recvbuf, counts, t);
 }
 
 }  // namespace
@@ -324,68 +372,56 @@ int check_rs(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf
 extern "C" {
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-    if (is_inter(comm)) return inter_call_bcast(buffer, count, datatype, root, comm);
     FTMPI_TRY(check_bcast("MPI_Bcast", comm, buffer, count, datatype, root));
-    if (direct_fits(comm, count, datatype))
+    if (!comm->inter && direct_fits(comm, count, datatype))
         return coll_result("MPI_Bcast", comm, direct_bcast(comm, buffer, count, datatype, root));
-    return run_blocking("MPI_Bcast", comm, [&](Sched &s) { build_bcast(s, comm, buffer, count, datatype, root); });
+    return run_blocking("MPI_Bcast", comm, [&](Sched &s) { bcast_sched(s, comm, buffer, count, datatype, root); });
 }
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
     FTMPI_TRY(check_bcast("MPI_Ibcast", comm, buffer, count, datatype, root));
     FTMPI_CHECK(check_nonnull("MPI_Ibcast", comm, request, "request"));
-    return run_nonblocking(comm, request, [&](Sched &s) { build_bcast(s, comm, buffer, count, datatype, root); });
+    return run_nonblocking(comm, request, [&](Sched &s) { bcast_sched(s, comm, buffer, count, datatype, root); });
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                MPI_Comm comm) {
-    if (is_inter(comm)) return inter_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     FTMPI_TRY(check_reduce("MPI_Reduce", comm, sendbuf, recvbuf, count, datatype, op, root));
-    if (direct_fits(comm, count, datatype))
+    if (!comm->inter && direct_fits(comm, count, datatype))
         return coll_result("MPI_Reduce", comm, direct_reduce(comm, sendbuf, recvbuf, count, datatype, *op, root));
-    return run_blocking("MPI_Reduce", comm, [&](Sched &s) {
-        set_op(s, op);
-        build_reduce(s, comm, sendbuf, recvbuf, count, datatype, root);
-    });
+    return run_blocking("MPI_Reduce", comm,
+                        [&](Sched &s) { reduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op, root); });
 }
 
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm, MPI_Request *request) {
     FTMPI_TRY(check_reduce("MPI_Ireduce", comm, sendbuf, recvbuf, count, datatype, op, root));
     FTMPI_CHECK(check_nonnull("MPI_Ireduce", comm, request, "request"));
-    return run_nonblocking(comm, request, [&](Sched &s) {
-        set_op(s, op);
-        build_reduce(s, comm, sendbuf, recvbuf, count, datatype, root);
-    });
+    return run_nonblocking(comm, request,
+                           [&](Sched &s) { reduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op, root); });
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    if (is_inter(comm)) return inter_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
-    FTMPI_TRY(check_reduction("MPI_Allreduce", comm, sendbuf, recvbuf, count, datatype, op, true));
-    if (direct_fits(comm, count, datatype))
+    FTMPI_TRY(check_reduction("MPI_Allreduce", comm, sendbuf, recvbuf, count, datatype, op, true, true));
+    if (!comm->inter && direct_fits(comm, count, datatype))
         return coll_result("MPI_Allreduce", comm, direct_allreduce(comm, sendbuf, recvbuf, count, datatype, *op));
-    return run_blocking("MPI_Allreduce", comm, [&](Sched &s) {
-        set_op(s, op);
-        build_allreduce(s, comm, sendbuf, recvbuf, count, datatype);
-    });
+    return run_blocking("MPI_Allreduce", comm,
+                        [&](Sched &s) { allreduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op); });
 }
 
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request *request) {
-    FTMPI_TRY(check_reduction("MPI_Iallreduce", comm, sendbuf, recvbuf, count, datatype, op, true));
+    FTMPI_TRY(check_reduction("MPI_Iallreduce", comm, sendbuf, recvbuf, count, datatype, op, true, true));
     FTMPI_CHECK(check_nonnull("MPI_Iallreduce", comm, request, "request"));
-    return run_nonblocking(comm, request, [&](Sched &s) {
-        set_op(s, op);
-        build_allreduce(s, comm, sendbuf, recvbuf, count, datatype);
-    });
+    return run_nonblocking(comm, request,
+                           [&](Sched &s) { allreduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op); });
 }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm) {
     FTMPI_TRY(check_rs("MPI_Reduce_scatter", comm, sendbuf, recvbuf, recvcounts, datatype, op));
     return run_blocking("MPI_Reduce_scatter", comm, [&](Sched &s) {
-        set_op(s, op);
-        build_reduce_scatter(s, comm, sendbuf, recvbuf, recvcounts, datatype);
+        reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op);
     });
 }
 
@@ -394,20 +430,19 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     FTMPI_TRY(check_rs("MPI_Ireduce_scatter", comm, sendbuf, recvbuf, recvcounts, datatype, op));
     FTMPI_CHECK(check_nonnull("MPI_Ireduce_scatter", comm, request, "request"));
     return run_nonblocking(comm, request, [&](Sched &s) {
-        set_op(s, op);
-        build_reduce_scatter(s, comm, sendbuf, recvbuf, recvcounts, datatype);
+        reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op);
     });
 }
 
+// Each member's vector holds (its group's size) * recvcount elements.
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm) {
     FTMPI_TRY(check_coll_start("MPI_Reduce_scatter_block", comm));
     FTMPI_CHECK(check_count("MPI_Reduce_scatter_block", comm, recvcount, "recvcount"));
-    std::vector<int> counts(static_cast<std::size_t>(comm->size), recvcount);
+    std::vector<int> counts(static_cast<std::size_t>(group_size(comm)), recvcount);
     FTMPI_TRY(check_rs("MPI_Reduce_scatter_block", comm, sendbuf, recvbuf, counts.data(), datatype, op));
     return run_blocking("MPI_Reduce_scatter_block", comm, [&](Sched &s) {
-        set_op(s, op);
-        build_reduce_scatter(s, comm, sendbuf, recvbuf, counts.data(), datatype);
+        reduce_scatter_sched(s, comm, sendbuf, recvbuf, counts.data(), datatype, op);
     });
 }
 
@@ -416,16 +451,16 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     FTMPI_TRY(check_coll_start("MPI_Ireduce_scatter_block", comm));
     FTMPI_CHECK(check_count("MPI_Ireduce_scatter_block", comm, recvcount, "recvcount"));
     FTMPI_CHECK(check_nonnull("MPI_Ireduce_scatter_block", comm, request, "request"));
-    std::vector<int> counts(static_cast<std::size_t>(comm->size), recvcount);
+    std::vector<int> counts(static_cast<std::size_t>(group_size(comm)), recvcount);
     FTMPI_TRY(check_rs("MPI_Ireduce_scatter_block", comm, sendbuf, recvbuf, counts.data(), datatype, op));
     return run_nonblocking(comm, request, [&](Sched &s) {
-        set_op(s, op);
-        build_reduce_scatter(s, comm, sendbuf, recvbuf, counts.data(), datatype);
+        reduce_scatter_sched(s, comm, sendbuf, recvbuf, counts.data(), datatype, op);
     });
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    FTMPI_TRY(check_reduction("MPI_Scan", comm, sendbuf, recvbuf, count, datatype, op, true));
+    FTMPI_TRY(check_intra_coll_start("MPI_Scan", comm));
+    FTMPI_TRY(check_reduction("MPI_Scan", comm, sendbuf, recvbuf, count, datatype, op, true, true));
     return run_blocking("MPI_Scan", comm, [&](Sched &s) {
         set_op(s, op);
         build_scan(s, comm, sendbuf, recvbuf, count, datatype, false);
@@ -434,7 +469,8 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
 
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request *request) {
-    FTMPI_TRY(check_reduction("MPI_Iscan", comm, sendbuf, recvbuf, count, datatype, op, true));
+    FTMPI_TRY(check_intra_coll_start("MPI_Iscan", comm));
+    FTMPI_TRY(check_reduction("MPI_Iscan", comm, sendbuf, recvbuf, count, datatype, op, true, true));
     FTMPI_CHECK(check_nonnull("MPI_Iscan", comm, request, "request"));
     return run_nonblocking(comm, request, [&](Sched &s) {
         set_op(s, op);
@@ -443,7 +479,8 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-    FTMPI_TRY(check_reduction("MPI_Exscan", comm, sendbuf, recvbuf, count, datatype, op, true));
+    FTMPI_TRY(check_intra_coll_start("MPI_Exscan", comm));
+    FTMPI_TRY(check_reduction("MPI_Exscan", comm, sendbuf, recvbuf, count, datatype, op, true, true));
     return run_blocking("MPI_Exscan", comm, [&](Sched &s) {
         set_op(s, op);
         build_scan(s, comm, sendbuf, recvbuf, count, datatype, true);
@@ -452,7 +489,8 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request *request) {
-    FTMPI_TRY(check_reduction("MPI_Iexscan", comm, sendbuf, recvbuf, count, datatype, op, true));
+    FTMPI_TRY(check_intra_coll_start("MPI_Iexscan", comm));
+    FTMPI_TRY(check_reduction("MPI_Iexscan", comm, sendbuf, recvbuf, count, datatype, op, true, true));
     FTMPI_CHECK(check_nonnull("MPI_Iexscan", comm, request, "request"));
     return run_nonblocking(comm, request, [&](Sched &s) {
         set_op(s, op);

@@ -13,20 +13,27 @@
 
 namespace ftmpi::mpi {
 
-Sched::Sched(MPI_Comm comm) : Sched(comm, next_team_tag(comm)) {}
+Sched::Sched(MPI_Comm comm) : Sched(comm, next_team_tag(comm->inter ? comm->local : comm)) {}
 
 Sched::Sched(MPI_Comm comm, int tag)
-    : op{}, comm_(comm), n_(comm->size), me_(comm->rank), ctx_(comm->context + 1), tag_base_(tag) {
+    : op{}, call_comm_(comm), comm_(comm->inter ? comm->local : comm), inter_(comm->inter ? comm : nullptr),
+      n_(comm_->size), me_(comm_->rank), ctx_(comm_->context + 1), tag_base_(tag) {
     rounds_.emplace_back();
+    if (inter_ != nullptr) {
+        cross_tag_ = next_team_tag(inter_);
+        // Collectives on a revoked communicator fail at once (ULFM), also
+        // where this member has no transfer to make.
+        if (inter_->revoked) err_ = MPI_ERR_REVOKED;
+    }
     if (ft::failures().epoch() == 0) return;  // nothing ever failed: one load
     // After a validate, a failure it did not recognize makes the communicator
     // collectively inactive (spec 000 §17.7): the call fails, its transfers
     // refused at once (start_send / start_recv).
     if (collectively_inactive(comm)) err_ = MPI_ERR_PROC_FAILED;
-    if (!comm->coll_ranks.empty()) {
-        map_ = comm->coll_ranks;
+    if (!comm_->coll_ranks.empty()) {  // (validate runs on intra-communicators only)
+        map_ = comm_->coll_ranks;
         n_ = static_cast<int>(map_.size());
-        me_ = static_cast<int>(std::find(map_.begin(), map_.end(), comm->rank) - map_.begin());
+        me_ = static_cast<int>(std::find(map_.begin(), map_.end(), comm_->rank) - map_.begin());
     }
 }
 
@@ -112,13 +119,25 @@ void Sched::advance() {
         // One tag for the whole collective: rounds differ between ranks, and
         // a pair's messages match in order (non-overtaking).
         // After a failure the sends carry it on (k_coll_poison); receives match either way.
-        const int send_tag = poisoned_tag(tag_base_, err_);
         ++cur_;
         for (auto &f : rd.local) f();
         for (const Xfer &x : rd.xfers) {
+            MPI_Comm c = comm_;
+            int peer = x.peer, tag = tag_base_;
+            std::uint32_t ctx = ctx_;
+            if (x.cross) {
+                if (x.peer >= inter_->size) {  // a shrink left no remote group: no leader there
+                    if (err_ == MPI_SUCCESS) err_ = MPI_ERR_PROC_FAILED;
+                    continue;
+                }
+                c = inter_, tag = cross_tag_, ctx = inter_->context + 1;
+            } else {
+                peer = real(x.peer);
+            }
+            if (x.send) tag = poisoned_tag(tag, err_);
             ++pending_;
-            MPI_Request r = new_request(x.send ? ftmpi_request_s::Kind::send : ftmpi_request_s::Kind::recv, comm_,
-                                        x.buf, x.count, x.type, real(x.peer), x.send ? send_tag : tag_base_, ctx_);
+            MPI_Request r = new_request(x.send ? ftmpi_request_s::Kind::send : ftmpi_request_s::Kind::recv, c, x.buf,
+                                        x.count, x.type, peer, tag, ctx);
             r->on_complete = &Sched::on_xfer_done;
             r->owner = this;
             r->user_freed = true;  // released by complete_request after on_complete
@@ -147,7 +166,7 @@ int Sched::run() {
 }
 
 MPI_Request Sched::start_nonblocking() {
-    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, comm_, nullptr, 0, nullptr, 0, 0, 0);
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, call_comm_, nullptr, 0, nullptr, 0, 0, 0);
     r->complete = false;
     r->owner = this;
     user_ = r;

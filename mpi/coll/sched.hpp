@@ -17,6 +17,14 @@
 // matching is non-overtaking. Two
 // collectives on one communicator therefore never match each other's traffic,
 // and user traffic lives on another context.
+//
+// Inter-communicators (MPI-3.1 §5.2.2): a schedule over an
+// inter-communicator works in its local group, on the hidden intra-communicator
+// comm->local (size(), rank() and add_send/add_recv are local), and reaches the
+// remote group with add_cross_send/add_cross_recv (remote ranks, on the
+// inter-communicator's collective context, a tag of its own sequence). The
+// error poisoning covers both: after an error, cross sends carry it on too,
+// so a failure in one group reaches the other through any later message.
 #pragma once
 
 #include <cstddef>
@@ -30,6 +38,7 @@ namespace ftmpi::mpi {
 
 struct Xfer {
     bool send;
+    bool cross;  // to / from the remote group of an inter-communicator
     void *buf;
     int count;
     MPI_Datatype type;
@@ -43,6 +52,8 @@ struct Round {
 
 class Sched {
   public:
+    // `comm` is the communicator of the call (intra or inter); errors are
+    // reported on it and a nonblocking request refers to it.
     explicit Sched(MPI_Comm comm);
     // Transfers on comm's collective context under `tag` (next_team_tag of
     // whichever communicator numbers the operation, e.g. an
@@ -57,11 +68,22 @@ class Sched {
     void next_round() { rounds_.emplace_back(); }
     void add_local(std::function<void()> f) { round().local.push_back(std::move(f)); }
     void add_send(const void *buf, int count, MPI_Datatype t, int peer) {
-        round().xfers.push_back({true, const_cast<void *>(buf), count, t, peer});
+        round().xfers.push_back({true, false, const_cast<void *>(buf), count, t, peer});
     }
     void add_recv(void *buf, int count, MPI_Datatype t, int peer) {
-        round().xfers.push_back({false, buf, count, t, peer});
+        round().xfers.push_back({false, false, buf, count, t, peer});
     }
+    // Inter-communicators only: a transfer with rank `peer` of the remote group.
+    void add_cross_send(const void *buf, int count, MPI_Datatype t, int peer) {
+        round().xfers.push_back({true, true, const_cast<void *>(buf), count, t, peer});
+    }
+    void add_cross_recv(void *buf, int count, MPI_Datatype t, int peer) {
+        round().xfers.push_back({false, true, buf, count, t, peer});
+    }
+    // The size of the remote group (inter-communicators only).
+    int remote_size() const { return inter_->size; }
+    // The communicator local transfers go on (an inter-communicator's local group's).
+    MPI_Comm local_comm() const { return comm_; }
     // Copies count elements (src, st) -> (dst, dt) in the current round:
     // memcpy for contiguous types, a self send/receive otherwise (the
     // point-to-point path packs derived types). Signatures must match.
@@ -114,11 +136,14 @@ class Sched {
     void advance();
     void finish();
 
-    MPI_Comm comm_;
+    MPI_Comm call_comm_;  // the call's communicator
+    MPI_Comm comm_;  // where local transfers go: call_comm_, or its local group's hidden communicator
+    MPI_Comm inter_;  // call_comm_ when it is an inter-communicator, else null
     int n_, me_;
     std::vector<int> map_;  // virtual rank -> comm rank (empty: identity)
     std::uint32_t ctx_;
     int tag_base_;
+    int cross_tag_ = 0;  // inter-communicators: the tag of the cross transfers
     std::vector<Round> rounds_;
     std::size_t cur_ = 0;
     int pending_ = 0;

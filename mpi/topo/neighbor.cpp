@@ -133,7 +133,7 @@ void build(Sched &s, const Neighbours &n, const void *sendbuf, const Blocks &sb,
 // The checks every neighborhood collective shares: a topology, and the
 // buffers and types of each side (counts checked per block).
 int check_start(const char *call, MPI_Comm comm) {
-    FTMPI_TRY(check_coll_start(call, comm));
+    FTMPI_TRY(check_intra_coll_start(call, comm));
     if (comm->topo == nullptr)
         return raise(comm, MPI_ERR_TOPOLOGY, call, "%s has no process topology (argument comm)", comm_label(comm));
     return MPI_SUCCESS;
