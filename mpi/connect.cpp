@@ -81,9 +81,7 @@ void close_bridge(MPI_Comm c) {
     if (c == MPI_COMM_NULL) return;
     g.engine->close(c->queue);
     g.engine->close(c->coll_queue);
-    c->magic = Magic::dead;
-    if (c->refs > 0) c->freed = true;
-    else delete_comm_object(c);
+    drop_comm_handle(c);
 }
 
 // One dial-context message to process `to` (its rank `peer` in the bridge).

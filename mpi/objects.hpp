@@ -119,11 +119,18 @@ struct ftmpi_comm_s {
     // not empty they run over these comm ranks (virtual rank -> comm rank).
     std::vector<int> coll_ranks;
     bool revoked = false;        // MPIX_Comm_revoke (mpi/revoke.cpp)
-    // Requests that refer to this communicator. MPI_Comm_free lets pending
-    // operations complete normally: the object goes when the last one is
-    // released (freed is then set, and magic is dead for the user).
+    // Requests that refer to this communicator (and whatever else holds it:
+    // comm_retain / CommRef in mpi/comm_internal.hpp). MPI_Comm_free lets
+    // pending operations complete normally: the object, with its error
+    // handler and name, goes when the last one is released (freed is then
+    // set, and magic is dead for the user).
     int refs = 0;
     bool freed = false;
+    // What `errhandler` handles: this communicator's errors, or those of the
+    // window or file whose hidden communicator this is. Kept after the window
+    // or file is freed (win / file are then null), so that an error of a
+    // request still pending then reaches a handler of the right kind.
+    enum class HandlerOf : std::uint8_t { comm, win, file } handler_of = HandlerOf::comm;
     // The same at every member and (with high probability) different from any
     // earlier communicator on this context slot: fault-tolerance messages
     // carry it, so a late revoke of a freed communicator never hits the next.

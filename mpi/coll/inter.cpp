@@ -109,11 +109,13 @@ int check_data(const char *call, MPI_Comm comm, const void *buf, int count, MPI_
 
 int inter_call_barrier(MPI_Comm comm) {
     FTMPI_TRY(check_init("MPI_Barrier"));
+    FTMPI_TRY(check_not_revoked("MPI_Barrier", comm));
     return report("MPI_Barrier", comm, inter_barrier(comm));
 }
 
 int inter_call_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
     FTMPI_TRY(check_init("MPI_Bcast"));
+    FTMPI_TRY(check_not_revoked("MPI_Bcast", comm));  // a root of MPI_PROC_NULL too
     FTMPI_TRY(check_inter_root("MPI_Bcast", comm, root));
     FTMPI_TRY(check_data("MPI_Bcast", comm, buf, count, type, "buffer"));
     return report("MPI_Bcast", comm, inter_bcast(buf, count, type, root, comm));
@@ -122,6 +124,7 @@ int inter_call_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm
 int inter_call_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                       MPI_Comm comm) {
     FTMPI_TRY(check_init("MPI_Reduce"));
+    FTMPI_TRY(check_not_revoked("MPI_Reduce", comm));  // a root of MPI_PROC_NULL too
     FTMPI_TRY(check_inter_root("MPI_Reduce", comm, root));
     FTMPI_TRY(check_data("MPI_Reduce", comm, root == MPI_ROOT ? recvbuf : sendbuf, count, type,
                          root == MPI_ROOT ? "recvbuf" : "sendbuf"));
@@ -132,6 +135,7 @@ int inter_call_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatyp
 int inter_call_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
                          MPI_Comm comm) {
     FTMPI_TRY(check_init("MPI_Allreduce"));
+    FTMPI_TRY(check_not_revoked("MPI_Allreduce", comm));
     FTMPI_TRY(check_data("MPI_Allreduce", comm, sendbuf, count, type, "sendbuf"));
     FTMPI_TRY(check_op("MPI_Allreduce", comm, op));
     return report("MPI_Allreduce", comm, inter_allreduce(sendbuf, recvbuf, count, type, op, comm));

@@ -17,11 +17,15 @@ Sched::Sched(MPI_Comm comm)
     : op{}, comm_(comm), n_(comm->size), me_(comm->rank), ctx_(comm->context + 1),
       tag_base_(next_team_tag(comm)) {
     rounds_.emplace_back();
+    // A revoked communicator (ULFM): the call fails, a one-member
+    // communicator's (no transfer to refuse) too; its transfers are refused
+    // at once (start_send / start_recv).
+    if (comm->revoked) err_ = MPI_ERR_REVOKED;
     if (ft::failures().epoch() == 0) return;  // nothing ever failed: one load
     // After a validate, a failure it did not recognize makes the communicator
     // collectively inactive (spec 000 §17.7): the call fails, its transfers
     // refused at once (start_send / start_recv).
-    if (collectively_inactive(comm)) err_ = MPI_ERR_PROC_FAILED;
+    if (err_ == MPI_SUCCESS && collectively_inactive(comm)) err_ = MPI_ERR_PROC_FAILED;
     if (!comm->coll_ranks.empty()) {
         map_ = comm->coll_ranks;
         n_ = static_cast<int>(map_.size());

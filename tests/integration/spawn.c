@@ -16,6 +16,16 @@
  *                     A opens a port and publishes it, group B looks it up
  *                     and connects; they exchange over the new
  *                     inter-communicator and disconnect.
+ *   spawn conacc      the job spawns a connector (1 process), then an
+ *                     acceptor (2 processes), each from MPI_COMM_WORLD, so
+ *                     the connecting root has the lower process id (its
+ *                     transport waits for the acceptor's hello): the
+ *                     acceptor opens a port and sends it to the job, which
+ *                     relays it to the connector; they connect, exercise the
+ *                     inter-communicator and disconnect. Then nobody
+ *                     disconnects from the job: children and job free their
+ *                     inter-communicators and call MPI_Finalize, which must
+ *                     complete (MPICH's spaconacc).
  *   spawn join        ranks 0 and 1 of the job make a socket pair's ends
  *                     meet (rank 0 listens on loopback) and join; they
  *                     exchange over the inter-communicator.
@@ -133,6 +143,25 @@ static void child(int argc, char **argv, MPI_Comm parent) {
             MPI_OK(MPI_Close_port(port));
         }
         MPI_OK(MPI_Comm_disconnect(&parent));
+    } else if (strcmp(mode, "acc") == 0 || strcmp(mode, "conn") == 0) {
+        const int acc = mode[0] == 'a';
+        char port[MPI_MAX_PORT_NAME] = {0};
+        MPI_Comm other;
+        if (acc) {
+            if (rank == 0) {
+                MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
+                MPI_OK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, parent));
+            }
+            MPI_OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &other));
+            if (rank == 0) MPI_OK(MPI_Close_port(port));
+        } else {
+            if (rank == 0) MPI_OK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, parent, MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &other));
+        }
+        exercise(other, acc);
+        MPI_OK(MPI_Comm_disconnect(&other));
+        MPI_OK(MPI_Barrier(parent));
+        MPI_OK(MPI_Comm_free(&parent)); /* still connected: MPI_Finalize waits for nobody that left */
     } else {
         CHECK(0, "unknown child mode %s", mode);
     }
@@ -221,6 +250,20 @@ int main(int argc, char **argv) {
         MPI_OK(MPI_Barrier(gb));
         MPI_OK(MPI_Comm_disconnect(&ga));
         MPI_OK(MPI_Comm_disconnect(&gb));
+    } else if (strcmp(mode, "conacc") == 0) {
+        char *ac[] = {"child", "conn", NULL}, *aa[] = {"child", "acc", NULL};
+        MPI_Comm conn, acc;
+        MPI_OK(MPI_Comm_spawn(argv[0], ac, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &conn, MPI_ERRCODES_IGNORE));
+        MPI_OK(MPI_Comm_spawn(argv[0], aa, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &acc, MPI_ERRCODES_IGNORE));
+        if (rank == 0) {
+            char port[MPI_MAX_PORT_NAME];
+            MPI_OK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, acc, MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, conn));
+        }
+        MPI_OK(MPI_Barrier(acc));
+        MPI_OK(MPI_Barrier(conn));
+        MPI_OK(MPI_Comm_free(&acc));
+        MPI_OK(MPI_Comm_free(&conn));
     } else if (strcmp(mode, "join") == 0) {
         CHECK(size >= 2, "join needs 2 ranks");
         MPI_Comm inter = MPI_COMM_NULL;
