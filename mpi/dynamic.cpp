@@ -389,7 +389,9 @@ int MPI_Comm_disconnect(MPI_Comm *comm) {
     if (c->predefined)
         return raise(c, MPI_ERR_COMM, call, "%s is predefined and cannot be disconnected", comm_label(c));
     // Pending operations first (MPI 3.1 §10.5.4): they complete or fail.
-    while (c->refs > 0) progress_wait();
+    // Not every request that refers to c: a completed one not yet waited for,
+    // or an inactive persistent one, would hold this call forever.
+    while (c->pending > 0) progress_wait();
     int flag = 1;
     agree_internal(c->inter ? c->ft : c, &flag, nullptr, true);
     return MPI_Comm_free(comm);

@@ -126,6 +126,10 @@ struct ftmpi_comm_s {
     // set, and magic is dead for the user).
     int refs = 0;
     bool freed = false;
+    // Transfers on it started and not yet complete (ftmpi_request_s::counted):
+    // what MPI_Comm_disconnect waits for. A request that completed, or a
+    // persistent one not started, holds a reference but is not pending.
+    int pending = 0;
     // What `errhandler` handles: this communicator's errors, or those of the
     // window or file whose hidden communicator this is. Kept after the window
     // or file is freed (win / file are then null), so that an error of a
@@ -187,6 +191,7 @@ struct ftmpi_request_s {
     bool buffered = false;  // a Bsend's internal send: owns a chunk of the attached buffer
     bool posted = false;    // a receive sitting in its match queue
     bool blocking = false;  // the receive of a blocking call (MPI_Recv, MPI_Sendrecv)
+    bool counted = false;   // started (start_send / start_recv), not complete: in comm->pending
     // A nonblocking MPI_ANY_SOURCE receive, not matched, on a communicator with
     // unacknowledged failures: Wait/Test report MPI_ERR_PROC_FAILED_PENDING and
     // leave it pending (cleared when the failures are acknowledged).

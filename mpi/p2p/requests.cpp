@@ -148,6 +148,10 @@ void free_request_pool() {
 }
 
 void complete_request(MPI_Request r, int err, std::size_t bytes) {
+    if (r->counted) {
+        r->counted = false;
+        --r->comm->pending;
+    }
     if (r->kind == ftmpi_request_s::Kind::recv) {
         r->status.ftmpi_count = bytes;
         if (err == MPI_SUCCESS && r->msg_length > r->capacity) err = MPI_ERR_TRUNCATE;
@@ -201,9 +205,16 @@ static int refused(MPI_Request r) {
     return MPI_SUCCESS;
 }
 
+// Counts r as pending on its communicator until complete_request.
+static void count_pending(MPI_Request r) {
+    r->counted = true;
+    ++r->comm->pending;
+}
+
 void start_send(MPI_Request r) {
     r->complete = false;
     r->status = MPI_Status{};
+    count_pending(r);
     if (const int e = refused(r); e != MPI_SUCCESS) {  // before MPI_PROC_NULL: that fails too
         complete_request(r, e, 0);
         return;
@@ -273,6 +284,7 @@ void start_recv(MPI_Request r) {
     r->complete = false;
     r->failure_pending = false;
     r->status = MPI_Status{};
+    count_pending(r);
     if (const int e = refused(r); e != MPI_SUCCESS) {  // before MPI_PROC_NULL: that fails too
         r->status.MPI_SOURCE = r->peer;
         r->status.MPI_TAG = r->tag;

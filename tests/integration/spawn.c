@@ -6,7 +6,10 @@
  *                     MPI_APPNUM and MPI_UNIVERSE_SIZE, exchange point-to-point
  *                     messages both ways, run an inter-communicator bcast and
  *                     allreduce, merge (children high) and allreduce the
- *                     merged ranks, then disconnect.
+ *                     merged ranks, then disconnect with a persistent
+ *                     request on the inter-communicator used once and left
+ *                     inactive (disconnect waits for pending operations
+ *                     only; it used to hang on that request).
  *   spawn multiple    spawn_multiple of two programs (this one, and the
  *                     spawn_fault program next to it if there is one; else
  *                     this one twice), 1 + 2 processes: this program's
@@ -89,6 +92,23 @@ static void exercise(MPI_Comm inter, int high) {
     MPI_OK(MPI_Comm_free(&merged));
 }
 
+/* A persistent request on inter, used once (rank 0 of each side: the
+   job's sends to the children's rank 0) and left inactive: MPI_Comm_disconnect
+   waits for pending operations only, not for it. */
+static MPI_Request idle_persistent(MPI_Comm inter, int use) {
+    static int v;
+    MPI_Request r;
+    MPI_Comm parent;
+    MPI_OK(MPI_Comm_get_parent(&parent));
+    if (parent == MPI_COMM_NULL) MPI_OK(MPI_Send_init(&v, 1, MPI_INT, 0, 11, inter, &r));
+    else MPI_OK(MPI_Recv_init(&v, 1, MPI_INT, 0, 11, inter, &r));
+    if (use) {
+        MPI_OK(MPI_Start(&r));
+        MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    }
+    return r;
+}
+
 static int attr_int(MPI_Comm c, int key, int *flag) {
     int *v = NULL;
     MPI_OK(MPI_Comm_get_attr(c, key, &v, flag));
@@ -102,7 +122,9 @@ static void child(int argc, char **argv, MPI_Comm parent) {
     const char *mode = argc > 2 ? argv[2] : "";
     if (strcmp(mode, "basic") == 0) {
         exercise(parent, 1);
+        MPI_Request idle = idle_persistent(parent, rank == 0);
         MPI_OK(MPI_Comm_disconnect(&parent));
+        MPI_OK(MPI_Request_free(&idle));
         CHECK(parent == MPI_COMM_NULL, "disconnect left the handle");
         MPI_Comm again;
         MPI_OK(MPI_Comm_get_parent(&again));
@@ -199,11 +221,15 @@ int main(int argc, char **argv) {
         MPI_OK(MPI_Comm_size(inter, &lsize));
         CHECK(isinter && rsize == n && lsize == size, "inter %d, sizes %d/%d", isinter, lsize, rsize);
         exercise(inter, 0);
+        MPI_Request idle = idle_persistent(inter, rank == 0);
         MPI_OK(MPI_Comm_disconnect(&inter));
+        MPI_OK(MPI_Request_free(&idle));
         /* a second spawn after the first is gone */
         MPI_OK(MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
         exercise(inter, 0);
+        idle = idle_persistent(inter, rank == 0);
         MPI_OK(MPI_Comm_disconnect(&inter));
+        MPI_OK(MPI_Request_free(&idle));
     } else if (strcmp(mode, "multiple") == 0) {
         /* two programs: this one, and spawn_fault's child (built next to it) */
         char other[4096];
