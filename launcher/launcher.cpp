@@ -322,7 +322,7 @@ void Runner::spawn_all(const BindingPlan& plan) {
   devnull_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (devnull_.get() < 0) throw LauncherError(std::string("open /dev/null: ") + std::strerror(errno));
   for (int r = 0; r < o_.np; ++r)
-    start_process(r, 0, r, o_.np, o_.program_path, o_.argv, {}, "", plan.ranks[static_cast<size_t>(r)]);
+    start_process(r, 0, r, o_.np, o_.program_path, o_.argv, {}, o_.wdir, plan.ranks[static_cast<size_t>(r)]);
 }
 
 // MPI_Comm_spawn (PMIx_Spawn): a new namespace with the ids after every
@@ -344,16 +344,15 @@ void Runner::on_spawn(Upcall& u) {
     }
     total += a.maxprocs;
     // A relative path is ftmpirun's directory's (as for the job's program),
-    // else the process's wdir's; it is made absolute, since the process
-    // changes to its wdir before it executes it.
+    // else the process's wdir's; a bare name is looked for as the job's
+    // program is (PATH, then the wdir, else the job's). resolve_program
+    // makes it absolute: the process changes to its wdir before it
+    // executes it.
     std::string name = a.cmd;
     const bool relative = name.find('/') != std::string::npos && name.front() != '/';
     if (relative && !a.cwd.empty() && ::access(name.c_str(), F_OK) != 0) name = a.cwd + "/" + name;
     try {
-      std::string path = resolve_program(name);
-      char here[4096];
-      if (path.front() != '/' && ::getcwd(here, sizeof here) != nullptr) path = std::string(here) + "/" + path;
-      paths.push_back(path);
+      paths.push_back(resolve_program(name, relative ? std::string() : a.cwd.empty() ? o_.wdir : a.cwd));
     } catch (const std::exception& e) {
       say("spawn by process " + std::to_string(u.rank) + ": " + e.what());
       u.reply(PMIX_ERR_NOT_FOUND);
@@ -380,7 +379,8 @@ void Runner::on_spawn(Upcall& u) {
     std::vector<std::string> argv = a.argv;
     if (argv.empty()) argv.push_back(a.cmd);
     for (int k = 0; k < a.maxprocs; ++k, ++id)
-      start_process(id, base, id - base, total, paths[i], argv, a.env, a.cwd, plan.ranks[static_cast<size_t>(id)]);
+      start_process(id, base, id - base, total, paths[i], argv, a.env, a.cwd.empty() ? o_.wdir : a.cwd,
+                    plan.ranks[static_cast<size_t>(id)]);
   }
   if (o_.report_bindings)
     for (int p = base; p < base + total; ++p)

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <set>
 #include <string_view>
+#include <vector>
 
 #include "error.hpp"
 #include "hosts.hpp"
@@ -21,6 +23,15 @@ bool is_executable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
          ::access(path.c_str(), X_OK) == 0;
+}
+
+// `path` made absolute against ftmpirun's directory: a rank changes to its
+// working directory before it executes the program.
+std::string absolute(const std::string& path) {
+  if (path.front() == '/') return path;
+  char here[4096];
+  if (::getcwd(here, sizeof here) == nullptr) return path;
+  return std::string(here) + "/" + (path.rfind("./", 0) == 0 ? path.substr(2) : path);
 }
 
 double parse_timeout(const std::string& text) {
@@ -75,11 +86,29 @@ void parse_map(const std::string& v, Options& o) {
   }
 }
 
+// Open MPI 5 (prte's schizo): fault tolerance for every value but no,
+// false and 0 (ulfm and mpi alike).
 bool parse_with_ft(const std::string& v) {
   const std::string l = lower(v);
-  if (l == "ulfm") return true;
-  if (l == "mpi" || l == "no") return false;
-  throw UsageError("--with-ft expects ulfm, mpi or no, got '" + v + "'");
+  if (l.empty()) throw UsageError("--with-ft expects a value (no, false or 0: fault tolerance off; anything else: on)");
+  return !(l == "no" || l == "false" || l == "0");
+}
+
+// An MCA boolean as Open MPI 5 parses it (prte's mca_base_var_enum bool):
+// leading white space skipped, then a decimal integer (non-zero: true) or,
+// case-sensitive, true/t/enabled/yes/y or false/f/disabled/no/n.
+bool parse_mca_bool(const std::string& key, const std::string& value) {
+  const std::string v = value.substr(std::min(value.size(), value.find_first_not_of(" \t\n\v\f\r")));
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (*end == '\0' && errno == 0) return n != 0;
+  for (const char* t : {"true", "t", "enabled", "yes", "y"})
+    if (v == t) return true;
+  for (const char* f : {"false", "f", "disabled", "no", "n"})
+    if (v == f) return false;
+  throw UsageError("--mca " + key + " expects a boolean (1, true, t, enabled, yes, y; 0, false, f, disabled, no, n), got '" +
+                   value + "'");
 }
 
 std::string parse_errhandler(const std::string& opt, const std::string& v) {
@@ -113,7 +142,7 @@ int parse_count(const std::string& what, const std::string& text) {
 
 const char* usage_text() {
   return "usage: ftmpirun [options] program [args...]\n"
-         "  -n, -np, --np N     number of ranks (default: -ppn N, else the hosts' slots, else 1)\n"
+         "  -n, -np, --np, -c N number of ranks (default: -ppn N, else the hosts' slots, else 1)\n"
          "  -x VAR[=value]      export VAR (from this environment or with value) to the ranks\n"
          "  -genv, -env VAR VALUE  export VAR=VALUE to the ranks (MPICH)\n"
          "  --tag-output        prefix every output line with [rank]\n"
@@ -127,12 +156,15 @@ const char* usage_text() {
          "  -H, --host HOST[:SLOTS][,...]  --hostfile, --machinefile, -f FILE\n"
          "                      hosts must all be this node (one node only)\n"
          "  -ppn, --npernode, -N N  ranks per node: -n N on this one node\n"
-         "  --no-ft, --with-ft mpi|no  classic mode: the first failed rank kills the job\n"
-         "  --with-ft ulfm      fault tolerant (the default)\n"
+         "  --wdir, -wdir, --wd DIR  the ranks' working directory (also where a bare\n"
+         "                      program name is looked for after PATH)\n"
+         "  --no-ft, --with-ft no|false|0  classic mode: the first failed rank kills the job\n"
+         "  --with-ft ulfm|mpi|..., --enable-recovery  fault tolerant (the default)\n"
          "  -initial-errhandler mpi_errors_are_fatal|mpi_errors_return|mpi_errors_abort\n"
          "                      MPI_COMM_WORLD's and MPI_COMM_SELF's handler at MPI_Init\n"
          "  --mca KEY VALUE     Open MPI parameters: ignored with a warning, except\n"
-         "                      mpi_ft_enable 0|1 (= --with-ft mpi|ulfm)\n"
+         "                      mpi_ft_enable BOOL (Open MPI's booleans: 0|1, false|true,\n"
+         "                      f|t, disabled|enabled, no|yes, n|y)\n"
          "  --oversubscribe, --allow-run-as-root  accepted (always allowed)\n"
          "  --version, --help\n"
          "Long options may also be spelled with one dash (-bind-to core).\n"
@@ -142,28 +174,43 @@ const char* usage_text() {
          "SIGTERM to ftmpirun, and 124 after --timeout, whatever the ranks did.\n";
 }
 
-std::string resolve_program(const std::string& name) {
+std::string resolve_program(const std::string& name, const std::string& wdir) {
+  const std::string here = wdir.empty() ? std::string(".") : wdir;
   if (name.find('/') != std::string::npos) {
+    const std::string path = name.front() == '/' ? name : here + "/" + name;
     struct stat st {};
-    if (::stat(name.c_str(), &st) != 0) throw UsageError("program '" + name + "' not found");
-    if (!is_executable_file(name)) throw UsageError("program '" + name + "' is not an executable file");
-    return name;
+    if (::stat(path.c_str(), &st) != 0) throw UsageError("program '" + name + "' not found");
+    if (!is_executable_file(path)) throw UsageError("program '" + name + "' is not an executable file");
+    return absolute(path);
   }
+  // Open MPI's order (opal_path_findv): PATH's directories, "." (or an
+  // empty entry) standing for the working directory; then the working
+  // directory itself when PATH did not name it.
   const char* path_env = std::getenv("PATH");
-  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
-  bool found_non_exec = false;
-  std::size_t pos = 0;
-  while (true) {
-    std::size_t colon = path.find(':', pos);
+  const std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  std::vector<std::string> dirs;
+  bool saw_here = false;
+  for (std::size_t pos = 0;;) {
+    const std::size_t colon = path.find(':', pos);
     std::string dir = path.substr(pos, colon == std::string::npos ? std::string::npos : colon - pos);
-    std::string cand = (dir.empty() ? std::string(".") : dir) + "/" + name;
-    if (is_executable_file(cand)) return cand;
-    if (::access(cand.c_str(), F_OK) == 0) found_non_exec = true;
+    if (dir.empty() || dir == ".") {
+      dir = here;
+      saw_here = true;
+    }
+    dirs.push_back(dir);
     if (colon == std::string::npos) break;
     pos = colon + 1;
   }
-  if (found_non_exec) throw UsageError("program '" + name + "' found in PATH but is not executable");
-  throw UsageError("program '" + name + "' not found in PATH");
+  if (!saw_here) dirs.push_back(here);
+  bool found_non_exec = false;
+  for (const std::string& dir : dirs) {
+    const std::string cand = dir + "/" + name;
+    if (is_executable_file(cand)) return absolute(cand);
+    if (::access(cand.c_str(), F_OK) == 0) found_non_exec = true;
+  }
+  const std::string where = "PATH or the working directory" + (wdir.empty() ? std::string() : " " + wdir);
+  if (found_non_exec) throw UsageError("program '" + name + "' found in " + where + " but is not executable");
+  throw UsageError("program '" + name + "' not found in " + where);
 }
 
 Options parse_options(int argc, char** argv) {
@@ -194,7 +241,7 @@ Options parse_options(int argc, char** argv) {
     auto no_value = [&] {
       if (inl) throw UsageError("option " + opt + " does not take a value");
     };
-    if (opt == "-n" || opt == "-np" || opt == "--np" || opt == "--n") {
+    if (opt == "-n" || opt == "-np" || opt == "--np" || opt == "--n" || opt == "-c") {
       np = parse_count(opt, value_of(opt, inl));
     } else if (opt == "-x") {
       std::string v = value_of(opt, inl);
@@ -223,6 +270,13 @@ Options parse_options(int argc, char** argv) {
       no_value(); o.ft = false;
     } else if (opt == "--with-ft") {
       o.ft = parse_with_ft(value_of(opt, inl));
+    } else if (opt == "--enable-recovery") {
+      no_value(); o.ft = true;  // Open MPI 5: the job outlives a failed process
+    } else if (opt == "--wdir" || opt == "--wd") {
+      o.wdir = value_of(opt, inl);
+      struct stat st {};
+      if (o.wdir.empty() || ::stat(o.wdir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw UsageError(opt + ": '" + o.wdir + "' is not a directory");
     } else if (opt == "--initial-errhandler") {
       o.initial_errhandler = parse_errhandler(opt, value_of(opt, inl));
     } else if (opt == "--oversubscribe" || opt == "--allow-run-as-root") {
@@ -239,10 +293,7 @@ Options parse_options(int argc, char** argv) {
       const std::string key = value_of(opt, inl);
       const std::string value = value_of(opt, std::nullopt);
       if (key == "mpi_ft_enable") {
-        const std::string l = lower(value);
-        if (l == "1" || l == "true" || l == "yes") o.ft = true;
-        else if (l == "0" || l == "false" || l == "no") o.ft = false;
-        else throw UsageError("--mca mpi_ft_enable expects 0 or 1, got '" + value + "'");
+        o.ft = parse_mca_bool(key, value);
       } else if (mca_warned.insert(key).second) {
         o.warnings.push_back("ignoring --mca " + key + " " + value + " (an Open MPI parameter)");
       }
@@ -264,7 +315,7 @@ Options parse_options(int argc, char** argv) {
                      "or use srun --mpi=pmix for several nodes)");
   o.np = np ? *np : ppn ? *ppn : slots ? *slots : 1;
   if (i >= argc) throw UsageError("no program given (see ftmpirun --help)");
-  o.program_path = resolve_program(argv[i]);
+  o.program_path = resolve_program(argv[i], o.wdir);
   for (; i < argc; ++i) o.argv.emplace_back(argv[i]);
   return o;
 }

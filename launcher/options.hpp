@@ -27,7 +27,8 @@ struct Options {
   MapPolicy map = MapPolicy::kCore;
   int pe = 1;                        // --map-by ...:PE=n, cores per rank
   bool report_bindings = false;
-  bool ft = true;                    // false with --no-ft, --with-ft mpi|no
+  bool ft = true;                    // false with --no-ft, --with-ft no|false|0, --mca mpi_ft_enable false
+  std::string wdir;                  // --wdir: the ranks' working directory; empty: ftmpirun's
   std::string initial_errhandler;    // -initial-errhandler, lower case; empty: not given
   std::vector<std::string> warnings; // printed as "ftmpirun: warning..." before the job
   std::string program_path;          // resolved, executable
@@ -41,9 +42,12 @@ struct Options {
 // hosts' slot total, else 1.
 Options parse_options(int argc, char** argv);
 
-// Searches PATH like execvp (a name containing '/' is used as is).
+// The program to execute for `name`, as Open MPI's mpirun finds it: a name
+// containing '/' is used as is (relative to `wdir` when given); a bare name
+// is searched in PATH, "." or an empty entry standing for the working
+// directory (`wdir`, else ftmpirun's), then in the working directory itself.
 // Throws UsageError when nothing executable is found.
-std::string resolve_program(const std::string& name);
+std::string resolve_program(const std::string& name, const std::string& wdir = "");
 
 // A count in 1..65536 (ranks, slots, cores). Throws UsageError
 // "<what> expects a positive integer ...".

@@ -71,6 +71,15 @@ inline int check_nonnull(const char *call, MPI_Comm c, const void *p, const char
     return raise(c, MPI_ERR_ARG, call, "argument %s is NULL", arg);
 }
 
+// MPI_ERR_REVOKED raised on c when c was revoked (ULFM: every operation on it
+// that is not local fails, MPI_PROC_NULL and one-member communicators
+// included), else MPI_SUCCESS: one load. Not an argument check (it stays
+// with -Darg_checks=false): use it with FTMPI_TRY.
+inline int check_not_revoked(const char *call, MPI_Comm c) {
+    if (!c->revoked) [[likely]] return MPI_SUCCESS;
+    return raise(c, MPI_ERR_REVOKED, call, "%s was revoked", comm_label(c));
+}
+
 }  // namespace ftmpi::mpi
 
 #define FTMPI_TRY(expr)                                         \

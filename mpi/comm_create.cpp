@@ -127,8 +127,11 @@ std::vector<int> team_members(MPI_Comm team) {
     return all;
 }
 
-// A collectively inactive team (a failure not recognized) fails the exchange.
+// A revoked team fails the exchange (a one-member team too, which sends
+// nothing that could be refused), and so does a collectively inactive one (a
+// failure not recognized).
 int team_start_error(MPI_Comm team) {
+    if (team->revoked) return MPI_ERR_REVOKED;
     return ft::failures().epoch() != 0 && collectively_inactive(team) ? MPI_ERR_PROC_FAILED : MPI_SUCCESS;
 }
 }  // namespace
@@ -237,9 +240,7 @@ void discard_comm(MPI_Comm c) {
         g.engine->close(c->queue);
         g.engine->close(c->coll_queue);
     }
-    c->magic = Magic::dead;
-    if (c->refs > 0) c->freed = true;  // the last request's release deletes it
-    else delete_comm_object(c);
+    drop_comm_handle(c);  // or the last request's release deletes it
 }
 
 void delete_comm_object(MPI_Comm c) {
@@ -422,6 +423,9 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
                      comm_label(comm));
     FTMPI_CHECK(check_send_tag("MPI_Comm_create_group", comm, tag));
     FTMPI_TRY(group_in_comm("MPI_Comm_create_group", comm, group));
+    // Collective over the group only (no uniformity agreement over comm): a
+    // revoked comm fails it at once.
+    FTMPI_TRY(check_not_revoked("MPI_Comm_create_group", comm));
     const int me = g.pm->job().id();
     auto at = std::find(group->procs.begin(), group->procs.end(), me);
     if (at == group->procs.end())

@@ -104,4 +104,43 @@ void discard_comm(MPI_Comm c);
 // Deletes a discarded communicator's object (its queues and error handler).
 void delete_comm_object(MPI_Comm c);
 
+// References to a communicator object (ftmpi_comm_s::refs): a request on it,
+// the fault-tolerance channel's lingering, an error being reported. The
+// object, with its error handler and name, stays after MPI_Comm_free until
+// the last one is released, which deletes it.
+inline void comm_retain(MPI_Comm c) { ++c->refs; }
+inline void comm_release(MPI_Comm c) {
+    if (--c->refs == 0 && c->freed) delete_comm_object(c);
+}
+
+// The user's handle to c is gone (magic dead): the object goes now, or with
+// its last reference.
+inline void drop_comm_handle(MPI_Comm c) {
+    c->magic = Magic::dead;
+    if (c->refs > 0) c->freed = true;
+    else delete_comm_object(c);
+}
+
+// Holds a communicator (may be null) for a scope: a request's error is
+// reported on its communicator after the request is released, and the
+// communicator may have been freed meanwhile.
+class CommRef {
+  public:
+    explicit CommRef(MPI_Comm c) : c_(c) {
+        if (c_ != nullptr) comm_retain(c_);
+    }
+    CommRef(const CommRef &) = delete;
+    CommRef &operator=(const CommRef &) = delete;
+    ~CommRef() { reset(nullptr); }
+    void reset(MPI_Comm c) {
+        if (c != nullptr) comm_retain(c);
+        if (c_ != nullptr) comm_release(c_);
+        c_ = c;
+    }
+    MPI_Comm get() const { return c_; }
+
+  private:
+    MPI_Comm c_;
+};
+
 }  // namespace ftmpi::mpi

@@ -1,6 +1,7 @@
 // Connections between jobs (mpi/connect.hpp).
 #include "mpi/connect.hpp"
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include "mpi/p2p/requests.hpp"
 #include "mpi/recovery.hpp"
 #include "mpi/state.hpp"
+#include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {
@@ -81,9 +83,7 @@ void close_bridge(MPI_Comm c) {
     if (c == MPI_COMM_NULL) return;
     g.engine->close(c->queue);
     g.engine->close(c->coll_queue);
-    c->magic = Magic::dead;
-    if (c->refs > 0) c->freed = true;
-    else delete_comm_object(c);
+    drop_comm_handle(c);
 }
 
 // One dial-context message to process `to` (its rank `peer` in the bridge).
@@ -95,10 +95,69 @@ int send_dial(MPI_Comm bridge, int peer, int tag, const Dial &d) {
     return retire_request(&r, MPI_STATUS_IGNORE);
 }
 
-// Waits for a dial-context message; `watch` >= 0: fails when that process fails.
-int wait_dial(std::uint64_t key, int tag, int from, int watch, Received &out) {
+// ---- callbacks: a dialer with the lower process id ----
+// Over a network provider a pair connects from its higher id (the
+// transport's add_peers): the lower id's sends to a new peer wait for that
+// peer's hello. An accepting root does not know who will dial, so a dialer
+// below it would wait forever. Such a dialer publishes a callback request in
+// the process manager's name service, under the port's key; the accepting
+// root looks for one while it waits for a dial, makes the dialer its peer
+// (its hello then opens the dialer's gate) and withdraws the request.
+// Over shared memory nothing waits, and the request is merely answered.
+
+std::string callback_service(std::uint64_t key) {
+    char s[48];
+    std::snprintf(s, sizeof s, "ftmpi-dial:%016" PRIx64, key);
+    return s;
+}
+
+// Publishes this process's callback request for `port`. Another dialer's
+// request still there (not yet answered): retries. MPI_SUCCESS, or
+// MPI_ERR_PROC_FAILED when the port's process failed first; without a name
+// service (not under ftmpirun) nobody could answer: nothing is published.
+int request_callback(const Port &port) {
+    const auto &job = g.pm->job();
+    const std::string me = std::to_string(job.id()) + ":" + std::to_string(job.id_base);
+    std::string why;
+    for (;;) {
+        const auto n = g.pm->publish(callback_service(port.key), me, why);
+        if (n != runtime::ProcessManager::Names::exists) return MPI_SUCCESS;
+        if (ft::failures().is_failed(port.id)) return MPI_ERR_PROC_FAILED;
+        progress_wait();
+    }
+}
+
+// Makes process `id` of the job starting at `base` a peer of this one
+// (failures known before hold for the transport too). "" or why not.
+std::string add_peer(int id, int base) {
+    if (base_of(id) < 0) g_bases[id] = base;
+    std::string e = g.transport->add_peers(*g.pm, {id}, {base});
+    if (e.empty() && ft::failures().is_failed(id)) g.transport->mark_failed(static_cast<transport::PeerId>(id));
+    return e;
+}
+
+// The accepting root: answers a callback request for `key`, if there is one.
+void answer_callback(std::uint64_t key) {
+    std::string why, value;
+    const std::string service = callback_service(key);
+    if (g.pm->lookup(service, value, why) != runtime::ProcessManager::Names::ok) return;
+    g.pm->unpublish(service, why);  // the next dialer's turn
+    int id = -1, base = -1;
+    if (std::sscanf(value.c_str(), "%d:%d", &id, &base) != 2 || id < 0 || base < 0 || base > id) return;
+    if (std::string e = add_peer(id, base); !e.empty()) FTMPI_WARN("callback to process %d: %s", id, e.c_str());
+}
+
+// Waits for a dial-context message; `watch` >= 0: fails when that process
+// fails. `callbacks`: also answers callback requests for `key` (an accept
+// from anybody), looking every millisecond (a name-service round trip).
+int wait_dial(std::uint64_t key, int tag, int from, int watch, Received &out, bool callbacks = false) {
+    auto next_look = std::chrono::steady_clock::now();
     while (!take_dial(key, tag, from, out)) {
         if (watch >= 0 && ft::failures().is_failed(watch)) return MPI_ERR_PROC_FAILED;
+        if (callbacks && std::chrono::steady_clock::now() >= next_look) {
+            answer_callback(key);
+            next_look = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+        }
         progress_wait();
     }
     return MPI_SUCCESS;
@@ -151,20 +210,12 @@ int join_groups(MPI_Comm comm, int root, MPI_Comm bridge, int err, MPI_Comm *new
         why = "the root did not hand over the other group";
         return e;
     }
-    std::vector<int> ids, bases;
-    for (std::size_t i = 0; i + 1 < remote.size(); i += 2) {
-        ids.push_back(remote[i]);
-        bases.push_back(remote[i + 1]);
-        if (base_of(remote[i]) < 0) g_bases[remote[i]] = remote[i + 1];
-    }
     int made = MPI_SUCCESS;
-    if (std::string e = g.transport->add_peers(*g.pm, ids, bases); !e.empty()) {
-        why = e;
-        made = MPI_ERR_INTERN;
-    }
-    // Failures of the new peers known before they were peers hold for the transport too.
-    for (int id : ids)
-        if (ft::failures().is_failed(id)) g.transport->mark_failed(static_cast<transport::PeerId>(id));
+    for (std::size_t i = 0; i + 1 < remote.size(); i += 2)
+        if (std::string e = add_peer(remote[i], remote[i + 1]); !e.empty() && made == MPI_SUCCESS) {
+            why = e;
+            made = MPI_ERR_INTERN;
+        }
     runtime::test_kill_point("connect.joined");
     // Uniform from here on, whatever failed at this member.
     const char *failed = nullptr;
@@ -209,11 +260,11 @@ int accept_on(MPI_Comm comm, int root, const Port &port, int expected, MPI_Comm 
     int err = MPI_SUCCESS;
     if (comm->rank == root) {
         Received d{};
-        err = wait_dial(port.key, k_dial_tag, expected, expected, d);
+        // A spawn's first child has a higher id than its parents: no callback.
+        err = wait_dial(port.key, k_dial_tag, expected, expected, d, expected < 0);
         if (err != MPI_SUCCESS) why = "the process expected to connect failed first";
         if (err == MPI_SUCCESS) {
-            if (base_of(d.dial.id) < 0) g_bases[d.dial.id] = d.dial.base;
-            if (std::string e = g.transport->add_peers(*g.pm, {d.dial.id}, {d.dial.base}); !e.empty()) {
+            if (std::string e = add_peer(d.dial.id, d.dial.base); !e.empty()) {
                 why = e;
                 err = MPI_ERR_INTERN;
             }
@@ -235,12 +286,12 @@ int connect_to(MPI_Comm comm, int root, const Port &port, MPI_Comm *newcomm, std
     int err = MPI_SUCCESS;
     if (comm->rank == root) {
         const auto &job = g.pm->job();
-        if (base_of(port.id) < 0) g_bases[port.id] = port.base;
-        if (std::string e = g.transport->add_peers(*g.pm, {port.id}, {port.base}); !e.empty()) {
+        if (std::string e = add_peer(port.id, port.base); !e.empty()) {
             why = e;
             err = MPI_ERR_PORT;
         }
-        if (err == MPI_SUCCESS && ft::failures().is_failed(port.id)) {
+        if (err == MPI_SUCCESS && job.id() < port.id) err = request_callback(port);
+        if (err == MPI_ERR_PROC_FAILED || (err == MPI_SUCCESS && ft::failures().is_failed(port.id))) {
             why = "the process of the port has failed";
             err = MPI_ERR_PROC_FAILED;
         }

@@ -108,6 +108,9 @@ int spawn(const char *call, int count, const char *commands[], char **argvs[], c
     FTMPI_CHECK(check_nonnull(call, comm, intercomm, "intercomm"));
     *intercomm = MPI_COMM_NULL;
     if (comm->inter) return raise(comm, MPI_ERR_COMM, call, "comm must be an intra-communicator");
+    // Before anything starts (a member that has not seen the revoke yet
+    // fails when the root's word does not come).
+    FTMPI_TRY(check_not_revoked(call, comm));
     if (root < 0 || root >= comm->size)
         return raise(comm, MPI_ERR_ROOT, call, "invalid root %d (comm has %d ranks)", root, comm->size);
     if (ft::failures().is_failed(comm->procs[static_cast<std::size_t>(root)]))
@@ -191,6 +194,7 @@ int accept_or_connect(const char *call, bool accept, const char *name, MPI_Info 
     FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
     *newcomm = MPI_COMM_NULL;
     if (comm->inter) return raise(comm, MPI_ERR_COMM, call, "comm must be an intra-communicator");
+    FTMPI_TRY(check_not_revoked(call, comm));
     if (root < 0 || root >= comm->size)
         return raise(comm, MPI_ERR_ROOT, call, "invalid root %d (comm has %d ranks)", root, comm->size);
     Port port;
@@ -385,7 +389,9 @@ int MPI_Comm_disconnect(MPI_Comm *comm) {
     if (c->predefined)
         return raise(c, MPI_ERR_COMM, call, "%s is predefined and cannot be disconnected", comm_label(c));
     // Pending operations first (MPI 3.1 §10.5.4): they complete or fail.
-    while (c->refs > 0) progress_wait();
+    // Not every request that refers to c: a completed one not yet waited for,
+    // or an inactive persistent one, would hold this call forever.
+    while (c->pending > 0) progress_wait();
     int flag = 1;
     agree_internal(c->inter ? c->ft : c, &flag, nullptr, true);
     return MPI_Comm_free(comm);

@@ -167,11 +167,24 @@ MPI_Errhandler initial_errhandler() {
     return h ? h : MPI_ERRORS_ARE_FATAL;
 }
 
+namespace {
+// A communicator whose object is alive: valid, or freed by the user while a
+// request held it (which still does, while its error is reported).
+bool alive(MPI_Comm comm) {
+    return comm != MPI_COMM_NULL && (comm->magic == Magic::comm || (comm->magic == Magic::dead && comm->freed));
+}
+}  // namespace
+
 const char *comm_label(MPI_Comm comm) {
     if (comm == MPI_COMM_NULL) return "MPI_COMM_NULL";
-    if (comm->magic != Magic::comm) return "(invalid communicator)";
+    if (!alive(comm)) return "(invalid communicator)";
     if (comm->name[0] != '\0') return comm->name;
-    return comm->win != nullptr ? "(unnamed window)" : "(unnamed communicator)";
+    switch (comm->handler_of) {
+    case ftmpi_comm_s::HandlerOf::win: return comm->win != nullptr ? "(unnamed window)" : "(freed window)";
+    case ftmpi_comm_s::HandlerOf::file: return comm->file != nullptr ? "(unnamed file)" : "(freed file)";
+    case ftmpi_comm_s::HandlerOf::comm: break;
+    }
+    return comm->magic == Magic::comm ? "(unnamed communicator)" : "(freed communicator)";
 }
 
 namespace {
@@ -205,23 +218,34 @@ int act(MPI_Errhandler h, int code, int returned, const char *call, const char *
 }
 
 // Invokes comm's error handler with `code`; the call then returns `returned`.
-// A window's or a file's hidden communicator gives its handler the window or
-// the file (MPI_Win_errhandler_function, MPI_File_errhandler_function).
+// A communicator the user freed while a request on it was pending still has
+// its handler (MPI: the object lives until its pending operations complete;
+// the reporter holds it). A window's or a file's hidden communicator gives
+// its handler the window or the file (MPI_Win_errhandler_function,
+// MPI_File_errhandler_function), MPI_WIN_NULL / MPI_FILE_NULL once that was
+// freed. An invalid comm or MPI_COMM_NULL: MPI_COMM_WORLD's handler.
 int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *fmt, va_list ap) {
     char msg[768];
     std::vsnprintf(msg, sizeof msg, fmt, ap);
-    MPI_Comm target = (comm != MPI_COMM_NULL && comm->magic == Magic::comm) ? comm : MPI_COMM_WORLD;
+    MPI_Comm target = alive(comm) ? comm : MPI_COMM_WORLD;
     MPI_Errhandler h = target->errhandler ? target->errhandler : initial_errhandler();
     return act(h, code, returned, call, msg, comm_label(target), [target](MPI_Errhandler eh, int *c) {
-        if (target->win != nullptr) {
-            MPI_Win w = target->win;
+        switch (target->handler_of) {
+        case ftmpi_comm_s::HandlerOf::win: {
+            MPI_Win w = target->win != nullptr ? target->win : MPI_WIN_NULL;
             reinterpret_cast<MPI_Win_errhandler_function *>(eh->fn)(&w, c);
-        } else if (target->file != nullptr) {
-            MPI_File f = target->file;
+            break;
+        }
+        case ftmpi_comm_s::HandlerOf::file: {
+            MPI_File f = target->file != nullptr ? target->file : MPI_FILE_NULL;
             reinterpret_cast<MPI_File_errhandler_function *>(eh->fn)(&f, c);
-        } else {
+            break;
+        }
+        case ftmpi_comm_s::HandlerOf::comm: {
             MPI_Comm cm = target;
             eh->fn(&cm, c);
+            break;
+        }
         }
     });
 }

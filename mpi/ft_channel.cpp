@@ -56,7 +56,7 @@ void handle(MPI_Comm c, int tag, int from, const void *body, std::size_t len) {
 
 void stop_lingering(MPI_Comm c) {
     forget_agreements(c);
-    if (--c->refs == 0 && c->freed) delete_comm_object(c);
+    comm_release(c);
 }
 
 }  // namespace
@@ -114,7 +114,7 @@ void unregister_comm(MPI_Comm c) {
         forget_agreements(c);
         return;
     }
-    ++c->refs;  // the object stays (discard_comm defers its deletion) until evicted here
+    comm_retain(c);  // the object stays (discard_comm defers its deletion) until evicted here
     g_lingering.push_back(c);
     if (g_lingering.size() <= k_lingering_max) return;
     stop_lingering(g_lingering.front());

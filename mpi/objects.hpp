@@ -123,11 +123,22 @@ struct ftmpi_comm_s {
     // not empty they run over these comm ranks (virtual rank -> comm rank).
     std::vector<int> coll_ranks;
     bool revoked = false;        // MPIX_Comm_revoke (mpi/revoke.cpp)
-    // Requests that refer to this communicator. MPI_Comm_free lets pending
-    // operations complete normally: the object goes when the last one is
-    // released (freed is then set, and magic is dead for the user).
+    // Requests that refer to this communicator (and whatever else holds it:
+    // comm_retain / CommRef in mpi/comm_internal.hpp). MPI_Comm_free lets
+    // pending operations complete normally: the object, with its error
+    // handler and name, goes when the last one is released (freed is then
+    // set, and magic is dead for the user).
     int refs = 0;
     bool freed = false;
+    // Transfers on it started and not yet complete (ftmpi_request_s::counted):
+    // what MPI_Comm_disconnect waits for. A request that completed, or a
+    // persistent one not started, holds a reference but is not pending.
+    int pending = 0;
+    // What `errhandler` handles: this communicator's errors, or those of the
+    // window or file whose hidden communicator this is. Kept after the window
+    // or file is freed (win / file are then null), so that an error of a
+    // request still pending then reaches a handler of the right kind.
+    enum class HandlerOf : std::uint8_t { comm, win, file } handler_of = HandlerOf::comm;
     // The same at every member and (with high probability) different from any
     // earlier communicator on this context slot: fault-tolerance messages
     // carry it, so a late revoke of a freed communicator never hits the next.
@@ -186,6 +197,7 @@ struct ftmpi_request_s {
     bool bsend_init = false;  // MPI_Bsend_init's: each start copies the message into the attached buffer
     bool posted = false;    // a receive sitting in its match queue
     bool blocking = false;  // the receive of a blocking call (MPI_Recv, MPI_Sendrecv)
+    bool counted = false;   // started (start_send / start_recv), not complete: in comm->pending
     // A nonblocking MPI_ANY_SOURCE receive, not matched, on a communicator with
     // unacknowledged failures: Wait/Test report MPI_ERR_PROC_FAILED_PENDING and
     // leave it pending (cleared when the failures are acknowledged).

@@ -20,8 +20,8 @@ inline constexpr std::size_t k_direct_bytes = 2048;
 
 // Whether `count` elements of `t` go on the direct path on comm: nothing
 // failed so far (neither known here nor recognized by a validate that this
-// process has not yet taken in), a predefined datatype, and at most
-// k_direct_bytes.
+// process has not yet taken in), comm not revoked (the schedule fails
+// then), a predefined datatype, and at most k_direct_bytes.
 bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t);
 
 // The bcast's messages, for the direct path (direct_bcast) and the schedule

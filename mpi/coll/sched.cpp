@@ -19,17 +19,17 @@ Sched::Sched(MPI_Comm comm, int tag)
     : op{}, call_comm_(comm), comm_(comm->inter ? comm->local : comm), inter_(comm->inter ? comm : nullptr),
       n_(comm_->size), me_(comm_->rank), ctx_(comm_->context + 1), tag_base_(tag) {
     rounds_.emplace_back();
-    if (inter_ != nullptr) {
-        cross_tag_ = next_team_tag(inter_);
-        // Collectives on a revoked communicator fail at once (ULFM), also
-        // where this member has no transfer to make.
-        if (inter_->revoked) err_ = MPI_ERR_REVOKED;
-    }
+    if (inter_ != nullptr) cross_tag_ = next_team_tag(inter_);
+    // A revoked communicator (ULFM): the call fails, a one-member
+    // communicator's (no transfer to refuse) too, and an inter-communicator
+    // member's with no transfer to make; its transfers are refused at once
+    // (start_send / start_recv).
+    if (comm->revoked) err_ = MPI_ERR_REVOKED;
     if (ft::failures().epoch() == 0) return;  // nothing ever failed: one load
     // After a validate, a failure it did not recognize makes the communicator
     // collectively inactive (spec 000 §17.7): the call fails, its transfers
     // refused at once (start_send / start_recv).
-    if (collectively_inactive(comm)) err_ = MPI_ERR_PROC_FAILED;
+    if (err_ == MPI_SUCCESS && collectively_inactive(comm)) err_ = MPI_ERR_PROC_FAILED;
     if (!comm_->coll_ranks.empty()) {  // (validate runs on intra-communicators only)
         map_ = comm_->coll_ranks;
         n_ = static_cast<int>(map_.size());

@@ -230,6 +230,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     failures_at_open(*f);
     merge_hints(f->info, info, HintKind::file);
     hidden->file = f;
+    hidden->handler_of = ftmpi_comm_s::HandlerOf::file;
     std::snprintf(hidden->name, sizeof hidden->name, "%s", filename);
     errhandler_release(hidden->errhandler);  // the parent's: a file starts with MPI_FILE_NULL's
     hidden->errhandler = file_default_errhandler();

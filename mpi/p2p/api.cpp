@@ -47,7 +47,7 @@ MPI_Request make_recv(MPI_Comm comm, void *buf, int count, MPI_Datatype type, in
 // Finishes a blocking call on request `r`: waits, reports its error on comm.
 int finish_blocking(const char *call, MPI_Request r, MPI_Status *status) {
     wait_complete(r);
-    MPI_Comm comm = r->comm;
+    MPI_Comm comm = r->comm;  // the caller's: not freed during this call
     const int peer = r->peer;
     const int err = retire_request(&r, status);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
@@ -108,6 +108,7 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
     FTMPI_TRY(check_send("MPI_Bsend", buf, count, datatype, dest, tag, comm));
+    FTMPI_TRY(check_not_revoked("MPI_Bsend", comm));  // its internal send's error would be lost
     if (dest == MPI_PROC_NULL) return MPI_SUCCESS;
     return bsend_start("MPI_Bsend", comm, buf, count, datatype, dest, tag);
 }
@@ -132,9 +133,12 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
                MPI_Request *request) {
     FTMPI_TRY(check_send("MPI_Ibsend", buf, count, datatype, dest, tag, comm));
     FTMPI_CHECK(check_nonnull("MPI_Ibsend", comm, request, "request"));
-    if (dest != MPI_PROC_NULL) FTMPI_TRY(bsend_start("MPI_Ibsend", comm, buf, count, datatype, dest, tag));
+    // On a revoked communicator the request fails, as every send's does.
+    const int err = comm->revoked ? MPI_ERR_REVOKED : MPI_SUCCESS;
+    if (dest != MPI_PROC_NULL && err == MPI_SUCCESS)
+        FTMPI_TRY(bsend_start("MPI_Ibsend", comm, buf, count, datatype, dest, tag));
     MPI_Request r = make_send(comm, buf, count, datatype, dest, tag, SendMode::standard);
-    complete_request(r, MPI_SUCCESS, r->capacity);
+    complete_request(r, err, err == MPI_SUCCESS ? r->capacity : 0);
     *request = r;
     return MPI_SUCCESS;
 }

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "mpi/checks.hpp"
+#include "mpi/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 
@@ -74,12 +75,12 @@ int find_complete(int count, MPI_Request reqs[]) {
 
 // Retires every completed active request; returns how many.
 int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[],
-                 MPI_Comm *err_comm, int *first_err, int *errors) {
+                 CommRef &err_comm, int *first_err, int *errors) {
     int n = 0;
     std::vector<int> codes(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
         if (!is_active(reqs[i]) || (!reqs[i]->complete && !reqs[i]->failure_pending)) continue;
-        MPI_Comm c = reqs[i]->comm;
+        const CommRef c(reqs[i]->comm);
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
         int e = MPI_ERR_PROC_FAILED_PENDING;
         if (failure_pending(reqs[i])) empty_status(st);
@@ -87,7 +88,7 @@ int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MP
         codes[static_cast<std::size_t>(n)] = e;
         if (e != MPI_SUCCESS && (*errors)++ == 0) {
             *first_err = e;
-            *err_comm = c;
+            err_comm.reset(c.get());
         }
         indices[n++] = i;
     }
@@ -113,8 +114,8 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
     }
     wait_complete(r);
     if (failure_pending(r)) return report_pending("MPI_Wait", r, status);
-    MPI_Comm comm = r->comm;
-    return report("MPI_Wait", comm, retire_request(request, status));
+    const CommRef comm(r->comm);  // its handler, even if the user freed it meanwhile
+    return report("MPI_Wait", comm.get(), retire_request(request, status));
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
@@ -130,8 +131,8 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
     *flag = r->complete ? 1 : 0;
     if (failure_pending(r)) return report_pending("MPI_Test", r, status);
     if (!*flag) return MPI_SUCCESS;
-    MPI_Comm comm = r->comm;
-    return report("MPI_Test", comm, retire_request(request, status));
+    const CommRef comm(r->comm);
+    return report("MPI_Test", comm.get(), retire_request(request, status));
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
@@ -139,7 +140,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
     for (int i = 0; i < count; ++i)
         if (is_active(array_of_requests[i])) wait_complete(array_of_requests[i]);
     int errors = 0, first_err = MPI_SUCCESS;
-    MPI_Comm err_comm = MPI_COMM_NULL;
+    CommRef err_comm(MPI_COMM_NULL);
     std::vector<int> codes(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
         MPI_Request r = array_of_requests[i];
@@ -150,21 +151,21 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
             e = MPI_ERR_PROC_FAILED_PENDING;
             if (errors++ == 0) {
                 first_err = e;
-                err_comm = r->comm;
+                err_comm.reset(r->comm);
             }
         } else {
-            MPI_Comm c = r->comm;
+            const CommRef c(r->comm);
             e = retire_into(array_of_requests, i, array_of_statuses);
             if (e != MPI_SUCCESS && errors++ == 0) {
                 first_err = e;
-                err_comm = c;
+                err_comm.reset(c.get());
             }
         }
         codes[static_cast<std::size_t>(i)] = e;
     }
     if (errors > 0 && array_of_statuses != MPI_STATUSES_IGNORE)
         for (int i = 0; i < count; ++i) array_of_statuses[i].MPI_ERROR = codes[static_cast<std::size_t>(i)];
-    return in_status("MPI_Waitall", err_comm, first_err, errors);
+    return in_status("MPI_Waitall", err_comm.get(), first_err, errors);
 }
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
@@ -196,8 +197,8 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
             *index = i;
             if (failure_pending(array_of_requests[i]))
                 return report_pending("MPI_Waitany", array_of_requests[i], status);
-            MPI_Comm comm = array_of_requests[i]->comm;
-            return report("MPI_Waitany", comm, retire_request(&array_of_requests[i], status));
+            const CommRef comm(array_of_requests[i]->comm);
+            return report("MPI_Waitany", comm.get(), retire_request(&array_of_requests[i], status));
         }
         progress_wait();
     }
@@ -226,8 +227,8 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
         return report_pending("MPI_Testany", array_of_requests[i], status);
     }
     *flag = 1;
-    MPI_Comm comm = array_of_requests[i]->comm;
-    return report("MPI_Testany", comm, retire_request(&array_of_requests[i], status));
+    const CommRef comm(array_of_requests[i]->comm);
+    return report("MPI_Testany", comm.get(), retire_request(&array_of_requests[i], status));
 }
 
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -244,10 +245,10 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
         progress_wait();
     }
     int errors = 0, first_err = MPI_SUCCESS;
-    MPI_Comm err_comm = MPI_COMM_NULL;
-    collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &err_comm, &first_err,
+    CommRef err_comm(MPI_COMM_NULL);
+    collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, err_comm, &first_err,
                  &errors);
-    return in_status("MPI_Waitsome", err_comm, first_err, errors);
+    return in_status("MPI_Waitsome", err_comm.get(), first_err, errors);
 }
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -260,10 +261,10 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
         return MPI_SUCCESS;
     }
     int errors = 0, first_err = MPI_SUCCESS;
-    MPI_Comm err_comm = MPI_COMM_NULL;
-    collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, &err_comm, &first_err,
+    CommRef err_comm(MPI_COMM_NULL);
+    collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, err_comm, &first_err,
                  &errors);
-    return in_status("MPI_Testsome", err_comm, first_err, errors);
+    return in_status("MPI_Testsome", err_comm.get(), first_err, errors);
 }
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {

@@ -13,7 +13,7 @@ int check_probe(const char *call, int source, int tag, MPI_Comm comm) {
     FTMPI_CHECK(check_comm(call, comm));
     FTMPI_CHECK(check_source(call, comm, source));
     FTMPI_CHECK(check_recv_tag(call, comm, tag));
-    return MPI_SUCCESS;
+    return check_not_revoked(call, comm);  // MPI_PROC_NULL too
 }
 
 void fill_status(MPI_Status *status, const Unexpected &u) {
@@ -29,10 +29,12 @@ void proc_null_status(MPI_Status *status) {
     if (status != MPI_STATUS_IGNORE) status->MPI_SOURCE = MPI_PROC_NULL;
 }
 
-// One look for a match. Returns MPI_SUCCESS with *found set, or the error of a
-// named source that failed with nothing left from it.
+// One look for a match. Returns MPI_SUCCESS with *found set, the error of a
+// named source that failed with nothing left from it, or MPI_ERR_REVOKED
+// once comm is revoked (a blocking probe never waits on a revoked communicator).
 int look(const char *call, int source, int tag, MPI_Comm comm, const Unexpected **found) {
     progress();
+    FTMPI_TRY(check_not_revoked(call, comm));
     *found = comm->queue->peek_unexpected(source, tag);
     if (*found != nullptr || ft::failures().epoch() == 0) return MPI_SUCCESS;
     if (source != MPI_ANY_SOURCE && ft::failures().is_failed(comm->procs[static_cast<std::size_t>(source)]))

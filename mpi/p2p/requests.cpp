@@ -99,7 +99,7 @@ MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *b
     r->op.done = &on_op_done;
     r->kind = kind;
     r->comm = comm;
-    if (comm != nullptr) ++comm->refs;
+    if (comm != nullptr) comm_retain(comm);
     r->buf = const_cast<void *>(buf);
     r->count = count;
     r->datatype = type;
@@ -115,7 +115,7 @@ void release_request(MPI_Request r) {
     if (r->kind == ftmpi_request_s::Kind::generalized) grequest_free(r);
     if (MPI_Comm c = r->comm) {
         r->comm = nullptr;
-        if (--c->refs == 0 && c->freed) delete_comm_object(c);
+        comm_release(c);
     }
     if (r->datatype != nullptr && !r->datatype->predefined) {
         dt_release(r->datatype);
@@ -148,6 +148,10 @@ void free_request_pool() {
 }
 
 void complete_request(MPI_Request r, int err, std::size_t bytes) {
+    if (r->counted) {
+        r->counted = false;
+        --r->comm->pending;
+    }
     if (r->kind == ftmpi_request_s::Kind::recv) {
         r->status.ftmpi_count = bytes;
         if (err == MPI_SUCCESS && r->msg_length > r->capacity) err = MPI_ERR_TRUNCATE;
@@ -189,7 +193,8 @@ static void complete_proc_null(MPI_Request r) {
 }
 
 // The class a request must fail with before it starts, or MPI_SUCCESS:
-// REVOKED on a revoked communicator (except its fault-tolerance traffic);
+// REVOKED on a revoked communicator (except its fault-tolerance traffic),
+// whatever the peer, MPI_PROC_NULL included (Open MPI's ULFM);
 // PROC_FAILED for collective traffic on a communicator made collectively
 // inactive by a failure no validate recognized (spec 000 §17.7), so that no
 // collective waits on a peer that already gave up on it.
@@ -199,15 +204,22 @@ static int refused(MPI_Request r) {
     return MPI_SUCCESS;
 }
 
+// Counts r as pending on its communicator until complete_request.
+static void count_pending(MPI_Request r) {
+    r->counted = true;
+    ++r->comm->pending;
+}
+
 void start_send(MPI_Request r) {
     r->complete = false;
     r->status = MPI_Status{};
-    if (r->peer == MPI_PROC_NULL) {
-        complete_proc_null(r);
+    count_pending(r);
+    if (const int e = refused(r); e != MPI_SUCCESS) {  // before MPI_PROC_NULL: that fails too
+        complete_request(r, e, 0);
         return;
     }
-    if (const int e = refused(r); e != MPI_SUCCESS) {
-        complete_request(r, e, 0);
+    if (r->peer == MPI_PROC_NULL) {
+        complete_proc_null(r);
         return;
     }
     const int dest = r->comm->procs[static_cast<std::size_t>(r->peer)];
@@ -271,14 +283,15 @@ void start_recv(MPI_Request r) {
     r->complete = false;
     r->failure_pending = false;
     r->status = MPI_Status{};
-    if (r->peer == MPI_PROC_NULL) {
-        complete_proc_null(r);
-        return;
-    }
-    if (const int e = refused(r); e != MPI_SUCCESS) {
+    count_pending(r);
+    if (const int e = refused(r); e != MPI_SUCCESS) {  // before MPI_PROC_NULL: that fails too
         r->status.MPI_SOURCE = r->peer;
         r->status.MPI_TAG = r->tag;
         complete_request(r, e, 0);
+        return;
+    }
+    if (r->peer == MPI_PROC_NULL) {
+        complete_proc_null(r);
         return;
     }
     runtime::test_kill_point("p2p.recv");

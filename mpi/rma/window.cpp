@@ -425,6 +425,7 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
     auto w = new ftmpi_win_s;
     w->comm = hidden;
     hidden->win = w;
+    hidden->handler_of = ftmpi_comm_s::HandlerOf::win;
     hidden->name[0] = '\0';
     errhandler_release(hidden->errhandler);  // the parent's: a window starts with MPI_ERRORS_ARE_FATAL
     hidden->errhandler = MPI_ERRORS_ARE_FATAL;

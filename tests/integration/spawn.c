@@ -6,7 +6,10 @@
  *                     MPI_APPNUM and MPI_UNIVERSE_SIZE, exchange point-to-point
  *                     messages both ways, run an inter-communicator bcast and
  *                     allreduce, merge (children high) and allreduce the
- *                     merged ranks, then disconnect.
+ *                     merged ranks, then disconnect with a persistent
+ *                     request on the inter-communicator used once and left
+ *                     inactive (disconnect waits for pending operations
+ *                     only; it used to hang on that request).
  *   spawn multiple    spawn_multiple of two programs (this one, and the
  *                     spawn_fault program next to it if there is one; else
  *                     this one twice), 1 + 2 processes: this program's
@@ -16,6 +19,16 @@
  *                     A opens a port and publishes it, group B looks it up
  *                     and connects; they exchange over the new
  *                     inter-communicator and disconnect.
+ *   spawn conacc      the job spawns a connector (1 process), then an
+ *                     acceptor (2 processes), each from MPI_COMM_WORLD, so
+ *                     the connecting root has the lower process id (its
+ *                     transport waits for the acceptor's hello): the
+ *                     acceptor opens a port and sends it to the job, which
+ *                     relays it to the connector; they connect, exercise the
+ *                     inter-communicator and disconnect. Then nobody
+ *                     disconnects from the job: children and job free their
+ *                     inter-communicators and call MPI_Finalize, which must
+ *                     complete (MPICH's spaconacc).
  *   spawn join        ranks 0 and 1 of the job make a socket pair's ends
  *                     meet (rank 0 listens on loopback) and join; they
  *                     exchange over the inter-communicator.
@@ -79,6 +92,23 @@ static void exercise(MPI_Comm inter, int high) {
     MPI_OK(MPI_Comm_free(&merged));
 }
 
+/* A persistent request on inter, used once (rank 0 of each side: the
+   job's sends to the children's rank 0) and left inactive: MPI_Comm_disconnect
+   waits for pending operations only, not for it. */
+static MPI_Request idle_persistent(MPI_Comm inter, int use) {
+    static int v;
+    MPI_Request r;
+    MPI_Comm parent;
+    MPI_OK(MPI_Comm_get_parent(&parent));
+    if (parent == MPI_COMM_NULL) MPI_OK(MPI_Send_init(&v, 1, MPI_INT, 0, 11, inter, &r));
+    else MPI_OK(MPI_Recv_init(&v, 1, MPI_INT, 0, 11, inter, &r));
+    if (use) {
+        MPI_OK(MPI_Start(&r));
+        MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    }
+    return r;
+}
+
 static int attr_int(MPI_Comm c, int key, int *flag) {
     int *v = NULL;
     MPI_OK(MPI_Comm_get_attr(c, key, &v, flag));
@@ -92,7 +122,9 @@ static void child(int argc, char **argv, MPI_Comm parent) {
     const char *mode = argc > 2 ? argv[2] : "";
     if (strcmp(mode, "basic") == 0) {
         exercise(parent, 1);
+        MPI_Request idle = idle_persistent(parent, rank == 0);
         MPI_OK(MPI_Comm_disconnect(&parent));
+        MPI_OK(MPI_Request_free(&idle));
         CHECK(parent == MPI_COMM_NULL, "disconnect left the handle");
         MPI_Comm again;
         MPI_OK(MPI_Comm_get_parent(&again));
@@ -133,6 +165,25 @@ static void child(int argc, char **argv, MPI_Comm parent) {
             MPI_OK(MPI_Close_port(port));
         }
         MPI_OK(MPI_Comm_disconnect(&parent));
+    } else if (strcmp(mode, "acc") == 0 || strcmp(mode, "conn") == 0) {
+        const int acc = mode[0] == 'a';
+        char port[MPI_MAX_PORT_NAME] = {0};
+        MPI_Comm other;
+        if (acc) {
+            if (rank == 0) {
+                MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
+                MPI_OK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, parent));
+            }
+            MPI_OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &other));
+            if (rank == 0) MPI_OK(MPI_Close_port(port));
+        } else {
+            if (rank == 0) MPI_OK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, parent, MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &other));
+        }
+        exercise(other, acc);
+        MPI_OK(MPI_Comm_disconnect(&other));
+        MPI_OK(MPI_Barrier(parent));
+        MPI_OK(MPI_Comm_free(&parent)); /* still connected: MPI_Finalize waits for nobody that left */
     } else {
         CHECK(0, "unknown child mode %s", mode);
     }
@@ -170,11 +221,15 @@ int main(int argc, char **argv) {
         MPI_OK(MPI_Comm_size(inter, &lsize));
         CHECK(isinter && rsize == n && lsize == size, "inter %d, sizes %d/%d", isinter, lsize, rsize);
         exercise(inter, 0);
+        MPI_Request idle = idle_persistent(inter, rank == 0);
         MPI_OK(MPI_Comm_disconnect(&inter));
+        MPI_OK(MPI_Request_free(&idle));
         /* a second spawn after the first is gone */
         MPI_OK(MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
         exercise(inter, 0);
+        idle = idle_persistent(inter, rank == 0);
         MPI_OK(MPI_Comm_disconnect(&inter));
+        MPI_OK(MPI_Request_free(&idle));
     } else if (strcmp(mode, "multiple") == 0) {
         /* two programs: this one, and spawn_fault's child (built next to it) */
         char other[4096];
@@ -221,6 +276,20 @@ int main(int argc, char **argv) {
         MPI_OK(MPI_Barrier(gb));
         MPI_OK(MPI_Comm_disconnect(&ga));
         MPI_OK(MPI_Comm_disconnect(&gb));
+    } else if (strcmp(mode, "conacc") == 0) {
+        char *ac[] = {"child", "conn", NULL}, *aa[] = {"child", "acc", NULL};
+        MPI_Comm conn, acc;
+        MPI_OK(MPI_Comm_spawn(argv[0], ac, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &conn, MPI_ERRCODES_IGNORE));
+        MPI_OK(MPI_Comm_spawn(argv[0], aa, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &acc, MPI_ERRCODES_IGNORE));
+        if (rank == 0) {
+            char port[MPI_MAX_PORT_NAME];
+            MPI_OK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, acc, MPI_STATUS_IGNORE));
+            MPI_OK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, conn));
+        }
+        MPI_OK(MPI_Barrier(acc));
+        MPI_OK(MPI_Barrier(conn));
+        MPI_OK(MPI_Comm_free(&acc));
+        MPI_OK(MPI_Comm_free(&conn));
     } else if (strcmp(mode, "join") == 0) {
         CHECK(size >= 2, "join needs 2 ranks");
         MPI_Comm inter = MPI_COMM_NULL;
