@@ -95,8 +95,7 @@ void build_alltoallw(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts
             if (rcounts[i] == 0) continue;
             // One past the last data byte: (count - 1) extents + the element's true ub.
             const MPI_Datatype t = rtypes[i];
-            const MPI_Aint true_ub = t->derived != nullptr ? t->derived->layout.true_ub
-                                                           : t->lb + static_cast<MPI_Aint>(t->size);
+            const MPI_Aint true_ub = type_layout(t).true_ub;
             const auto end = static_cast<std::size_t>(rdispls[i] + (rcounts[i] - 1) * t->extent + true_ub);
             span = std::max(span, end);
         }

@@ -39,11 +39,11 @@ int Sched::root(int comm_rank) {
 
 void copy_typed(void *dst, const void *src, int count, MPI_Datatype t) {
     if (count <= 0 || dst == src) return;
-    if (t->contiguous || t->derived == nullptr) {
+    if (t->contiguous) {
         std::memmove(dst, src, static_cast<std::size_t>(count) * t->size);
         return;
     }
-    const Layout &l = t->derived->layout;
+    const Layout &l = type_layout(t);  // a derived type, or a pair type with padding
     for (int e = 0; e < count; ++e)
         for (const Block &b : l.blocks) {
             const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + b.off;
@@ -77,8 +77,8 @@ void *Sched::scratch_bytes(std::size_t n) {
 // below lb or beyond the last element's ub.
 void *Sched::scratch(int count, MPI_Datatype t) {
     MPI_Aint below = 0, above = 0;
-    if (t->derived != nullptr && t->size > 0) {
-        const Layout &l = t->derived->layout;
+    if (t->size > 0) {
+        const Layout &l = type_layout(t);
         below = std::max<MPI_Aint>(0, l.lb - l.true_lb);
         above = std::max<MPI_Aint>(0, l.true_ub - l.ub);
     }

@@ -217,14 +217,9 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint 
     FTMPI_CHECK(check_type(call, MPI_COMM_NULL, datatype));
     FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, true_lb, "true_lb"));
     FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, true_extent, "true_extent"));
-    if (datatype->derived == nullptr) {
-        *true_lb = 0;
-        *true_extent = static_cast<MPI_Aint>(datatype->size);
-    } else {
-        const Layout &l = datatype->derived->layout;
-        *true_lb = l.true_lb;
-        *true_extent = l.true_ub - l.true_lb;
-    }
+    const Layout &l = type_layout(datatype);
+    *true_lb = l.true_lb;
+    *true_extent = l.true_ub - l.true_lb;
     return MPI_SUCCESS;
 }
 

@@ -73,8 +73,28 @@ struct Contents {
     std::vector<MPI_Datatype> types;
 };
 
-// The layout of a predefined or derived type.
+// The layout of a predefined or derived type (a predefined pair type's has
+// its members' blocks, without the padding).
+const Layout &type_layout(MPI_Datatype t);
 Layout layout_of(MPI_Datatype t);
+
+// Calls f(offset from the element's buffer, offset in the packed data) for
+// the start of every basic element of `count` elements of layout `l`, whose
+// signature is made of `basic` alone (homogeneous): where reductions apply
+// an op one basic element at a time (a padded pair's members are two blocks).
+template <typename F>
+void for_each_basic(const Layout &l, std::size_t count, MPI_Datatype basic, F f) {
+    std::size_t packed = 0;
+    for (std::size_t e = 0; e < count; ++e) {
+        const MPI_Aint base = static_cast<MPI_Aint>(e) * l.extent();
+        for (const Block &b : l.blocks) {
+            // The first basic element starting in this block, and those after it.
+            std::size_t into = (basic->size - packed % basic->size) % basic->size;
+            for (; into < b.len; into += basic->size) f(base + b.off + static_cast<MPI_Aint>(into), packed + into);
+            packed += b.len;
+        }
+    }
+}
 
 // The layout of the pieces placed in order. struct_padding: round the extent up
 // to the strictest alignment (MPI's epsilon for MPI_Type_create_struct) unless

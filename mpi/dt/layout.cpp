@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "mpi/dt/derived.hpp"
+#include "mpi/dt/predefined.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -58,34 +59,41 @@ void append(Layout &out, const Layout &in, MPI_Aint disp, std::size_t count, MPI
     out.explicit_bounds = out.explicit_bounds || in.explicit_bounds;
 }
 
-const Layout &layout_ref(MPI_Datatype t, Layout &tmp) {
-    if (t->derived != nullptr) return t->derived->layout;
-    tmp = layout_of(t);
-    return tmp;
-}
-
-}  // namespace
-
-Layout layout_of(MPI_Datatype t) {
-    if (t->derived != nullptr) return t->derived->layout;
+// A predefined type's layout: its members' bytes (mpi/dt/predefined.hpp).
+Layout predefined_layout(MPI_Datatype t) {
+    const Members &m = members_of(t);
     Layout l;
-    if (t->size > 0) l.blocks.push_back({0, t->size});
+    for (int i = 0; i < m.n; ++i)
+        if (m.size[i] > 0) push_block(l, static_cast<MPI_Aint>(m.off[i]), m.size[i]);
     l.sig.push_back({t, 1});
     l.size = t->size;
     l.lb = t->lb;
     l.ub = t->lb + t->extent;
     l.true_lb = 0;
-    l.true_ub = static_cast<MPI_Aint>(t->size);
+    l.true_ub = static_cast<MPI_Aint>(m.off[m.n - 1] + m.size[m.n - 1]);
     l.align = t->align;
     l.any = true;
     return l;
 }
 
+}  // namespace
+
+const Layout &type_layout(MPI_Datatype t) {
+    if (t->derived != nullptr) return t->derived->layout;
+    static const std::vector<Layout> predefined = [] {
+        std::vector<Layout> all;
+        for (int i = 0; predefined_at(i) != MPI_DATATYPE_NULL; ++i) all.push_back(predefined_layout(predefined_at(i)));
+        return all;
+    }();
+    return predefined[static_cast<std::size_t>(predefined_index(t))];
+}
+
+Layout layout_of(MPI_Datatype t) { return type_layout(t); }
+
 Layout build_layout(const std::vector<Piece> &pieces, bool struct_padding) {
     Layout out;
-    Layout tmp;
     for (const Piece &p : pieces) {
-        const Layout &in = layout_ref(p.type, tmp);
+        const Layout &in = type_layout(p.type);
         append(out, in, p.disp, p.count, in.extent());
     }
     if (struct_padding && !out.explicit_bounds && out.align > 1) {
@@ -106,8 +114,7 @@ Layout resized_layout(Layout l, MPI_Aint lb, MPI_Aint extent) {
 
 Layout array_layout(const std::vector<MPI_Aint> &sizes, const std::vector<std::vector<IndexRun>> &runs, int order,
                     MPI_Datatype old) {
-    Layout tmp;
-    Layout cur = layout_ref(old, tmp);
+    Layout cur = type_layout(old);
     MPI_Aint stride = cur.extent();
     const std::size_t ndims = sizes.size();
     // Fastest dimension first: the last one in C order, the first in Fortran order.
@@ -171,7 +178,7 @@ void pack(const void *buf, std::size_t count, MPI_Datatype t, void *out) {
         return;
     }
     const auto *src = static_cast<const char *>(buf);
-    const auto &blocks = t->derived->layout.blocks;
+    const auto &blocks = type_layout(t).blocks;
     for (std::size_t i = 0; i < count; ++i) {
         const char *base = src + static_cast<MPI_Aint>(i) * t->extent;
         for (const Block &b : blocks) {
@@ -188,7 +195,7 @@ void unpack(const void *in, std::size_t bytes, void *buf, MPI_Datatype t) {
         return;
     }
     auto *dst = static_cast<char *>(buf);
-    const auto &blocks = t->derived->layout.blocks;
+    const auto &blocks = type_layout(t).blocks;
     for (std::size_t i = 0; bytes > 0; ++i) {
         char *base = dst + static_cast<MPI_Aint>(i) * t->extent;
         for (const Block &b : blocks) {
@@ -206,22 +213,31 @@ MPI_Count whole_elements_of(MPI_Datatype t, std::size_t bytes) {
     return bytes % t->size == 0 ? static_cast<MPI_Count>(bytes / t->size) : MPI_UNDEFINED;
 }
 
+// The basic elements are the members of the predefined types in the
+// signature: a pair type has two (MPI_DOUBLE_INT: a double and an int), so
+// 20 bytes received as MPI_DOUBLE_INT are 3 elements (as MPICH counts).
 MPI_Count elements_of(MPI_Datatype t, std::size_t bytes) {
-    if (t->derived == nullptr) return whole_elements_of(t, bytes);
-    const Layout &l = t->derived->layout;
+    const Layout &l = type_layout(t);
     if (l.size == 0) return 0;
     std::size_t per_element = 0;
-    for (const SigRun &s : l.sig) per_element += s.count;
+    for (const SigRun &s : l.sig) per_element += s.count * static_cast<std::size_t>(members_of(s.type).n);
     MPI_Count n = static_cast<MPI_Count>(bytes / l.size * per_element);
     std::size_t rem = bytes % l.size;
     for (const SigRun &s : l.sig) {
         if (rem == 0) break;
+        const Members &m = members_of(s.type);
         const std::size_t k = std::min(s.count, rem / s.type->size);
-        n += static_cast<MPI_Count>(k);
+        n += static_cast<MPI_Count>(k * static_cast<std::size_t>(m.n));
         rem -= k * s.type->size;
-        if (k < s.count) break;
+        if (k == s.count) continue;
+        for (int i = 0; i < m.n && rem >= m.size[i]; ++i) {  // the members of a partial pair
+            ++n;
+            rem -= m.size[i];
+        }
+        break;
     }
     return rem == 0 ? n : MPI_UNDEFINED;
 }
+
 
 }  // namespace ftmpi::mpi
