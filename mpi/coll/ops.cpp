@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "mpi/checks.hpp"
+#include "mpi/dt/checks.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/dt/predefined.hpp"
 
@@ -265,8 +266,8 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
     if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
         return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed (argument %s)",
                      inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
-    FTMPI_CHECK(check_buffer(call, MPI_COMM_NULL, inbuf, count, "inbuf"));
-    FTMPI_CHECK(check_buffer(call, MPI_COMM_NULL, inoutbuf, count, "inoutbuf"));
+    FTMPI_CHECK(check_typed_buffer(call, MPI_COMM_NULL, inbuf, count, datatype, "inbuf"));
+    FTMPI_CHECK(check_typed_buffer(call, MPI_COMM_NULL, inoutbuf, count, datatype, "inoutbuf"));
     op_apply(*op, inbuf, inoutbuf, count, datatype);
     return MPI_SUCCESS;
 }

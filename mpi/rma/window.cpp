@@ -12,6 +12,7 @@
 #include "mpi/checks.hpp"
 #include "mpi/coll/ops.hpp"
 #include "mpi/comm_internal.hpp"
+#include "mpi/dt/checks.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/group.hpp"
 #include "mpi/info.hpp"
@@ -160,6 +161,7 @@ int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
     if (!a.origin_type->committed || !a.target_type->committed)
         return raise(c, MPI_ERR_TYPE, call, "datatype not committed (argument %s)",
                      a.origin_type->committed ? "target_datatype" : "origin_datatype");
+    FTMPI_CHECK(check_typed_buffer(call, c, a.origin, a.origin_count, a.origin_type, "origin_addr"));
     if (a.origin_type->size * static_cast<std::size_t>(a.origin_count) !=
         a.target_type->size * static_cast<std::size_t>(a.target_count))
         return raise(c, MPI_ERR_TYPE, call,
