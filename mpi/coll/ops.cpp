@@ -196,12 +196,11 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
             return;
         }
         for (int e = 0; e < count; ++e) {
-            for (const Block &b : l.blocks) {
-                const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + b.off;
+            for_each_block(l, [&](MPI_Aint block_off, std::size_t len) {
+                const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + block_off;
                 kernel<T>(op.id, reinterpret_cast<const T *>(static_cast<const char *>(in) + off),
-                          reinterpret_cast<T *>(static_cast<char *>(inout) + off),
-                          static_cast<int>(b.len / basic->size));
-            }
+                          reinterpret_cast<T *>(static_cast<char *>(inout) + off), static_cast<int>(len / basic->size));
+            });
         }
     });
 }

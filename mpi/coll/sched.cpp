@@ -45,10 +45,10 @@ void copy_typed(void *dst, const void *src, int count, MPI_Datatype t) {
     }
     const Layout &l = type_layout(t);  // a derived type, or a pair type with padding
     for (int e = 0; e < count; ++e)
-        for (const Block &b : l.blocks) {
-            const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + b.off;
-            std::memmove(static_cast<char *>(dst) + off, static_cast<const char *>(src) + off, b.len);
-        }
+        for_each_block(l, [&](MPI_Aint block_off, std::size_t len) {
+            const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + block_off;
+            std::memmove(static_cast<char *>(dst) + off, static_cast<const char *>(src) + off, len);
+        });
 }
 
 void Sched::add_copy(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt) {

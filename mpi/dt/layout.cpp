@@ -34,13 +34,42 @@ void widen(MPI_Aint &lo, MPI_Aint &hi, bool first, MPI_Aint new_lo, MPI_Aint new
     hi = first ? new_hi : std::max(hi, new_hi);
 }
 
+// Expands a repeated layout into plain blocks (reps 1), before more are added.
+void flatten(Layout &l) {
+    if (l.reps == 1) return;
+    l.blocks = flat_blocks(l);
+    l.reps = 1;
+    l.rep_stride = 0;
+}
+
+// Appends the data runs of `count` copies of `in`, copy k at disp + k *
+// stride: one run when they abut, a repetition when they are out's first
+// data (vector, hvector, contiguous), else every run.
+void append_blocks(Layout &out, const Layout &in, MPI_Aint disp, std::size_t count, MPI_Aint stride) {
+    if (in.size == 0) return;
+    const bool one_run = in.reps == 1 && in.blocks.size() == 1;
+    if (one_run && (count == 1 || stride == static_cast<MPI_Aint>(in.blocks[0].len))) {
+        flatten(out);
+        push_block(out, disp + in.blocks[0].off, in.blocks[0].len * count);
+        return;
+    }
+    if (out.blocks.empty() && (in.reps == 1 || count == 1)) {
+        for (const Block &b : in.blocks) push_block(out, disp + b.off, b.len);
+        out.reps = in.reps == 1 ? count : in.reps;
+        out.rep_stride = in.reps == 1 ? stride : in.rep_stride;
+        return;
+    }
+    flatten(out);
+    for (std::size_t k = 0; k < count; ++k) {
+        const MPI_Aint base = disp + static_cast<MPI_Aint>(k) * stride;
+        for_each_block(in, [&](MPI_Aint off, std::size_t len) { push_block(out, base + off, len); });
+    }
+}
+
 // Appends `count` copies of `in`, copy k at disp + k * stride.
 void append(Layout &out, const Layout &in, MPI_Aint disp, std::size_t count, MPI_Aint stride) {
     if (count == 0) return;
-    for (std::size_t k = 0; k < count; ++k) {
-        const MPI_Aint base = disp + static_cast<MPI_Aint>(k) * stride;
-        for (const Block &b : in.blocks) push_block(out, base + b.off, b.len);
-    }
+    append_blocks(out, in, disp, count, stride);
     if (in.sig.size() == 1) {
         push_sig(out, in.sig[0].type, in.sig[0].count * count);
     } else {
@@ -90,6 +119,20 @@ const Layout &type_layout(MPI_Datatype t) {
 
 Layout layout_of(MPI_Datatype t) { return type_layout(t); }
 
+std::vector<Block> flat_blocks(const Layout &l) {
+    if (l.reps == 1) return l.blocks;
+    Layout flat;
+    for_each_block(l, [&flat](MPI_Aint off, std::size_t len) { push_block(flat, off, len); });
+    return std::move(flat.blocks);
+}
+
+Layout strided_layout(std::size_t count, std::size_t blocklength, MPI_Aint stride, MPI_Datatype old) {
+    Layout out;
+    if (blocklength == 0) return out;  // no block places anything
+    append(out, build_layout({{0, blocklength, old}}), 0, count, stride);
+    return out;
+}
+
 Layout build_layout(const std::vector<Piece> &pieces, bool struct_padding) {
     Layout out;
     for (const Piece &p : pieces) {
@@ -138,7 +181,7 @@ MPI_Datatype make_type(Layout l, Contents c) {
     t->predefined = false;
     t->committed = false;
     t->align = l.align;
-    t->contiguous = l.blocks.empty() || (l.blocks.size() == 1 && l.blocks[0].off == 0 &&
+    t->contiguous = l.blocks.empty() || (l.reps == 1 && l.blocks.size() == 1 && l.blocks[0].off == 0 &&
                                          static_cast<MPI_Aint>(l.blocks[0].len) == t->extent);
     for (MPI_Datatype in : c.types) dt_acquire(in);
     t->derived = new ftmpi_dt_derived_s{std::move(l), std::move(c)};
@@ -178,13 +221,13 @@ void pack(const void *buf, std::size_t count, MPI_Datatype t, void *out) {
         return;
     }
     const auto *src = static_cast<const char *>(buf);
-    const auto &blocks = type_layout(t).blocks;
+    const Layout &l = type_layout(t);
     for (std::size_t i = 0; i < count; ++i) {
         const char *base = src + static_cast<MPI_Aint>(i) * t->extent;
-        for (const Block &b : blocks) {
-            std::memcpy(dst, base + b.off, b.len);
-            dst += b.len;
-        }
+        for_each_block(l, [&](MPI_Aint off, std::size_t len) {
+            std::memcpy(dst, base + off, len);
+            dst += len;
+        });
     }
 }
 
@@ -195,15 +238,18 @@ void unpack(const void *in, std::size_t bytes, void *buf, MPI_Datatype t) {
         return;
     }
     auto *dst = static_cast<char *>(buf);
-    const auto &blocks = type_layout(t).blocks;
+    const Layout &l = type_layout(t);
     for (std::size_t i = 0; bytes > 0; ++i) {
         char *base = dst + static_cast<MPI_Aint>(i) * t->extent;
-        for (const Block &b : blocks) {
-            const std::size_t n = std::min(b.len, bytes);
-            std::memcpy(base + b.off, src, n);
-            src += n;
-            bytes -= n;
-            if (bytes == 0) return;
+        for (std::size_t r = 0; r < l.reps && bytes > 0; ++r) {
+            const MPI_Aint rep = static_cast<MPI_Aint>(r) * l.rep_stride;
+            for (const Block &b : l.blocks) {
+                const std::size_t n = std::min(b.len, bytes);
+                std::memcpy(base + rep + b.off, src, n);
+                src += n;
+                bytes -= n;
+                if (bytes == 0) return;
+            }
         }
     }
 }

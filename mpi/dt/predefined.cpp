@@ -56,7 +56,8 @@ extern "C" {
 int MPI_Type_size(MPI_Datatype datatype, int *size) {
     FTMPI_CHECK(ftmpi::mpi::check_type("MPI_Type_size", MPI_COMM_NULL, datatype));
     FTMPI_CHECK(ftmpi::mpi::check_nonnull("MPI_Type_size", MPI_COMM_NULL, size, "size"));
-    *size = static_cast<int>(datatype->size);
+    // A size an int cannot hold: MPI_UNDEFINED (MPI 3.1 §4.1.5; MPI_Type_size_x has it).
+    *size = datatype->size > static_cast<std::size_t>(INT32_MAX) ? MPI_UNDEFINED : static_cast<int>(datatype->size);
     return MPI_SUCCESS;
 }
 

@@ -141,6 +141,10 @@ int check_access(const FileAccess &a, char *why, std::size_t why_len) {
     if (a.count < 0) return fail(MPI_ERR_COUNT, "negative count (argument count)");
     if (!valid_type(a.type)) return fail(MPI_ERR_TYPE, "invalid datatype (argument datatype)");
     if (!a.type->committed) return fail(MPI_ERR_TYPE, "datatype not committed (argument datatype)");
+    if (f->rep != nullptr) {
+        int err = MPI_SUCCESS;
+        if (datarep_problem(*f->rep, a.type, &err, why, why_len) != nullptr) return err;
+    }
     if (!buffer_ok(a.buf, a.count, a.type))
         return fail(MPI_ERR_BUFFER, "argument buf is NULL (MPI_BOTTOM) and the datatype's data starts at 0");
     if (a.where == Where::at && a.offset < 0) return fail(MPI_ERR_ARG, "negative offset (argument offset)");

@@ -69,7 +69,7 @@ T read_at(const char *p) {
 // type with padding).
 std::vector<WireBlock> blocks_of(MPI_Datatype t) {
     std::vector<WireBlock> out;
-    for (const Block &b : type_layout(t).blocks) out.push_back({b.off, b.len});
+    for (const Block &b : flat_blocks(type_layout(t))) out.push_back({b.off, b.len});
     return out;
 }
 
