@@ -173,6 +173,15 @@ Layout array_layout(const std::vector<MPI_Aint> &sizes, const std::vector<std::v
 }
 
 MPI_Datatype make_type(Layout l, Contents c) {
+    // A type without data nor explicit bounds has an empty typemap: lb = ub
+    // = 0 (MPI 3.1 §4.1.6), wherever its empty parts were placed (a struct
+    // of an indexed type whose blocks are all empty, at displacement 28,
+    // would otherwise carry lb 28 into the types built from it and shift
+    // their elements; MPICH 4.0.2 gives 0 too).
+    if (l.size == 0 && !l.explicit_bounds) {
+        l.lb = l.ub = 0;
+        l.true_lb = l.true_ub = 0;
+    }
     auto *t = new ftmpi_datatype_s{};
     t->magic = Magic::datatype;
     t->size = l.size;
