@@ -15,7 +15,8 @@
  * Both check MPI_Type_size (MPI_UNDEFINED), _size_x, _get_extent_x,
  * MPI_Get_count and MPI_Get_elements_x, and the data at sampled positions
  * (every 2^20 elements and the last ones); the buffers are otherwise left
- * untouched (zero pages), so the runs stay within memory.
+ * untouched (calloc: zero pages, even under MALLOC_PERTURB_), so the runs stay
+ * within memory.
  */
 #include "testlib.h"
 
@@ -61,13 +62,13 @@ static void run_vector(int rank) {
     check_type(con, 4 * n, 4 * n);
     MPI_Status st;
     if (rank == 0) {
-        int *a = malloc(4 * (2 * n - 1));
-        CHECK(a != NULL, "malloc");
+        int *a = calloc(2 * n - 1, 4);
+        CHECK(a != NULL, "calloc");
         FOR_SAMPLES(n, i, a[2 * i] = value_at(i));
         MPI_OK(MPI_Send(a, 1, vec, 1, 1, MPI_COMM_WORLD));
         free(a);
-        int *b = malloc(4 * (2 * n - 1));
-        CHECK(b != NULL, "malloc");
+        int *b = calloc(2 * n - 1, 4);
+        CHECK(b != NULL, "calloc");
         MPI_OK(MPI_Recv(b, 1, vec, 1, 2, MPI_COMM_WORLD, &st));
         check_status(&st, vec, 4 * n, n);
         FOR_SAMPLES(n, i, {
@@ -76,8 +77,8 @@ static void run_vector(int rank) {
         });
         free(b);
     } else if (rank == 1) {
-        int *c = malloc(4 * n);
-        CHECK(c != NULL, "malloc");
+        int *c = calloc(n, 4);
+        CHECK(c != NULL, "calloc");
         MPI_OK(MPI_Recv(c, 1, con, 0, 1, MPI_COMM_WORLD, &st));
         check_status(&st, con, 4 * n, n);
         FOR_SAMPLES(n, i, CHECK(c[i] == value_at(i), "contiguous: element %zu is %d", i, c[i]));
@@ -94,8 +95,8 @@ static void run_contig(int rank) {
     MPI_OK(MPI_Type_contiguous((int)n, MPI_DOUBLE, &t));
     MPI_OK(MPI_Type_commit(&t));
     check_type(t, 8 * n, 8 * n);
-    double *a = malloc(8 * n);
-    CHECK(a != NULL, "malloc");
+    double *a = calloc(n, 8);
+    CHECK(a != NULL, "calloc");
     if (rank == 0) {
         FOR_SAMPLES(n, i, a[i] = value_at(i));
         MPI_OK(MPI_Send(a, 1, t, 1, 7, MPI_COMM_WORLD));
