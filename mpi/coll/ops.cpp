@@ -190,16 +190,16 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
         using T = std::remove_pointer_t<decltype(tag)>;
         if (!basic->contiguous) {
             for_each_basic(l, static_cast<std::size_t>(count), basic, [&](MPI_Aint off, std::size_t) {
-                kernel<T>(op.id, reinterpret_cast<const T *>(static_cast<const char *>(in) + off),
-                          reinterpret_cast<T *>(static_cast<char *>(inout) + off), 1);
+                kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)), reinterpret_cast<T *>(byte_at(inout, off)),
+                          1);
             });
             return;
         }
         for (int e = 0; e < count; ++e) {
             for_each_block(l, [&](MPI_Aint block_off, std::size_t len) {
                 const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + block_off;
-                kernel<T>(op.id, reinterpret_cast<const T *>(static_cast<const char *>(in) + off),
-                          reinterpret_cast<T *>(static_cast<char *>(inout) + off), static_cast<int>(len / basic->size));
+                kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)), reinterpret_cast<T *>(byte_at(inout, off)),
+                          static_cast<int>(len / basic->size));
             });
         }
     });

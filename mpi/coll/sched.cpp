@@ -47,7 +47,7 @@ void copy_typed(void *dst, const void *src, int count, MPI_Datatype t) {
     for (int e = 0; e < count; ++e)
         for_each_block(l, [&](MPI_Aint block_off, std::size_t len) {
             const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + block_off;
-            std::memmove(static_cast<char *>(dst) + off, static_cast<const char *>(src) + off, len);
+            std::memmove(byte_at(dst, off), byte_at(src, off), len);
         });
 }
 
@@ -83,7 +83,7 @@ void *Sched::scratch(int count, MPI_Datatype t) {
         above = std::max<MPI_Aint>(0, l.true_ub - l.ub);
     }
     char *p = static_cast<char *>(scratch_bytes(span_bytes(count, t) + static_cast<std::size_t>(below + above)));
-    return p + below - t->lb;
+    return byte_at(p, below - t->lb);  // t->lb may be an absolute address (MPI_BOTTOM)
 }
 
 void Sched::on_xfer_done(MPI_Request r) {

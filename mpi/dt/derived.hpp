@@ -21,6 +21,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -78,6 +79,14 @@ struct Contents {
     std::vector<MPI_Aint> addrs;
     std::vector<MPI_Datatype> types;
 };
+
+// The address `off` bytes from `buf`, by integer arithmetic: with MPI_BOTTOM
+// and absolute addresses, or a scratch buffer's origin shifted by a type's
+// (absolute) lb, the sum lies outside any object, where pointer arithmetic
+// would be undefined.
+inline char *byte_at(const void *buf, MPI_Aint off) {
+    return reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(buf) + static_cast<std::uintptr_t>(off));
+}
 
 // Calls f(offset, length) for each data run of one element of l, in typemap order.
 template <typename F>

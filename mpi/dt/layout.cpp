@@ -229,12 +229,11 @@ void pack(const void *buf, std::size_t count, MPI_Datatype t, void *out) {
         if (count * t->size > 0) std::memcpy(dst, buf, count * t->size);
         return;
     }
-    const auto *src = static_cast<const char *>(buf);
     const Layout &l = type_layout(t);
     for (std::size_t i = 0; i < count; ++i) {
-        const char *base = src + static_cast<MPI_Aint>(i) * t->extent;
+        const MPI_Aint base = static_cast<MPI_Aint>(i) * t->extent;
         for_each_block(l, [&](MPI_Aint off, std::size_t len) {
-            std::memcpy(dst, base + off, len);
+            std::memcpy(dst, byte_at(buf, base + off), len);
             dst += len;
         });
     }
@@ -246,15 +245,14 @@ void unpack(const void *in, std::size_t bytes, void *buf, MPI_Datatype t) {
         if (bytes > 0) std::memcpy(buf, src, bytes);
         return;
     }
-    auto *dst = static_cast<char *>(buf);
     const Layout &l = type_layout(t);
     for (std::size_t i = 0; bytes > 0; ++i) {
-        char *base = dst + static_cast<MPI_Aint>(i) * t->extent;
+        const MPI_Aint base = static_cast<MPI_Aint>(i) * t->extent;
         for (std::size_t r = 0; r < l.reps && bytes > 0; ++r) {
             const MPI_Aint rep = static_cast<MPI_Aint>(r) * l.rep_stride;
             for (const Block &b : l.blocks) {
                 const std::size_t n = std::min(b.len, bytes);
-                std::memcpy(base + rep + b.off, src, n);
+                std::memcpy(byte_at(buf, base + rep + b.off), src, n);
                 src += n;
                 bytes -= n;
                 if (bytes == 0) return;
