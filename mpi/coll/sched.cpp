@@ -77,8 +77,8 @@ void *Sched::scratch_bytes(std::size_t n) {
 // below lb or beyond the last element's ub.
 void *Sched::scratch(int count, MPI_Datatype t) {
     MPI_Aint below = 0, above = 0;
-    if (t->size > 0) {
-        const Layout &l = type_layout(t);
+    if (t->derived != nullptr && t->size > 0) {  // a predefined type's data lies within its bounds
+        const Layout &l = t->derived->layout;
         below = std::max<MPI_Aint>(0, l.lb - l.true_lb);
         above = std::max<MPI_Aint>(0, l.true_ub - l.ub);
     }

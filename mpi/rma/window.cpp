@@ -131,7 +131,10 @@ bool in_epoch(MPI_Win w, int rank) {
 bool in_range(MPI_Win w, int rank, MPI_Aint disp, int count, MPI_Datatype type) {
     if (count == 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return true;  // a dynamic window: checked at the target
     const Target &t = w->targets[static_cast<std::size_t>(rank)];
-    const MPI_Aint lo = type_layout(type).true_lb, hi = type_layout(type).true_ub;
+    // A contiguous predefined type's data is [0, size): no layout lookup on the common path.
+    const bool plain = type->predefined && type->contiguous;
+    const MPI_Aint lo = plain ? 0 : type_layout(type).true_lb;
+    const MPI_Aint hi = plain ? static_cast<MPI_Aint>(type->size) : type_layout(type).true_ub;
     const MPI_Aint start = disp * t.disp_unit;
     return disp >= 0 && start + lo >= 0 && start + static_cast<MPI_Aint>(count - 1) * type->extent + hi <= t.size;
 }
