@@ -39,11 +39,6 @@ inline int check_type(const char *call, MPI_Comm c, MPI_Datatype t, const char *
                  t == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "not a datatype");
 }
 
-inline int check_buffer(const char *call, MPI_Comm c, const void *buf, int count, const char *arg = "buf") {
-    if (buf != nullptr || count == 0) return MPI_SUCCESS;
-    return raise(c, MPI_ERR_BUFFER, call, "%s is NULL with count %d", arg, count);
-}
-
 inline int check_dest(const char *call, MPI_Comm c, int rank, const char *arg = "dest") {
     if (rank == MPI_PROC_NULL || (rank >= 0 && rank < c->size)) return MPI_SUCCESS;
     return raise(c, MPI_ERR_RANK, call, "invalid rank %d (argument %s; %s has %d ranks)", rank, arg,

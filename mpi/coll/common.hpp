@@ -3,6 +3,7 @@
 #pragma once
 
 #include "mpi/checks.hpp"
+#include "mpi/dt/checks.hpp"
 #include "mpi/coll/ops.hpp"
 #include "mpi/coll/sched.hpp"
 
@@ -46,7 +47,19 @@ inline int check_side(const char *call, MPI_Comm c, const void *buf, int count, 
                       const char *count_arg, const char *type_arg) {
     FTMPI_TRY(check_count(call, c, count, count_arg));
     FTMPI_TRY(check_type(call, c, t, type_arg));
-    return check_buffer(call, c, buf, count, buf_arg);
+    return check_typed_buffer(call, c, buf, count, t, buf_arg);
+}
+
+// One side of a collective with a block per rank of c: block i is count(i)
+// elements of type(i) (valid types) at buf + disp(i) bytes. With buf NULL
+// (MPI_BOTTOM) each block is checked: its displacement or its type may hold
+// the absolute address (check_typed_buffer).
+template <typename Count, typename Type, typename Disp>
+int check_rank_buffers(const char *call, MPI_Comm c, const void *buf, Count count, Type type, Disp disp,
+                       const char *arg) {
+    if (buf != nullptr) return MPI_SUCCESS;
+    for (int i = 0; i < c->size; ++i) FTMPI_TRY(check_typed_buffer(call, c, buf, count(i), type(i), arg, disp(i)));
+    return MPI_SUCCESS;
 }
 
 // A per-rank count array (and its displacements, when given) of n entries

@@ -84,7 +84,7 @@ void combine_higher(const Steps &s, const ftmpi_op_s &op, void *acc, void *tmp, 
 }  // namespace
 
 bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t) {
-    return ft::failures().epoch() == 0 && !comm->revoked && comm->coll_ranks.empty() && t->predefined &&
+    return ft::failures().epoch() == 0 && !comm->revoked && comm->coll_ranks.empty() && t->predefined && t->contiguous &&
            static_cast<std::size_t>(count) * t->size <= k_direct_bytes;
 }
 

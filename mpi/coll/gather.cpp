@@ -96,8 +96,7 @@ void build_alltoallw(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts
             if (rcounts[i] == 0) continue;
             // One past the last data byte: (count - 1) extents + the element's true ub.
             const MPI_Datatype t = rtypes[i];
-            const MPI_Aint true_ub = t->derived != nullptr ? t->derived->layout.true_ub
-                                                           : t->lb + static_cast<MPI_Aint>(t->size);
+            const MPI_Aint true_ub = type_layout(t).true_ub;
             const auto end = static_cast<std::size_t>(rdispls[i] + (rcounts[i] - 1) * t->extent + true_ub);
             span = std::max(span, end);
         }
@@ -179,9 +178,10 @@ int check_rooted(const char *call, MPI_Comm comm, int root, RootedSide single, i
         FTMPI_TRY(check_type(call, comm, many_type, many.type_arg));
         if (v) FTMPI_TRY(check_counts(call, comm, many_counts, displs, many.count_arg, "displs"));
         else FTMPI_TRY(check_count(call, comm, many_counts[0], many.count_arg));
-        int any = 0;
-        for (int i = 0; i < comm->size; ++i) any |= many_counts[v ? i : 0];
-        FTMPI_TRY(check_buffer(call, comm, many.buf, any, many.buf_arg));
+        FTMPI_TRY(check_rank_buffers(
+            call, comm, many.buf, [&](int i) { return many_counts[v ? i : 0]; }, [&](int) { return many_type; },
+            [&](int i) { return static_cast<MPI_Aint>(v ? displs[i] : i * many_counts[0]) * many_type->extent; },
+            many.buf_arg));
     }
 #else
     (void)root, (void)single, (void)single_count, (void)single_type, (void)many, (void)many_counts, (void)displs,
@@ -213,9 +213,9 @@ int check_allgather(const char *call, MPI_Comm comm, const void *sendbuf, int sc
     FTMPI_TRY(check_type(call, comm, rtype, "recvtype"));
     if (v) FTMPI_TRY(check_counts(call, comm, rcounts, displs, "recvcounts", "displs"));
     else FTMPI_TRY(check_count(call, comm, rcounts[0], "recvcount"));
-    int any = 0;
-    for (int i = 0; i < comm->size; ++i) any |= rcounts[v ? i : 0];
-    FTMPI_TRY(check_buffer(call, comm, recvbuf, any, "recvbuf"));
+    FTMPI_TRY(check_rank_buffers(
+        call, comm, recvbuf, [&](int i) { return rcounts[v ? i : 0]; }, [&](int) { return rtype; },
+        [&](int i) { return static_cast<MPI_Aint>(v ? displs[i] : i * rcounts[0]) * rtype->extent; }, "recvbuf"));
 #else
     (void)sendbuf, (void)scount, (void)stype, (void)recvbuf, (void)rcounts, (void)displs, (void)rtype, (void)v;
 #endif
@@ -241,9 +241,7 @@ int check_alltoall(const char *call, MPI_Comm comm, const void *sendbuf, const i
                                       send ? "sendcounts" : "recvcounts", send ? "sdispls" : "rdispls"));
         else FTMPI_TRY(check_count(call, comm, counts[0], send ? "sendcount" : "recvcount"));
         if (w) FTMPI_TRY(check_nonnull(call, comm, types, send ? "sendtypes" : "recvtypes"));
-        int any = 0;
         for (int i = 0; i < n; ++i) {
-            any |= counts[v ? i : 0];
             if (w || i == 0) {
                 char arg[32];
                 std::snprintf(arg, sizeof arg, w ? "%s[%d]" : "%s", send ? (w ? "sendtypes" : "sendtype")
@@ -251,7 +249,17 @@ int check_alltoall(const char *call, MPI_Comm comm, const void *sendbuf, const i
                 if (!valid_type(types[w ? i : 0])) FTMPI_TRY(check_type(call, comm, types[w ? i : 0], arg));
             }
         }
-        FTMPI_TRY(check_buffer(call, comm, send ? sendbuf : recvbuf, any, send ? "sendbuf" : "recvbuf"));
+        // Displacements: in bytes for w (int, as MPI_Alltoallw takes them), in
+        // extents for v, implied otherwise.
+        const auto *displs = static_cast<const int *>(send ? sdispls : rdispls);
+        FTMPI_TRY(check_rank_buffers(
+            call, comm, send ? sendbuf : recvbuf, [&](int i) { return counts[v ? i : 0]; },
+            [&](int i) { return types[w ? i : 0]; },
+            [&](int i) {
+                if (w) return static_cast<MPI_Aint>(displs[i]);
+                return static_cast<MPI_Aint>(v ? displs[i] : i * counts[0]) * types[0]->extent;
+            },
+            send ? "sendbuf" : "recvbuf"));
     }
 #else
     (void)sendbuf, (void)scounts, (void)sdispls, (void)stypes, (void)recvbuf, (void)rcounts, (void)rdispls,

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "mpi/checks.hpp"
+#include "mpi/dt/checks.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/dt/predefined.hpp"
 
@@ -125,17 +126,18 @@ template <typename T>
         }
     }
     if constexpr (requires(T a) { a.v; a.i; }) {
-        // Ties keep the smaller index (MPI 4.1 §6.9.4).
+        // Ties keep the smaller index (MPI 4.1 §6.9.4). Member by member: the
+        // padding of a pair is no part of the data and stays as it is.
         if (id == op_minloc) {
             for (int k = 0; k < n; ++k) {
-                if (in[k].v < io[k].v) io[k] = in[k];
+                if (in[k].v < io[k].v) io[k].v = in[k].v, io[k].i = in[k].i;
                 else if (in[k].v == io[k].v && in[k].i < io[k].i) io[k].i = in[k].i;
             }
             return;
         }
         if (id == op_maxloc) {
             for (int k = 0; k < n; ++k) {
-                if (in[k].v > io[k].v) io[k] = in[k];
+                if (in[k].v > io[k].v) io[k].v = in[k].v, io[k].i = in[k].i;
                 else if (in[k].v == io[k].v && in[k].i < io[k].i) io[k].i = in[k].i;
             }
             return;
@@ -180,18 +182,25 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
         return;
     }
     // A homogeneous derived type (op_supports checked): each data block of
-    // each element is a run of its basic type.
+    // each element is a run of its basic type, unless that is a pair type
+    // with padding (its members are two blocks): then one at a time.
     const Layout &l = type->derived->layout;
     MPI_Datatype basic = l.basic();
     visit(basic, [&](auto *tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
+        if (!basic->contiguous) {
+            for_each_basic(l, static_cast<std::size_t>(count), basic, [&](MPI_Aint off, std::size_t) {
+                kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)), reinterpret_cast<T *>(byte_at(inout, off)),
+                          1);
+            });
+            return;
+        }
         for (int e = 0; e < count; ++e) {
-            for (const Block &b : l.blocks) {
-                const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + b.off;
-                kernel<T>(op.id, reinterpret_cast<const T *>(static_cast<const char *>(in) + off),
-                          reinterpret_cast<T *>(static_cast<char *>(inout) + off),
-                          static_cast<int>(b.len / basic->size));
-            }
+            for_each_block(l, [&](MPI_Aint block_off, std::size_t len) {
+                const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + block_off;
+                kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)), reinterpret_cast<T *>(byte_at(inout, off)),
+                          static_cast<int>(len / basic->size));
+            });
         }
     });
 }
@@ -256,8 +265,8 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
     if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
         return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed (argument %s)",
                      inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
-    FTMPI_CHECK(check_buffer(call, MPI_COMM_NULL, inbuf, count, "inbuf"));
-    FTMPI_CHECK(check_buffer(call, MPI_COMM_NULL, inoutbuf, count, "inoutbuf"));
+    FTMPI_CHECK(check_typed_buffer(call, MPI_COMM_NULL, inbuf, count, datatype, "inbuf"));
+    FTMPI_CHECK(check_typed_buffer(call, MPI_COMM_NULL, inoutbuf, count, datatype, "inoutbuf"));
     op_apply(*op, inbuf, inoutbuf, count, datatype);
     return MPI_SUCCESS;
 }

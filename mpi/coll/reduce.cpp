@@ -279,10 +279,10 @@ int check_reduction(const char *call, MPI_Comm comm, const void *sendbuf, const 
     FTMPI_TRY(check_type(call, comm, t));
     FTMPI_TRY(check_op_type(call, comm, op, t));
     if (send_used && comm->inter) FTMPI_TRY(check_no_in_place(call, comm, sendbuf, "sendbuf"));
-    if (send_used && sendbuf != MPI_IN_PLACE) FTMPI_TRY(check_buffer(call, comm, sendbuf, count, "sendbuf"));
+    if (send_used && sendbuf != MPI_IN_PLACE) FTMPI_TRY(check_typed_buffer(call, comm, sendbuf, count, t, "sendbuf"));
     if (recv_used) {
         FTMPI_TRY(check_no_in_place(call, comm, recvbuf, "recvbuf"));
-        FTMPI_TRY(check_buffer(call, comm, recvbuf, count, "recvbuf"));
+        FTMPI_TRY(check_typed_buffer(call, comm, recvbuf, count, t, "recvbuf"));
     }
 #else
     (void)sendbuf, (void)recvbuf, (void)count, (void)t, (void)op, (void)send_used, (void)recv_used;
@@ -330,8 +330,8 @@ int check_rs(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf
     FTMPI_CHECK(check_no_in_place(call, comm, recvbuf, "recvbuf"));
     int total = 0;
     for (int i = 0; i < n; ++i) total += counts[i];
-    if (sendbuf != MPI_IN_PLACE) FTMPI_CHECK(check_buffer(call, comm, sendbuf, total, "sendbuf"));
-    FTMPI_CHECK(check_buffer(call, comm, recvbuf, sendbuf == MPI_IN_PLACE ? total : counts[comm->rank], "recvbuf"));
+    if (sendbuf != MPI_IN_PLACE) FTMPI_CHECK(check_typed_buffer(call, comm, sendbuf, total, t, "sendbuf"));
+    FTMPI_CHECK(check_typed_buffer(call, comm, recvbuf, sendbuf == MPI_IN_PLACE ? total : counts[comm->rank], t, "recvbuf"));
     return MPI_SUCCESS;
 }
 

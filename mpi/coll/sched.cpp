@@ -47,16 +47,16 @@ int Sched::root(int comm_rank) {
 
 void copy_typed(void *dst, const void *src, int count, MPI_Datatype t) {
     if (count <= 0 || dst == src) return;
-    if (t->contiguous || t->derived == nullptr) {
+    if (t->contiguous) {
         std::memmove(dst, src, static_cast<std::size_t>(count) * t->size);
         return;
     }
-    const Layout &l = t->derived->layout;
+    const Layout &l = type_layout(t);  // a derived type, or a pair type with padding
     for (int e = 0; e < count; ++e)
-        for (const Block &b : l.blocks) {
-            const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + b.off;
-            std::memmove(static_cast<char *>(dst) + off, static_cast<const char *>(src) + off, b.len);
-        }
+        for_each_block(l, [&](MPI_Aint block_off, std::size_t len) {
+            const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + block_off;
+            std::memmove(byte_at(dst, off), byte_at(src, off), len);
+        });
 }
 
 void Sched::add_copy(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt) {
@@ -85,13 +85,13 @@ void *Sched::scratch_bytes(std::size_t n) {
 // below lb or beyond the last element's ub.
 void *Sched::scratch(int count, MPI_Datatype t) {
     MPI_Aint below = 0, above = 0;
-    if (t->derived != nullptr && t->size > 0) {
+    if (t->derived != nullptr && t->size > 0) {  // a predefined type's data lies within its bounds
         const Layout &l = t->derived->layout;
         below = std::max<MPI_Aint>(0, l.lb - l.true_lb);
         above = std::max<MPI_Aint>(0, l.true_ub - l.ub);
     }
     char *p = static_cast<char *>(scratch_bytes(span_bytes(count, t) + static_cast<std::size_t>(below + above)));
-    return p + below - t->lb;
+    return byte_at(p, below - t->lb);  // t->lb may be an absolute address (MPI_BOTTOM)
 }
 
 void Sched::on_xfer_done(MPI_Request r) {

@@ -32,6 +32,7 @@
 #include <memory>
 #include <vector>
 
+#include "mpi/dt/derived.hpp"
 #include "mpi/objects.hpp"
 
 namespace ftmpi::mpi {
@@ -161,7 +162,7 @@ inline std::size_t span_bytes(int count, MPI_Datatype t) {
     return count > 0 ? static_cast<std::size_t>(count) * static_cast<std::size_t>(t->extent) : 0;
 }
 inline char *at(const void *buf, std::size_t elems, MPI_Datatype t) {
-    return static_cast<char *>(const_cast<void *>(buf)) + elems * static_cast<std::size_t>(t->extent);
+    return byte_at(buf, static_cast<MPI_Aint>(elems) * t->extent);  // buf may be MPI_BOTTOM or a shifted scratch origin
 }
 
 // Copies `count` elements of `t` from src to dst touching only the data bytes

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "mpi/checks.hpp"
+#include "mpi/dt/derived.hpp"
 
 namespace ftmpi::mpi {
 
@@ -16,12 +17,20 @@ inline int check_comm_type(const char *call, MPI_Comm c, MPI_Datatype t, const c
     return raise(c, MPI_ERR_TYPE, call, "datatype is not committed (argument %s; call MPI_Type_commit first)", arg);
 }
 
-// A NULL buffer is MPI_BOTTOM: legal with a derived type (absolute
-// addresses); with a predefined type only when count is 0.
+// `count` elements of valid type `t` at buf + disp bytes (disp: the
+// displacement a v/w collective adds). A NULL buf is MPI_BOTTOM, legal
+// whenever no data byte lands at address 0: count 0, a type without data,
+// data at absolute addresses (a derived type's displacements, or the
+// displacement of an Alltoallw, Neighbor_alltoallw, ...). Only data that
+// would start at address 0 is MPI_ERR_BUFFER (MPICH's test too).
+inline bool buffer_ok(const void *buf, int count, MPI_Datatype t, MPI_Aint disp = 0) {
+    return buf != nullptr || count == 0 || t->size == 0 || disp + type_layout(t).true_lb != 0;
+}
 inline int check_typed_buffer(const char *call, MPI_Comm c, const void *buf, int count, MPI_Datatype t,
-                              const char *arg = "buf") {
-    if (buf != nullptr || count == 0 || !t->predefined) return MPI_SUCCESS;
-    return raise(c, MPI_ERR_BUFFER, call, "%s is NULL with count %d", arg, count);
+                              const char *arg = "buf", MPI_Aint disp = 0) {
+    if (buffer_ok(buf, count, t, disp)) return MPI_SUCCESS;
+    return raise(c, MPI_ERR_BUFFER, call, "%s is NULL (MPI_BOTTOM) with count %d of a datatype whose data starts at 0",
+                 arg, count);
 }
 
 // An array argument that may be NULL only when `count` is 0.

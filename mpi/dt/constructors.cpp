@@ -61,25 +61,18 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
     const char *call = "MPI_Type_create_hvector";
     FTMPI_TRY(check_constructor(call, count, oldtype, newtype));
     FTMPI_CHECK(check_blocklength(call, blocklength));
-    std::vector<Piece> pieces;
-    pieces.reserve(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i)
-        pieces.push_back({static_cast<MPI_Aint>(i) * stride, static_cast<std::size_t>(blocklength), oldtype});
-    return finish_type(build_layout(pieces), {MPI_COMBINER_HVECTOR, {count, blocklength}, {stride}, {oldtype}},
-                       newtype);
+    return finish_type(strided_layout(static_cast<std::size_t>(count), static_cast<std::size_t>(blocklength), stride,
+                                      oldtype),
+                       {MPI_COMBINER_HVECTOR, {count, blocklength}, {stride}, {oldtype}}, newtype);
 }
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_vector";
     FTMPI_TRY(check_constructor(call, count, oldtype, newtype));
     FTMPI_CHECK(check_blocklength(call, blocklength));
-    std::vector<Piece> pieces;
-    pieces.reserve(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i)
-        pieces.push_back({static_cast<MPI_Aint>(i) * stride * oldtype->extent, static_cast<std::size_t>(blocklength),
-                          oldtype});
-    return finish_type(build_layout(pieces), {MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {oldtype}},
-                       newtype);
+    return finish_type(strided_layout(static_cast<std::size_t>(count), static_cast<std::size_t>(blocklength),
+                                      static_cast<MPI_Aint>(stride) * oldtype->extent, oldtype),
+                       {MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {oldtype}}, newtype);
 }
 
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
@@ -216,14 +209,9 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint 
     FTMPI_CHECK(check_type(call, MPI_COMM_NULL, datatype));
     FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, true_lb, "true_lb"));
     FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, true_extent, "true_extent"));
-    if (datatype->derived == nullptr) {
-        *true_lb = 0;
-        *true_extent = static_cast<MPI_Aint>(datatype->size);
-    } else {
-        const Layout &l = datatype->derived->layout;
-        *true_lb = l.true_lb;
-        *true_extent = l.true_ub - l.true_lb;
-    }
+    const Layout &l = type_layout(datatype);
+    *true_lb = l.true_lb;
+    *true_extent = l.true_ub - l.true_lb;
     return MPI_SUCCESS;
 }
 

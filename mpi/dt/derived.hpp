@@ -21,6 +21,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -41,7 +42,13 @@ struct SigRun {
 };
 
 struct Layout {
+    // The data runs of one element: `reps` copies of `blocks`, copy r
+    // shifted by r * rep_stride (in typemap order: copy 0's blocks, then copy
+    // 1's...). A vector of 2^29 ints is one block repeated, not 2^29 blocks;
+    // most layouts have reps 1. Walk them with for_each_block.
     std::vector<Block> blocks;
+    std::size_t reps = 1;
+    MPI_Aint rep_stride = 0;
     std::vector<SigRun> sig;
     std::size_t size = 0;
     MPI_Aint lb = 0, ub = 0;             // extent = ub - lb
@@ -73,8 +80,47 @@ struct Contents {
     std::vector<MPI_Datatype> types;
 };
 
-// The layout of a predefined or derived type.
+// The address `off` bytes from `buf`, by integer arithmetic: with MPI_BOTTOM
+// and absolute addresses, or a scratch buffer's origin shifted by a type's
+// (absolute) lb, the sum lies outside any object, where pointer arithmetic
+// would be undefined.
+inline char *byte_at(const void *buf, MPI_Aint off) {
+    return reinterpret_cast<char *>(reinterpret_cast<std::uintptr_t>(buf) + static_cast<std::uintptr_t>(off));
+}
+
+// Calls f(offset, length) for each data run of one element of l, in typemap order.
+template <typename F>
+void for_each_block(const Layout &l, F f) {
+    for (std::size_t r = 0; r < l.reps; ++r) {
+        const MPI_Aint base = static_cast<MPI_Aint>(r) * l.rep_stride;
+        for (const Block &b : l.blocks) f(base + b.off, b.len);
+    }
+}
+// The data runs of one element as one list (adjacent runs merged).
+std::vector<Block> flat_blocks(const Layout &l);
+
+// The layout of a predefined or derived type (a predefined pair type's has
+// its members' blocks, without the padding).
+const Layout &type_layout(MPI_Datatype t);
 Layout layout_of(MPI_Datatype t);
+
+// Calls f(offset from the element's buffer, offset in the packed data) for
+// the start of every basic element of `count` elements of layout `l`, whose
+// signature is made of `basic` alone (homogeneous): where reductions apply
+// an op one basic element at a time (a padded pair's members are two blocks).
+template <typename F>
+void for_each_basic(const Layout &l, std::size_t count, MPI_Datatype basic, F f) {
+    std::size_t packed = 0;
+    for (std::size_t e = 0; e < count; ++e) {
+        const MPI_Aint base = static_cast<MPI_Aint>(e) * l.extent();
+        for_each_block(l, [&](MPI_Aint off, std::size_t len) {
+            // The first basic element starting in this block, and those after it.
+            std::size_t into = (basic->size - packed % basic->size) % basic->size;
+            for (; into < len; into += basic->size) f(base + off + static_cast<MPI_Aint>(into), packed + into);
+            packed += len;
+        });
+    }
+}
 
 // The layout of the pieces placed in order. struct_padding: round the extent up
 // to the strictest alignment (MPI's epsilon for MPI_Type_create_struct) unless
@@ -83,6 +129,11 @@ Layout build_layout(const std::vector<Piece> &pieces, bool struct_padding = fals
 
 // A copy of `l` with bounds lb and lb + extent (MPI_Type_create_resized).
 Layout resized_layout(Layout l, MPI_Aint lb, MPI_Aint extent);
+
+// `count` blocks of `blocklength` elements of `old`, block i at i * stride
+// bytes (MPI_Type_vector and MPI_Type_create_hvector): one repeated block,
+// whatever the count.
+Layout strided_layout(std::size_t count, std::size_t blocklength, MPI_Aint stride, MPI_Datatype old);
 
 // A run of `len` consecutive indices from `start` along one array dimension.
 struct IndexRun {

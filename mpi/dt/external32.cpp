@@ -4,9 +4,10 @@
 //
 // The native representation of each predefined type follows from its C++ type
 // (the ctype column of mpi/dt/predefined.hpp): a scalar is one part, a complex
-// two, a value-index pair its value then its index. Every part but a long
-// double only changes byte order; a long double (x87 extended on x86-64) is
-// converted to and from IEEE binary128, rounding to nearest on the way back.
+// two, a value-index pair its value then its index (packed natively, a pair
+// has no padding either). Most parts only change byte order; a long double
+// (x87 extended on x86-64) is converted to and from IEEE binary128, rounding
+// to nearest on the way back; long and wchar_t are narrowed (below).
 #include <bit>
 #include <complex>
 #include <cstddef>
@@ -22,18 +23,23 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little || std::endian::native == std::endian::big,
               "external32 conversion needs a little- or big-endian host");
-// Table 13.2's sizes are this platform's (LP64) sizes of the same types: the
-// integers only change byte order.
+// Table 13.2's sizes are this platform's (LP64) sizes of the same types, but
+// for MPI_LONG and MPI_UNSIGNED_LONG (4 bytes) and MPI_WCHAR (2): those are
+// narrowed (the low-order bytes; a value that does not fit loses its high
+// bytes, as in MPICH 4.0.2) and widened back (sign-extended for MPI_LONG).
 static_assert(sizeof(long) == 8 && sizeof(unsigned long) == 8 && sizeof(wchar_t) == 4 && sizeof(bool) == 1 &&
                   sizeof(MPI_Aint) == 8 && sizeof(MPI_Offset) == 8 && sizeof(MPI_Count) == 8 &&
                   sizeof(long double) == 16,
               "external32 sizes (MPI 3.1 Table 13.2) assume an LP64 platform");
 
-enum class Conv : unsigned char { order, quad };  // quad: long double <-> IEEE binary128
+// order: byte order only; quad: long double <-> IEEE binary128; narrow_signed,
+// narrow_unsigned: an integer with fewer external bytes than native ones.
+enum class Conv : unsigned char { order, quad, narrow_signed, narrow_unsigned };
 
 struct Part {
-    std::size_t off;   // in the native element
-    std::size_t size;  // bytes, native and external alike
+    std::size_t off;     // in the packed native element (no padding)
+    std::size_t native;  // bytes
+    std::size_t ext;     // bytes in external32
     Conv conv;
 };
 
@@ -41,12 +47,12 @@ struct Part {
 struct External {
     int nparts;
     Part parts[2];
-    std::size_t size() const { return parts[0].size + (nparts == 2 ? parts[1].size : 0); }
+    std::size_t size() const { return parts[0].ext + (nparts == 2 ? parts[1].ext : 0); }
 };
 
 template <typename T>
 constexpr Part part_at(std::size_t off) {
-    return {off, sizeof(T), std::is_same_v<T, long double> ? Conv::quad : Conv::order};
+    return {off, sizeof(T), sizeof(T), std::is_same_v<T, long double> ? Conv::quad : Conv::order};
 }
 
 template <typename T>
@@ -59,13 +65,30 @@ struct ExternalOf<std::complex<T>> {
 };
 template <typename V, typename I>
 struct ExternalOf<ValueIndex<V, I>> {
-    using Pair = ValueIndex<V, I>;
-    static constexpr External value{2, {part_at<V>(offsetof(Pair, v)), part_at<I>(offsetof(Pair, i))}};
+    static constexpr External value{2, {part_at<V>(0), part_at<I>(sizeof(V))}};
 };
 
+// Every predefined type's external form, by predefined_index.
+const std::vector<External> &externals() {
+    static const std::vector<External> table = [] {
 #define FTMPI_EXTERNAL_ROW(symbol, ctype, label, category) ExternalOf<ctype>::value,
-const External k_external[] = {FTMPI_PREDEFINED_TYPES(FTMPI_EXTERNAL_ROW)};
+        std::vector<External> t = {FTMPI_PREDEFINED_TYPES(FTMPI_EXTERNAL_ROW)};
 #undef FTMPI_EXTERNAL_ROW
+        // The narrower ones of Table 13.2 (the C++ types cannot tell them:
+        // MPI_LONG's long is also MPI_INT64_T's and MPI_AINT's).
+        auto narrow = [&t](MPI_Datatype type, int part, std::size_t ext, Conv conv) {
+            Part &p = t[static_cast<std::size_t>(predefined_index(type))].parts[part];
+            p.ext = ext;
+            p.conv = conv;
+        };
+        narrow(MPI_LONG, 0, 4, Conv::narrow_signed);
+        narrow(MPI_UNSIGNED_LONG, 0, 4, Conv::narrow_unsigned);
+        narrow(MPI_LONG_INT, 0, 4, Conv::narrow_signed);
+        narrow(MPI_WCHAR, 0, 2, Conv::narrow_unsigned);
+        return t;
+    }();
+    return table;
+}
 
 // Copies n bytes, reversing them on a little-endian host.
 void big_endian(const unsigned char *from, unsigned char *to, std::size_t n) {
@@ -113,7 +136,7 @@ struct Step {
 std::vector<Step> steps_of(MPI_Datatype t) {
     std::vector<Step> steps;
     auto add = [&steps](MPI_Datatype basic, std::size_t count) {
-        steps.push_back({&k_external[predefined_index(basic)], basic->size, count});
+        steps.push_back({&externals()[static_cast<std::size_t>(predefined_index(basic))], basic->size, count});
     };
     if (t->derived == nullptr) add(t, 1);
     else
@@ -132,7 +155,7 @@ void walk(MPI_Datatype t, std::size_t count, Native *native, Ext *ext, F f) {
                 for (int p = 0; p < s.ext->nparts; ++p) {
                     const Part &part = s.ext->parts[p];
                     f(part, native + part.off, ext);
-                    ext += part.size;
+                    ext += part.ext;
                 }
                 native += s.native;
             }
@@ -153,17 +176,38 @@ void pack_external32(const void *buf, std::size_t count, MPI_Datatype t, void *o
     pack(buf, count, t, native.data());
     walk(t, count, static_cast<const unsigned char *>(native.data()), static_cast<unsigned char *>(out),
          [](const Part &part, const unsigned char *n, unsigned char *x) {
-             if (part.conv == Conv::quad) quad_out(n, x);
-             else big_endian(n, x, part.size);
+             switch (part.conv) {
+             case Conv::quad: quad_out(n, x); break;
+             case Conv::order: big_endian(n, x, part.native); break;
+             case Conv::narrow_signed:
+             case Conv::narrow_unsigned: {
+                 // The low-order ext bytes, most significant first.
+                 unsigned char b[8];
+                 big_endian(n, b, part.native);
+                 std::memcpy(x, b + part.native - part.ext, part.ext);
+                 break;
+             }
+             }
          });
 }
 
 void unpack_external32(const void *in, std::size_t count, void *buf, MPI_Datatype t) {
-    std::vector<unsigned char> native(count * t->size);  // zeros: the padding of pair types
+    std::vector<unsigned char> native(count * t->size);
     walk(t, count, native.data(), static_cast<const unsigned char *>(in),
          [](const Part &part, unsigned char *n, const unsigned char *x) {
-             if (part.conv == Conv::quad) quad_in(x, n);
-             else big_endian(x, n, part.size);
+             switch (part.conv) {
+             case Conv::quad: quad_in(x, n); break;
+             case Conv::order: big_endian(x, n, part.native); break;
+             case Conv::narrow_signed:
+             case Conv::narrow_unsigned: {
+                 unsigned char b[8];
+                 const bool negative = part.conv == Conv::narrow_signed && (x[0] & 0x80) != 0;
+                 std::memset(b, negative ? 0xff : 0, part.native - part.ext);
+                 std::memcpy(b + part.native - part.ext, x, part.ext);
+                 big_endian(b, n, part.native);
+                 break;
+             }
+             }
          });
     unpack(native.data(), native.size(), buf, t);
 }

@@ -8,10 +8,14 @@
 #include "mpi/checks.hpp"
 #include "mpi/dt/derived.hpp"
 
-#define FTMPI_DEFINE_TYPE(symbol, ctype, label, category)                                           \
-    ftmpi_predefined_datatype_s ftmpi_dt_##symbol{{{ftmpi::mpi::Magic::datatype, sizeof(ctype), 0,  \
-                                                    sizeof(ctype), label, true, true, true,         \
-                                                    alignof(ctype), nullptr}}};
+// Size: the data bytes (a pair type's members, not its padding); extent: the
+// C++ object's. Contiguous unless a pair type has padding.
+#define FTMPI_DEFINE_TYPE(symbol, ctype, label, category)                                               \
+    ftmpi_predefined_datatype_s ftmpi_dt_##symbol{{{ftmpi::mpi::Magic::datatype,                        \
+                                                    ftmpi::mpi::data_size_v<ctype>, 0, sizeof(ctype),   \
+                                                    label, true,                                        \
+                                                    ftmpi::mpi::data_size_v<ctype> == sizeof(ctype),    \
+                                                    true, alignof(ctype), nullptr}}};
 
 extern "C" {
 FTMPI_PREDEFINED_TYPES(FTMPI_DEFINE_TYPE)
@@ -24,7 +28,16 @@ namespace {
 const MPI_Datatype k_predefined[] = {FTMPI_PREDEFINED_TYPES(FTMPI_TYPE_HANDLE)};
 #undef FTMPI_TYPE_HANDLE
 constexpr int k_predefined_count = static_cast<int>(sizeof k_predefined / sizeof k_predefined[0]);
+
+#define FTMPI_TYPE_MEMBERS(symbol, ctype, label, category)                                              \
+    Members{MembersOf<ctype>::n,                                                                        \
+            {MembersOf<ctype>::off[0], MembersOf<ctype>::off[1]},                                       \
+            {MembersOf<ctype>::size[0], MembersOf<ctype>::size[1]}},
+const Members k_members[] = {FTMPI_PREDEFINED_TYPES(FTMPI_TYPE_MEMBERS)};
+#undef FTMPI_TYPE_MEMBERS
 }  // namespace
+
+const Members &members_of(MPI_Datatype t) { return k_members[predefined_index(t)]; }
 
 int predefined_index(MPI_Datatype t) {
     for (int i = 0; i < k_predefined_count; ++i)
@@ -43,7 +56,8 @@ extern "C" {
 int MPI_Type_size(MPI_Datatype datatype, int *size) {
     FTMPI_CHECK(ftmpi::mpi::check_type("MPI_Type_size", MPI_COMM_NULL, datatype));
     FTMPI_CHECK(ftmpi::mpi::check_nonnull("MPI_Type_size", MPI_COMM_NULL, size, "size"));
-    *size = static_cast<int>(datatype->size);
+    // A size an int cannot hold: MPI_UNDEFINED (MPI 3.1 §4.1.5; MPI_Type_size_x has it).
+    *size = datatype->size > static_cast<std::size_t>(INT32_MAX) ? MPI_UNDEFINED : static_cast<int>(datatype->size);
     return MPI_SUCCESS;
 }
 

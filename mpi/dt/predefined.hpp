@@ -20,6 +20,7 @@
 #include <mpi.h>
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -40,6 +41,38 @@ struct ValueIndex {
 using Integer2 = ValueIndex<std::int32_t, std::int32_t>;
 using Real2 = ValueIndex<float, float>;
 using DoublePrecision2 = ValueIndex<double, double>;
+
+// The data of one element of a predefined type: its members, each a basic
+// element (MPI_Get_elements counts them), at their offsets in the C++ object.
+// A scalar or a complex is one member; a pair type two, the value then the
+// index, and the padding after them is no part of the data: MPI_DOUBLE_INT's
+// size is 8 + 4 = 12 bytes, its extent 16 (MPI 3.1 §4.1.7 defines the pair
+// types as structs of their two members; MPICH and Open MPI agree). Data
+// never includes padding: packed, on the wire and in files a pair is its
+// members back to back.
+template <typename T>
+struct MembersOf {
+    static constexpr int n = 1;
+    static constexpr std::size_t off[2] = {0, 0};
+    static constexpr std::size_t size[2] = {sizeof(T), 0};
+};
+template <typename V, typename I>
+struct MembersOf<ValueIndex<V, I>> {
+    using Pair = ValueIndex<V, I>;
+    static constexpr int n = 2;
+    static constexpr std::size_t off[2] = {offsetof(Pair, v), offsetof(Pair, i)};
+    static constexpr std::size_t size[2] = {sizeof(V), sizeof(I)};
+};
+// The bytes of data in one element (MPI_Type_size).
+template <typename T>
+inline constexpr std::size_t data_size_v = MembersOf<T>::size[0] + MembersOf<T>::size[1];
+
+// One predefined type's members at run time (from the table below).
+struct Members {
+    int n;
+    std::size_t off[2];
+    std::size_t size[2];
+};
 
 // REAL*16: IEEE binary128, as gfortran's REAL(16). x86-64 has it as
 // __float128; where long double is binary128 (aarch64, ...) that is it.
@@ -148,5 +181,7 @@ inline constexpr bool is_scalar_number_v =
 int predefined_index(MPI_Datatype t);
 // The predefined type at `index`, or MPI_DATATYPE_NULL.
 MPI_Datatype predefined_at(int index);
+// The members of predefined type `t` (not a derived one).
+const Members &members_of(MPI_Datatype t);
 
 }  // namespace ftmpi::mpi

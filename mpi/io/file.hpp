@@ -39,6 +39,11 @@ struct Datarep {
     MPI_Datarep_extent_function *extent = nullptr;
     void *extra = nullptr;
 };
+// Why `rep` cannot describe `t` in a file here (null: it can): ftmpi takes a
+// representation only where the file extent of every predefined type in t's
+// signature is its native size. *err: the class (the extent function's own
+// if that failed); the reason is written to why. mpi/io/view.cpp.
+const char *datarep_problem(const Datarep &rep, MPI_Datatype t, int *err, char *why, std::size_t why_len);
 }  // namespace ftmpi::mpi
 
 struct ftmpi_file_s {

@@ -23,6 +23,7 @@
 
 #include "mpi/checks.hpp"
 #include "mpi/comm_internal.hpp"
+#include "mpi/dt/checks.hpp"
 #include "mpi/io/file.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "runtime/test_hooks.hpp"
@@ -140,7 +141,12 @@ int check_access(const FileAccess &a, char *why, std::size_t why_len) {
     if (a.count < 0) return fail(MPI_ERR_COUNT, "negative count (argument count)");
     if (!valid_type(a.type)) return fail(MPI_ERR_TYPE, "invalid datatype (argument datatype)");
     if (!a.type->committed) return fail(MPI_ERR_TYPE, "datatype not committed (argument datatype)");
-    if (a.buf == nullptr && a.count > 0 && a.type->size > 0) return fail(MPI_ERR_BUFFER, "argument buf is NULL");
+    if (f->rep != nullptr) {
+        int err = MPI_SUCCESS;
+        if (datarep_problem(*f->rep, a.type, &err, why, why_len) != nullptr) return err;
+    }
+    if (!buffer_ok(a.buf, a.count, a.type))
+        return fail(MPI_ERR_BUFFER, "argument buf is NULL (MPI_BOTTOM) and the datatype's data starts at 0");
     if (a.where == Where::at && a.offset < 0) return fail(MPI_ERR_ARG, "negative offset (argument offset)");
     const std::size_t bytes = static_cast<std::size_t>(a.count) * a.type->size;
     if (bytes % f->etype->size != 0)

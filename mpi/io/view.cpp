@@ -27,7 +27,7 @@ void install_view(ftmpi_file_s &f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     f.etype = etype;
     f.filetype = filetype;
     const Layout l = layout_of(filetype);
-    f.blocks = l.blocks;
+    f.blocks = flat_blocks(l);
     f.starts.clear();
     std::size_t before = 0;
     for (const Block &b : f.blocks) {
@@ -80,27 +80,95 @@ MPI_Offset view_bytes_before(const ftmpi_file_s &f, MPI_Offset end) {
     return n;
 }
 
+// Why `rep` cannot describe `t` in a file here (null: it can): ftmpi takes a
+// representation only where the file extent of every predefined type in t's
+// signature is its native size. *err: the class (the extent function's own
+// if that failed).
+const char *datarep_problem(const Datarep &rep, MPI_Datatype t, int *err, char *why, std::size_t why_len) {
+    for (const SigRun &run : layout_of(t).sig) {
+        MPI_Aint extent = 0;
+        if (const int rc = rep.extent(run.type, &extent, rep.extra); rc != MPI_SUCCESS) {
+            *err = rc;
+            std::snprintf(why, why_len, "the dtype_file_extent_fn of data representation \"%.64s\" returned %d",
+                          rep.name.c_str(), rc);
+            return why;
+        }
+        if (extent != static_cast<MPI_Aint>(run.type->size)) {
+            *err = MPI_ERR_UNSUPPORTED_DATAREP;
+            std::snprintf(why, why_len,
+                          "data representation \"%.64s\" gives %s a file extent of %ld bytes, not its native %zu "
+                          "(ftmpi supports only representations of native sizes)",
+                          rep.name.c_str(), run.type->name, static_cast<long>(extent), run.type->size);
+            return why;
+        }
+    }
+    return nullptr;
+}
+
 }  // namespace ftmpi::mpi
 
 using namespace ftmpi::mpi;
 
 namespace {
 
-// The filetype constraints of MPI 3.1 §13.3: built from whole etypes, with
-// nonnegative, monotonically nondecreasing displacements. Null when fine.
-const char *filetype_problem(MPI_Datatype etype, MPI_Datatype filetype) {
-    const Layout l = layout_of(filetype);
-    if (etype->size == 0) return "the etype has no data";
-    if (l.size % etype->size != 0) return "the filetype's size is not a whole number of etypes";
-    if (l.size > 0 && l.extent() <= 0) return "the filetype has data but no positive extent";
-    MPI_Aint last = 0;
-    for (const Block &b : l.blocks) {
-        if (b.off < 0) return "the filetype has a negative displacement";
-        if (b.off < last) return "the filetype's displacements decrease";
+// The type constraints of MPI 3.1 §13.3, with the classes ROMIO (MPICH
+// 4.0.2) gives: a filetype built from whole etypes (MPI_ERR_ARG); an etype
+// and a filetype whose displacements are nonnegative and monotonically
+// nondecreasing, and, in a file that can be written, do not overlap
+// (MPI_ERR_IO; MPICH's test/mpi/io/tst_fileview). Null when fine; *err the
+// class.
+const char *layout_problem(const Layout &l, const char *what, bool writable, char *why, std::size_t why_len) {
+    MPI_Aint last = 0, end = 0;
+    for (const Block &b : flat_blocks(l)) {
+        const char *p = b.off < 0      ? "a negative displacement"
+                        : b.off < last ? "decreasing displacements"
+                        : writable && b.off < end ? "overlapping data (allowed only in a file opened MPI_MODE_RDONLY)"
+                                                  : nullptr;
+        if (p != nullptr) {
+            std::snprintf(why, why_len, "the %s has %s", what, p);
+            return why;
+        }
         last = b.off;
+        end = std::max<MPI_Aint>(end, b.off + static_cast<MPI_Aint>(b.len));
     }
     return nullptr;
 }
+
+const char *view_type_problem(MPI_Datatype etype, MPI_Datatype filetype, bool writable, int *err, char *why,
+                              std::size_t why_len) {
+    const Layout &l = type_layout(filetype);
+    const char *p = etype->size == 0                  ? "the etype has no data"
+                    : l.size % etype->size != 0       ? "the filetype's size is not a whole number of etypes"
+                    : l.size > 0 && l.extent() <= 0   ? "the filetype has data but no positive extent"
+                                                      : nullptr;
+    if (p != nullptr) {
+        *err = MPI_ERR_ARG;
+        return p;
+    }
+    p = layout_problem(type_layout(etype), "etype", writable, why, why_len);
+    if (p == nullptr) p = layout_problem(l, "filetype", writable, why, why_len);
+    if (p != nullptr) *err = MPI_ERR_IO;
+    return p;
+}
+
+// The external32 representation (MPI 3.1 §13.5.2): its conversions are
+// MPI_Pack_external's (mpi/dt/external32.cpp), and a type's file extent is
+// its external32 size (so, as for registered representations, the types of
+// a view and of an access must have their native sizes: all but MPI_LONG,
+// MPI_UNSIGNED_LONG, MPI_LONG_INT and MPI_WCHAR, MPI_ERR_UNSUPPORTED_DATAREP).
+int external32_write(void *userbuf, MPI_Datatype datatype, int count, void *filebuf, MPI_Offset, void *) {
+    pack_external32(userbuf, static_cast<std::size_t>(count), datatype, filebuf);
+    return MPI_SUCCESS;
+}
+int external32_read(void *userbuf, MPI_Datatype datatype, int count, void *filebuf, MPI_Offset, void *) {
+    unpack_external32(filebuf, static_cast<std::size_t>(count), userbuf, datatype);
+    return MPI_SUCCESS;
+}
+int external32_extent(MPI_Datatype datatype, MPI_Aint *extent, void *) {
+    *extent = static_cast<MPI_Aint>(external32_size(datatype));
+    return MPI_SUCCESS;
+}
+const Datarep k_external32{"external32", external32_read, external32_write, external32_extent, nullptr};
 
 // Where a seek to `offset` from `whence` lands, in etypes, with the pointer
 // now at `current`: MPI_SUCCESS and *to, or the class with the reason in `why`.
@@ -140,31 +208,6 @@ std::deque<Datarep> g_datareps;
 const Datarep *find_datarep(const char *name) {
     for (const Datarep &d : g_datareps)
         if (d.name == name) return &d;
-    return nullptr;
-}
-
-// Why `rep` cannot describe `t` in a file here (null: it can): ftmpi takes a
-// representation only where the file extent of every predefined type in t's
-// signature is its native size. *err: the class (the extent function's own
-// if that failed).
-const char *datarep_problem(const Datarep &rep, MPI_Datatype t, int *err, char *why, std::size_t why_len) {
-    for (const SigRun &run : layout_of(t).sig) {
-        MPI_Aint extent = 0;
-        if (const int rc = rep.extent(run.type, &extent, rep.extra); rc != MPI_SUCCESS) {
-            *err = rc;
-            std::snprintf(why, why_len, "the dtype_file_extent_fn of data representation \"%.64s\" returned %d",
-                          rep.name.c_str(), rc);
-            return why;
-        }
-        if (extent != static_cast<MPI_Aint>(run.type->size)) {
-            *err = MPI_ERR_UNSUPPORTED_DATAREP;
-            std::snprintf(why, why_len,
-                          "data representation \"%.64s\" gives %s a file extent of %ld bytes, not its native %zu "
-                          "(ftmpi supports only representations of native sizes)",
-                          rep.name.c_str(), run.type->name, static_cast<long>(extent), run.type->size);
-            return why;
-        }
-    }
     return nullptr;
 }
 
@@ -216,15 +259,16 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     } else if (disp < 0) {
         err = MPI_ERR_ARG;
         std::snprintf(why, sizeof why, "negative displacement %lld (argument disp)", static_cast<long long>(disp));
-    } else if (std::strcmp(datarep, "native") != 0 && (rep = find_datarep(datarep)) == nullptr) {
+    } else if (std::strcmp(datarep, "native") != 0 &&
+               (rep = std::strcmp(datarep, "external32") == 0 ? &k_external32 : find_datarep(datarep)) == nullptr) {
         err = MPI_ERR_UNSUPPORTED_DATAREP;
         std::snprintf(why, sizeof why,
-                      "data representation \"%.64s\" (\"native\" or one registered with MPI_Register_datarep; "
-                      "\"internal\" and \"external32\" are not supported)",
+                      "data representation \"%.64s\" (\"native\", \"external32\" or one registered with "
+                      "MPI_Register_datarep; \"internal\" is not supported)",
                       datarep);
-    } else if (const char *p = filetype_problem(etype, filetype)) {
-        err = MPI_ERR_TYPE;
-        std::snprintf(why, sizeof why, "%s (arguments etype and filetype)", p);
+    } else if (const char *p = view_type_problem(etype, filetype, (fh->amode & MPI_MODE_RDONLY) == 0, &err, why,
+                                                 sizeof why)) {
+        if (p != why) std::snprintf(why, sizeof why, "%s (arguments etype and filetype)", p);
     } else if (rep != nullptr && (datarep_problem(*rep, etype, &err, why, sizeof why) != nullptr ||
                                   datarep_problem(*rep, filetype, &err, why, sizeof why) != nullptr)) {
         // err and why are set

@@ -83,7 +83,8 @@ extern "C" {
 
 int MPI_Buffer_attach(void *buffer, int size) {
     FTMPI_TRY(check_init("MPI_Buffer_attach"));
-    FTMPI_CHECK(check_buffer("MPI_Buffer_attach", MPI_COMM_NULL, buffer, size, "buffer"));
+    if (buffer == nullptr && size > 0)
+        return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "buffer is NULL with size %d", size);
     if (size < 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Buffer_attach", "negative size %d", size);
     if (g_buffer.base != nullptr)
         return raise(MPI_COMM_NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");

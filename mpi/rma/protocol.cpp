@@ -65,11 +65,11 @@ T read_at(const char *p) {
     return v;
 }
 
-// The target type's blocks: one for a predefined type.
+// The target type's blocks: one for most predefined types (two for a pair
+// type with padding).
 std::vector<WireBlock> blocks_of(MPI_Datatype t) {
-    if (t->predefined) return {{0, t->size}};
     std::vector<WireBlock> out;
-    for (const Block &b : t->derived->layout.blocks) out.push_back({b.off, b.len});
+    for (const Block &b : flat_blocks(type_layout(t))) out.push_back({b.off, b.len});
     return out;
 }
 
@@ -80,6 +80,21 @@ MPI_Datatype basic_of(MPI_Datatype t) { return t->predefined ? t : t->derived->l
 void apply(const Header &h, const WireBlock *blocks, const char *data, char *at) {
     const ftmpi_op_s op{Magic::op, h.op, nullptr, true, true};
     const MPI_Datatype basic = predefined_at(h.basic);
+    if (basic != MPI_DATATYPE_NULL && !basic->contiguous && h.op != op_replace) {
+        // A pair type with padding: its members arrive packed (no padding),
+        // so each element is unpacked before the op combines it.
+        if (h.op == op_no_op) return;
+        Layout l;
+        for (std::uint32_t i = 0; i < h.nblocks; ++i) l.blocks.push_back({blocks[i].off, blocks[i].len});
+        l.ub = h.extent;
+        alignas(16) char element[64];
+        static_assert(sizeof(ValueIndex<long double>) <= sizeof element);
+        for_each_basic(l, static_cast<std::size_t>(h.count), basic, [&](MPI_Aint off, std::size_t packed) {
+            unpack(data + packed, basic->size, element, basic);
+            op_apply(op, element, at + off, 1, basic);
+        });
+        return;
+    }
     for (std::int32_t e = 0; e < h.count; ++e) {
         for (std::uint32_t i = 0; i < h.nblocks; ++i) {
             char *dst = at + static_cast<std::int64_t>(e) * h.extent + blocks[i].off;

@@ -13,6 +13,7 @@
 #include "mpi/checks.hpp"
 #include "mpi/coll/ops.hpp"
 #include "mpi/comm_internal.hpp"
+#include "mpi/dt/checks.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/group.hpp"
 #include "mpi/info.hpp"
@@ -177,11 +178,10 @@ int check_flush(const char *call, MPI_Win w) {
 bool in_range(MPI_Win w, int rank, MPI_Aint disp, int count, MPI_Datatype type) {
     if (count == 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return true;  // a dynamic window: checked at the target
     const Target &t = w->targets[static_cast<std::size_t>(rank)];
-    MPI_Aint lo = 0, hi = static_cast<MPI_Aint>(type->size);
-    if (!type->predefined) {
-        lo = type->derived->layout.true_lb;
-        hi = type->derived->layout.true_ub;
-    }
+    // A contiguous predefined type's data is [0, size): no layout lookup on the common path.
+    const bool plain = type->predefined && type->contiguous;
+    const MPI_Aint lo = plain ? 0 : type_layout(type).true_lb;
+    const MPI_Aint hi = plain ? static_cast<MPI_Aint>(type->size) : type_layout(type).true_ub;
     const MPI_Aint start = disp * t.disp_unit;
     return disp >= 0 && start + lo >= 0 && start + static_cast<MPI_Aint>(count - 1) * type->extent + hi <= t.size;
 }
@@ -194,6 +194,7 @@ struct Access {
     MPI_Aint disp;
     int target_count;
     MPI_Datatype target_type;
+    bool origin_used = true;  // false: MPI_NO_OP (the origin buffer is ignored)
 };
 
 // The checks every operation shares; MPI_SUCCESS and *skip when the target
@@ -211,6 +212,7 @@ int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
     if (!a.origin_type->committed || !a.target_type->committed)
         return raise(c, MPI_ERR_TYPE, call, "datatype not committed (argument %s)",
                      a.origin_type->committed ? "target_datatype" : "origin_datatype");
+    if (a.origin_used) FTMPI_CHECK(check_typed_buffer(call, c, a.origin, a.origin_count, a.origin_type, "origin_addr"));
     if (a.origin_type->size * static_cast<std::size_t>(a.origin_count) !=
         a.target_type->size * static_cast<std::size_t>(a.target_count))
         return raise(c, MPI_ERR_TYPE, call,
@@ -931,13 +933,13 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
     // With MPI_NO_OP the origin buffer is ignored: its count and type may be anything.
     const bool no_op = op == MPI_NO_OP;
     const Access a{origin_addr, no_op ? target_count : origin_count, no_op ? target_datatype : origin_datatype,
-                   target_rank, target_disp, target_count, target_datatype};
+                   target_rank, target_disp, target_count, target_datatype, !no_op};
     return get_acc("MPI_Get_accumulate", a, result_addr, result_count, result_datatype, op, win);
 }
 
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
                      MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
-    const Access a{origin_addr, 1, datatype, target_rank, target_disp, 1, datatype};
+    const Access a{origin_addr, 1, datatype, target_rank, target_disp, 1, datatype, op != MPI_NO_OP};
     if (valid_win(win) && valid_type(datatype) && !datatype->predefined)
         return raise(win->comm, MPI_ERR_TYPE, "MPI_Fetch_and_op", "datatype must be predefined");
     return get_acc("MPI_Fetch_and_op", a, result_addr, 1, datatype, op, win);
@@ -1005,7 +1007,7 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
     FTMPI_TRY(check_request_epoch("MPI_Rget_accumulate", win, target_rank, request));
     const bool no_op = op == MPI_NO_OP;
     const Access a{origin_addr, no_op ? target_count : origin_count, no_op ? target_datatype : origin_datatype,
-                   target_rank, target_disp, target_count, target_datatype};
+                   target_rank, target_disp, target_count, target_datatype, !no_op};
     *request = MPI_REQUEST_NULL;
     FTMPI_TRY(get_acc("MPI_Rget_accumulate", a, result_addr, result_count, result_datatype, op, win, request));
     if (*request == MPI_REQUEST_NULL) *request = completed_request(win->comm);  // MPI_PROC_NULL

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mpi/coll/common.hpp"
+#include "mpi/dt/checks.hpp"
 #include "mpi/topo/topology.hpp"
 
 namespace ftmpi::mpi {
@@ -148,7 +149,7 @@ int check_blocks(const char *call, MPI_Comm comm, const void *buf, const Blocks 
         FTMPI_TRY(check_type(call, comm, b.type[i], types_arg));
         if (!b.type[i]->committed)
             return raise(comm, MPI_ERR_TYPE, call, "datatype not committed (argument %s)", types_arg);
-        if (b.count[i] > 0) FTMPI_TRY(check_buffer(call, comm, buf, b.count[i], buf_arg));
+        FTMPI_TRY(check_typed_buffer(call, comm, buf, b.count[i], b.type[i], buf_arg, b.disp[i]));
     }
     return MPI_SUCCESS;
 }

@@ -31,8 +31,8 @@ struct Topology {
 // Balanced factorization (MPI_Dims_create without argument checks): fills the
 // zero entries of dims[0..ndims-1] so that the product of all entries is
 // nnodes and the filled entries are as close to each other as possible (the
-// smallest difference between the largest and the smallest), in
-// non-increasing order. False when the nonzero entries' product does not
+// smallest difference between the largest and the smallest; among those, the
+// largest smallest entry, as MPICH), in non-increasing order. False when the nonzero entries' product does not
 // divide nnodes (or, without zero entries, is not nnodes). nnodes >= 1 and
 // the nonzero entries are positive.
 bool balanced_dims(int nnodes, int ndims, int *dims);
