@@ -50,15 +50,11 @@ int in_status(const char *call, MPI_Comm comm, int first_err, int errors) {
 // A wildcard receive left pending by a failure: reported, not completed.
 bool failure_pending(MPI_Request r) { return !r->complete && r->failure_pending; }
 
-// The status of such a request (it stays active).
-void pending_status(MPI_Status *status) {
-    if (status == MPI_STATUS_IGNORE) return;
-    empty_status(status);
-    status->MPI_ERROR = MPI_ERR_PROC_FAILED_PENDING;
-}
-
+// Such a request stays active: its status is empty, and the call's code is
+// MPI_ERR_PROC_FAILED_PENDING (in MPI_ERROR too for the calls of several
+// statuses, which set it for every request they report).
 int report_pending(const char *call, MPI_Request r, MPI_Status *status) {
-    pending_status(status);
+    empty_status(status);
     return raise(r->comm, MPI_ERR_PROC_FAILED_PENDING, call,
                  "MPI_ANY_SOURCE receive on %s stays pending: the communicator has unacknowledged failures",
                  comm_label(r->comm));
@@ -85,7 +81,7 @@ int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MP
         MPI_Comm c = reqs[i]->comm;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
         int e = MPI_ERR_PROC_FAILED_PENDING;
-        if (failure_pending(reqs[i])) pending_status(st);
+        if (failure_pending(reqs[i])) empty_status(st);
         else e = retire_request(&reqs[i], st);
         if (st != MPI_STATUS_IGNORE) st->MPI_ERROR = e;
         if (e != MPI_SUCCESS && (*errors)++ == 0) {
@@ -277,7 +273,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
     if (!*flag) return MPI_SUCCESS;
     int err = MPI_SUCCESS;
     if (request->kind == ftmpi_request_s::Kind::generalized) err = grequest_query(request);
-    if (status != MPI_STATUS_IGNORE) *status = request->status;
+    copy_status(status, request->status);
     if (err != MPI_SUCCESS)
         return raise(MPI_COMM_NULL, err, "MPI_Request_get_status", "the generalized request's query callback failed");
     return MPI_SUCCESS;

@@ -172,7 +172,6 @@ void empty_status(MPI_Status *status) {
     if (status == MPI_STATUS_IGNORE) return;
     status->MPI_SOURCE = MPI_ANY_SOURCE;
     status->MPI_TAG = MPI_ANY_TAG;
-    status->MPI_ERROR = MPI_SUCCESS;
     status->ftmpi_cancelled = 0;
     status->ftmpi_count = 0;
 }
@@ -321,7 +320,7 @@ int retire_request(MPI_Request *slot, MPI_Status *status) {
         const int f = grequest_free(r);
         err = q != MPI_SUCCESS ? q : f;
     }
-    if (status != MPI_STATUS_IGNORE) *status = r->status;
+    copy_status(status, r->status);
     if (r->persistent) {
         r->active = false;
     } else {

@@ -41,8 +41,8 @@ inline void wait_complete(MPI_Request r) {
     while (!r->complete && !r->failure_pending) progress_wait();
 }
 
-// Copies the status out and retires the request (REQUEST_NULL, or inactive for
-// persistent ones). Returns the request's error class.
+// Copies the status out (copy_status) and retires the request (REQUEST_NULL,
+// or inactive for persistent ones). Returns the request's error class.
 int retire_request(MPI_Request *slot, MPI_Status *status);
 
 // Generalized requests (mpi/p2p/grequest.cpp). grequest_query fills r->status
@@ -53,7 +53,19 @@ int grequest_free(MPI_Request r);
 // MPI_Cancel of a generalized request: its cancel callback.
 int grequest_cancel(MPI_Request r);
 
-// The status of a null or inactive request.
+// Writes `from` to a caller's status (MPI_STATUS_IGNORE: nothing), all but
+// its MPI_ERROR field: a call that returns one status reports its error by
+// its return code and leaves that field as the caller had it (MPI 3.1
+// §3.2.5; MPICH and Open MPI do the same). Only the calls of several
+// statuses set it, when they return MPI_ERR_IN_STATUS.
+inline void copy_status(MPI_Status *status, const MPI_Status &from) {
+    if (status == MPI_STATUS_IGNORE) return;
+    const int keep = status->MPI_ERROR;
+    *status = from;
+    status->MPI_ERROR = keep;
+}
+
+// The status of a null or inactive request (MPI_ERROR left alone, as above).
 void empty_status(MPI_Status *status);
 
 // A request that counts as "active" for the Wait/Test family.
