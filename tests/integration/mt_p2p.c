@@ -268,11 +268,7 @@ static void *worker(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    int provided = -1;
-    MPI_OK(MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided));
-    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
-    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    tl_init_multiple(&argc, &argv, &rank, &size);
     CHECK(argc == 2 && (strcmp(argv[1], "mprobe") == 0 || strcmp(argv[1], "self") == 0 ||
                         strcmp(argv[1], "multisend") == 0 || strcmp(argv[1], "poll") == 0),
           "usage: mt_p2p mprobe|self|multisend|poll");
