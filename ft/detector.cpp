@@ -7,12 +7,61 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "ft/detector_core.hpp"
 #include "runtime/log.hpp"
+#include "runtime/service_thread.hpp"
 
 namespace ftmpi::ft {
+namespace {
+
+// The detector's thread, by name (runtime::thread_activity finds a peer's).
+constexpr const char *k_thread_name = "ftmpi-detector";
+
+// What /proc says about the detector thread of a predecessor on this node
+// whose heartbeats are overdue (DetectorCore::Evidence). Running (on a CPU
+// or waiting for one) is `waiting`, unless, since the last look, it ran more
+// than it waited while sending nothing: then it is stuck in a loop.
+class ProcEvidence {
+public:
+    explicit ProcEvidence(const transport::ControlChannel &channel) : channel_(channel) {}
+
+    DetectorCore::Evidence operator()(int pred) {
+        using E = DetectorCore::Evidence;
+        const int pid = channel_.pid_of(static_cast<transport::PeerId>(pred));
+        if (pid <= 0) return {};
+        const auto a = runtime::thread_activity(pid, k_thread_name);
+        if (!a) return {};
+        using S = runtime::ThreadActivity::State;
+        switch (a->state) {
+        case S::gone: return {E::silent, "its process has ended"};
+        case S::stopped: return {E::silent, "its process is stopped"};
+        case S::sleeping: return {E::silent, "its detector thread sleeps past its heartbeat"};
+        case S::running: break;
+        }
+        Look &last = looks_[pred];
+        const auto now = DetectorCore::Clock::now();
+        const bool looping = last.pid == pid && a->cpu_ns - last.cpu_ns > a->run_delay_ns - last.run_delay_ns &&
+                             a->cpu_ns - last.cpu_ns >
+                                 static_cast<std::uint64_t>(std::chrono::nanoseconds(now - last.at).count() / 2);
+        last = {pid, now, a->cpu_ns, a->run_delay_ns};
+        if (looping) return {E::silent, "its detector thread runs without sending"};
+        return {E::waiting, "its detector thread waits for a CPU"};
+    }
+
+private:
+    struct Look {
+        int pid = 0;
+        DetectorCore::Time at{};
+        std::uint64_t cpu_ns = 0, run_delay_ns = 0;
+    };
+    const transport::ControlChannel &channel_;
+    std::unordered_map<int, Look> looks_;
+};
+
+}  // namespace
 
 Detector::Detector(FailedSet &set, std::unique_ptr<transport::ControlChannel> channel, int rank, int size,
                    int id_base, DetectorOptions opt, std::function<bool(int)> kill)
@@ -34,7 +83,9 @@ void Detector::stop(bool goodbye) {
 void Detector::run() {
     using Clock = DetectorCore::Clock;
     using Ms = DetectorCore::Ms;
+    runtime::become_service_thread(k_thread_name);
     DetectorCore core(set_, rank_, size_, base_, Ms(opt_.period_ms), Ms(opt_.timeout_ms), channel_->max_message());
+    core.set_evidence(ProcEvidence(*channel_));
     DetectorCore::Effects fx;
     std::deque<std::pair<int, std::vector<char>>> retry;  // messages refused for now
     auto out = [&](int peer, std::vector<char> &&msg) {
@@ -56,7 +107,14 @@ void Detector::run() {
             case DetectorCore::Event::ended:
                 FTMPI_INFO("rank %d is failed: its process ended (liveness link reset) and no goodbye came", r);
                 break;
-            case DetectorCore::Event::timeout: FTMPI_WARN("rank %d is failed: no heartbeat for %lld ms", r, e.ms); break;
+            case DetectorCore::Event::timeout:
+                FTMPI_WARN("rank %d is failed: no heartbeat for %lld ms%s%s%s", r, e.ms, e.detail ? " (" : "",
+                           e.detail ? e.detail : "", e.detail ? ")" : "");
+                break;
+            case DetectorCore::Event::starved:
+                FTMPI_INFO("rank %d: no heartbeat for %lld ms, but %s: not suspected while it does", r, e.ms,
+                           e.detail);
+                break;
             }
             if ((e.kind == DetectorCore::Event::timeout || e.kind == DetectorCore::Event::ended) && !kill_(e.id))
                 FTMPI_INFO("the launcher cannot kill rank %d; it will exclude itself", r);
@@ -74,9 +132,13 @@ void Detector::run() {
         ::_exit(k_excluded_exit);
     };
 
+    auto receive = [&](const void *data, std::size_t len) { core.on_message(data, len, Clock::now(), fx); };
     core.start(Clock::now(), fx);
     apply();
     while (!stopping_.load(std::memory_order_acquire)) {
+        // What arrived while this thread was away counts before any judgement.
+        channel_->wait(0, receive);
+        apply();
         auto now = Clock::now();
         for (const auto &lost : channel_->take_lost())  // the watched predecessor's process ended
             core.on_lost(static_cast<int>(lost.peer), lost.certain, now, fx);
@@ -90,12 +152,13 @@ void Detector::run() {
             if (!channel_->send(static_cast<transport::PeerId>(item.first), item.second.data(), item.second.size()))
                 retry.push_back(std::move(item));
         }
-        int wait_ms = static_cast<int>(std::chrono::duration_cast<Ms>(core.deadline() - now).count());
+        now = Clock::now();
+        int wait_ms = static_cast<int>(std::chrono::ceil<Ms>(core.deadline() - now).count());
         if (!retry.empty()) wait_ms = std::min(wait_ms, 5);
         if (core.idle()) wait_ms = std::max(opt_.period_ms, 1);
-        channel_->wait(std::max(wait_ms, 0),
-                       [&](const void *data, std::size_t len) { core.on_message(data, len, Clock::now(), fx); });
+        channel_->wait(std::max(wait_ms, 0), receive);
         apply();
+        if (opt_.gap_max_ms != nullptr) opt_.gap_max_ms->store(core.max_gap().count(), std::memory_order_relaxed);
     }
     if (goodbye_.load(std::memory_order_relaxed)) {
         channel_->leaving();

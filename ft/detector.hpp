@@ -43,6 +43,8 @@ struct DetectorOptions {
     // What an excluded process does; empty: log and _exit(k_excluded_exit).
     // (Tests that run several detectors in one process stop just that one.)
     std::function<void()> on_excluded;
+    // Where the thread publishes the longest heartbeat gap it has seen (ms); may be null.
+    std::atomic<long long> *gap_max_ms = nullptr;
 };
 
 class Detector {

@@ -67,13 +67,26 @@ void DetectorCore::send_failures(int peer, std::size_t from, std::size_t to, Eff
     }
 }
 
+void DetectorCore::advance(Time now) {
+    if (now > last_tick_) silence_ += std::min<Clock::duration>(now - last_tick_, 2 * period_);
+    last_tick_ = std::max(last_tick_, now);
+}
+
+// A heartbeat from the predecessor, or a new one (which gets a full timeout
+// to start beating to us).
+void DetectorCore::heard_pred(Time now) {
+    last_heard_ = now;
+    silence_ = Clock::duration::zero();
+    starved_ = false;
+}
+
 void DetectorCore::update_ring(Time now, Effects &out) {
     auto live = [&](int r) { return alive(r); };
     const int pred = ring_pred(n_, rank_, live), succ = ring_succ(n_, rank_, live);
-    if (pred != pred_) {  // a new predecessor gets a full timeout to start beating to us
+    if (pred != pred_) {
         pred_ = pred;
         pred_ended_ = false;
-        last_heard_ = now;
+        heard_pred(now);
         out.watch = pred;
     }
     if (succ != succ_) {
@@ -98,6 +111,7 @@ void DetectorCore::spread_news(Time now, Effects &out) {
 }
 
 void DetectorCore::start(Time now, Effects &out) {
+    last_tick_ = now;
     update_ring(now, out);
     for (int peer : neighbours_) out.sends.push_back({peer, header(DetectorMsg::heartbeat, 0)});
 }
@@ -111,8 +125,9 @@ void DetectorCore::on_message(const void *data, std::size_t len, Time now, Effec
     switch (h.type) {
     case DetectorMsg::heartbeat:
         if (from == pred_) {
+            advance(now);
             max_gap_ = std::max(max_gap_, std::chrono::duration_cast<Ms>(now - last_heard_));
-            last_heard_ = now;
+            heard_pred(now);
         }
         // Anti-entropy: the two ends of a ring link compare failed sets.
         if (h.known != spread_ || h.digest != digest_) {
@@ -149,32 +164,42 @@ void DetectorCore::on_lost(int r, bool certain, Time now, Effects &out) {
     } else if (r == pred_) {
         // Died, or leaving normally: its goodbye would come at once.
         // Without one, the heartbeat timeout fires `grace` from now.
+        advance(now);
         const auto grace = std::min(timeout_, 2 * period_);
-        last_heard_ = std::min(last_heard_, now - timeout_ + grace);
+        silence_ = std::max<Clock::duration>(silence_, timeout_ - grace);
         pred_ended_ = true;
     }
 }
 
 bool DetectorCore::tick(Time now, Effects &out) {
+    advance(now);
     spread_news(now, out);
     if (succ_ >= 0 && now >= next_beat_) {
         out.sends.push_back({succ_, header(DetectorMsg::heartbeat, 0)});
         next_beat_ = now + period_;
     }
-    if (pred_ >= 0 && now - last_heard_ > timeout_) {
-        const int suspect = pred_;
-        if (set_.add(base_ + suspect))
-            out.events.push_back({pred_ended_ ? Event::ended : Event::timeout, base_ + suspect, -1,
-                                  static_cast<long long>(std::chrono::duration_cast<Ms>(now - last_heard_).count())});
-        return true;
+    if (pred_ < 0 || silence_ <= timeout_ || (starved_ && now < recheck_)) return false;
+    const long long ms = std::chrono::duration_cast<Ms>(now - last_heard_).count();
+    Evidence e;
+    if (evidence_ && silence_ <= k_starved_limit * timeout_) e = evidence_(pred_);
+    if (e.kind == Evidence::waiting) {
+        if (!starved_) out.events.push_back({Event::starved, base_ + pred_, -1, ms, e.what});
+        starved_ = true;
+        recheck_ = now + period_;
+        return false;
     }
-    return false;
+    const int suspect = pred_;
+    if (set_.add(base_ + suspect))
+        out.events.push_back({pred_ended_ ? Event::ended : Event::timeout, base_ + suspect, -1, ms, e.what});
+    return true;
 }
 
 DetectorCore::Time DetectorCore::deadline() const {
     Time until = next_beat_;
-    if (pred_ >= 0) until = std::min(until, last_heard_ + timeout_ + Ms(1));
-    return until;
+    if (pred_ < 0) return until;
+    if (starved_) return std::min(until, recheck_);
+    // When the silence passes the timeout if this detector keeps running.
+    return std::min(until, last_tick_ + std::chrono::duration_cast<Clock::duration>(timeout_ - silence_) + Ms(1));
 }
 
 void DetectorCore::goodbye(Effects &out) {

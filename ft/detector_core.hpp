@@ -7,6 +7,14 @@
 // gone, and watches its predecessor the same way. A predecessor silent for
 // `timeout` is declared failed (the caller asks the launcher to kill it).
 //
+// Silence is counted only while this process's own detector runs: between
+// two of its ticks at most two periods count, so a detector that was not
+// scheduled for a while (its process starved, its virtual CPU stolen) does
+// not take its own absence for the predecessor's. A predecessor silent past
+// the timeout is declared only if the environment (Evidence) does not show
+// that its detector thread is merely waiting for a CPU: then it is looked at
+// again every period, up to k_starved_limit timeouts of silence.
+//
 // Broadcast: each failure this process learns of, from any source, is sent
 // once to its live binomial-graph neighbours (ft/topology.hpp); a process
 // forwards what it learns in turn, so news reaches everyone in O(log n)
@@ -18,6 +26,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -39,12 +48,27 @@ public:
 
     // A failure this process declared or learned, for the caller's log; a
     // `timeout` or `ended` one also asks the launcher to kill the process.
+    // `starved`: no failure, the predecessor's heartbeats are overdue but its
+    // detector thread waits for a CPU (logged once per silence).
     struct Event {
-        enum Kind { told, link_closed, timeout, ended } kind;
+        enum Kind { told, link_closed, timeout, ended, starved } kind;
         int id;      // the process id
         int by;      // told: the rank that told
-        long long ms;  // timeout: the silence
+        long long ms;  // timeout, starved: the time since its last heartbeat
+        const char *detail = nullptr;  // timeout, ended, starved: what the Evidence said (may be null)
     };
+    // What the environment can tell about a predecessor whose heartbeats are
+    // overdue (ft/detector.cpp reads /proc for a process on this node).
+    struct Evidence {
+        enum Kind {
+            unknown,  // nothing to tell: the silence decides
+            silent,   // its detector thread cannot beat: stopped, gone, stuck
+            waiting,  // its detector thread is runnable and waits for a CPU
+        } kind = unknown;
+        const char *what = nullptr;  // for the log
+    };
+    // Starved predecessors are waited for until this many timeouts of silence.
+    static constexpr int k_starved_limit = 10;
     struct Effects {
         struct Send {
             int peer;  // a rank of the ring
@@ -59,6 +83,9 @@ public:
     // The ring is `size` ranks; rank r is process id_base + r in `set`.
     // Messages carry at most `max_message` bytes.
     DetectorCore(FailureLog &set, int rank, int size, int id_base, Ms period, Ms timeout, std::size_t max_message);
+    // Asked about rank `pred` when its silence passes the timeout (none set:
+    // Evidence::unknown).
+    void set_evidence(std::function<Evidence(int pred)> f) { evidence_ = std::move(f); }
 
     // Start-up: the ring, and a first heartbeat to every neighbour (so
     // connection-oriented providers pay their set-up now).
@@ -77,10 +104,15 @@ public:
     void goodbye(Effects &out);
 
     int pred() const { return pred_; }
+    // The longest time between two heartbeats of the predecessor, as they arrived.
     Ms max_gap() const { return max_gap_; }
 
 private:
     bool alive(int r) const;
+    // Counts the time since the last tick or message toward the predecessor's
+    // silence, at most two periods of it.
+    void advance(Time now);
+    void heard_pred(Time now);
     void update_ring(Time now, Effects &out);
     std::vector<char> header(DetectorMsg t, std::size_t count) const;
     void send_failures(int peer, std::size_t from, std::size_t to, Effects &out) const;
@@ -97,6 +129,11 @@ private:
     int pred_ = -1, succ_ = -1;
     bool pred_ended_ = false;  // pred's liveness link was reset or refused: waiting for its goodbye
     Time last_heard_{}, next_beat_{};
+    Time last_tick_{};             // the last time this detector ran (advance)
+    Clock::duration silence_{};    // pred's silence, as counted by advance
+    bool starved_ = false;         // pred's overdue, and its detector thread was waiting for a CPU
+    Time recheck_{};               // starved_: when to look again
+    std::function<Evidence(int)> evidence_;
     std::unordered_map<int, Time> last_sync_;
     Ms max_gap_{0};
 };

@@ -56,6 +56,7 @@ void Failures::start_detector(std::unique_ptr<transport::ControlChannel> channel
     DetectorOptions opt;
     opt.period_ms = cfg.FT_PERIOD_MS;
     opt.timeout_ms = cfg.FT_TIMEOUT_MS;
+    opt.gap_max_ms = &gap_max_ms_;
     const auto &job = pm.job();
     g_detector = std::make_unique<Detector>(shared_, std::move(channel), job.rank, job.size, job.id_base, opt,
                                             [&pm](int victim) { return pm.request_kill(victim); });

@@ -10,6 +10,7 @@
 // view, so what a query reports and what an operation fails on agree.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -52,6 +53,11 @@ public:
     // Peers in the order their failure became known here.
     const std::vector<int> &in_order() const { return order_; }
     FailedSet &shared() { return shared_; }
+    // Any thread: the longest silence of the watched predecessor that this
+    // process's detector has seen between two of its heartbeats (ms; 0
+    // before the second one): how close a live process came to being
+    // suspected (MPI_T ftmpi_ft_heartbeat_gap_max_ms).
+    long long heartbeat_gap_max_ms() const { return gap_max_ms_.load(std::memory_order_relaxed); }
 
 private:
     void ingest();
@@ -62,6 +68,7 @@ private:
     std::vector<bool> failed_;
     std::vector<int> order_;
     std::uint64_t epoch_ = 0;
+    std::atomic<long long> gap_max_ms_{0};  // written by the detector's thread
 };
 
 Failures &failures();

@@ -147,4 +147,21 @@ BindingPlan plan_bindings(const Options& o, bool first_launch) {
   return plan;
 }
 
+std::string own_cpu_list() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return "";
+  std::string out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    if (!out.empty()) out += ',';
+    out += std::to_string(c);
+    if (last > c) out += "-" + std::to_string(last);
+    c = last;
+  }
+  return out;
+}
+
 }  // namespace ftmpi::launcher

@@ -33,4 +33,10 @@ struct BindingPlan {
 // cannot be loaded.
 BindingPlan plan_bindings(const Options& o, bool first_launch = true);
 
+// The CPUs this process may run on (its affinity) as a list such as "0-3,8":
+// a bound rank's own service threads (the failure detector's) may run on
+// any of them (FTMPI_SERVICE_CPUS, runtime/service_thread.hpp). Empty when
+// it cannot be read.
+std::string own_cpu_list();
+
 }  // namespace ftmpi::launcher

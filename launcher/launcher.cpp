@@ -185,6 +185,9 @@ class Runner {
   std::unordered_map<int, int> job_sizes_;  // spawned namespaces: first id -> size
   // The ranks' FTMPI_FT_TIMEOUT_MS (in the environment spawn_all gives them).
   std::chrono::milliseconds ft_timeout_{ftmpi::runtime::Config{}.FT_TIMEOUT_MS};
+  // The CPUs this launcher was given, read before any thread of its own:
+  // FTMPI_SERVICE_CPUS of the ranks it binds.
+  const std::string service_cpus_ = own_cpu_list();
   std::optional<int> last_abort_, no_ft_code_;
   std::optional<int> unstarted_;  // a rank that exited without ever connecting to PMIx
   std::optional<int> start_blocker_;  // the one of those that ended the job (check_unstarted)
@@ -274,6 +277,8 @@ void Runner::start_process(int id, int base, int rank, int size, const std::stri
     env.push_back(v + rs);
   for (const char* v : {"OMPI_COMM_WORLD_SIZE=", "OMPI_COMM_WORLD_LOCAL_SIZE=", "PMI_SIZE=", "MPI_LOCALNRANKS="})
     env.push_back(v + ns);
+  // A bound rank's failure detector may run on any CPU this launcher was given.
+  if (b.bound && !service_cpus_.empty()) env.push_back("FTMPI_SERVICE_CPUS=" + service_cpus_);
   env.insert(env.end(), extra_.begin(), extra_.end());  // -x may override any of them
   env.insert(env.end(), app_env.begin(), app_env.end());
   CStrings envp(merge_env(env_base_, env));

@@ -4,9 +4,12 @@
 // process asked for MPI_THREAD_MULTIPLE; otherwise they go straight to the
 // implementation (one predictable branch). The lock is recursive (a user
 // callback run inside an MPI call, an error handler or a reduction operation,
-// may call MPI again). Every blocking wait gives it up for one turn
-// (progress_wait), so a thread blocked in MPI_Recv or MPI_Wait never stops
-// another from posting the send it waits for.
+// may call MPI again) and fair: threads get it in the order they asked, so a
+// thread that calls MPI_Test or MPI_Iprobe in a loop never keeps another out.
+// Every blocking wait hands it over at the end of each turn when another
+// thread waits for it (end_turn in mpi/state.hpp), so a thread blocked in
+// MPI_Recv, MPI_Probe or MPI_Wait never stops another from posting the send
+// it waits for.
 #pragma once
 
 namespace ftmpi::mpi {
@@ -16,9 +19,10 @@ namespace ftmpi::mpi {
 
 void api_lock();
 void api_unlock();
-// In a blocking wait: if this thread holds the lock, gives it up entirely,
-// yields the CPU, and takes it back at the same depth.
-void api_lock_yield();
+// In a blocking wait: if this thread holds the lock and another thread waits
+// for it, hands it over entirely and takes it back, at the same depth, after
+// every thread that was waiting had its turn; returns whether it did.
+bool api_lock_yield();
 
 struct ApiGuard {
     ApiGuard() { api_lock(); }

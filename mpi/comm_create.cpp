@@ -112,7 +112,7 @@ int team_recv(MPI_Comm team, int peer, int tag, void *buf, int bytes) {
     MPI_Request r = new_request(ftmpi_request_s::Kind::recv, team, buf, bytes, MPI_BYTE, peer, tag, team->context + 1);
     start_recv(r);
     wait_complete(r);
-    MPI_Status st;
+    MPI_Status st{};
     const int err = retire_request(&r, &st);
     return err == MPI_SUCCESS ? poison_of(st.MPI_TAG) : err;
 }

@@ -1,9 +1,10 @@
 // Process-wide MPI state and the progress engine.
 //
-// Every blocking wait in libftmpi is `while (!done) progress_wait();`: one
-// poll of the transport, one check of the failure record (a load and a
-// compare when nothing failed), and, when ranks outnumber cores, a
-// sched_yield if the poll found nothing.
+// Every blocking wait in libftmpi is `while (!done) progress_wait();` (or a
+// look after progress() then end_turn()): one poll of the transport, one
+// check of the failure record (a load and a compare when nothing failed),
+// then the library lock given up for a moment under MPI_THREAD_MULTIPLE or,
+// when ranks outnumber cores, a sched_yield if the poll found nothing.
 #pragma once
 
 #include <pthread.h>
@@ -67,12 +68,17 @@ inline int progress() {
 
 void yield_cpu();
 
-// One turn of a blocking wait. Under MPI_THREAD_MULTIPLE the turn ends by
-// giving the library lock to the other threads (mpi/api_lock.hpp).
-inline void progress_wait() {
-    const int events = progress();
-    if (g_api_locking) api_lock_yield();
-    else if (g.yield && events == 0) yield_cpu();  // something came: look again at once
+// The end of a turn of a blocking wait that is not over, after a progress()
+// that handled `events`: under MPI_THREAD_MULTIPLE the library lock goes to
+// the threads waiting for it, if any (mpi/api_lock.hpp), so that one of them
+// may post what the wait needs; otherwise, oversubscribed, the CPU goes to
+// the other processes when nothing came.
+inline void end_turn(int events) {
+    if (g_api_locking && api_lock_yield()) return;
+    if (g.yield && events == 0) yield_cpu();  // something came: look again at once
 }
+
+// One turn of a blocking wait.
+inline void progress_wait() { end_turn(progress()); }
 
 }  // namespace ftmpi::mpi

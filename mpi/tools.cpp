@@ -254,6 +254,12 @@ std::vector<Pvar> make_pvars() {
              "the failure detector, transport errors); what MPIX_Comm_get_failed on MPI_COMM_WORLD reports",
              MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, MPI_T_ENUM_NULL, cat_ft, true, true, false,
              [] { return static_cast<std::uint64_t>(ft::failures().in_order().size()); }},
+        Pvar{"ftmpi_ft_heartbeat_gap_max_ms",
+             "the longest silence, in ms, between two heartbeats of the process this one's failure detector "
+             "watches (its predecessor in the ring), as this detector saw it: how close a live process came to "
+             "being suspected (FTMPI_FT_TIMEOUT_MS)",
+             MPI_T_PVAR_CLASS_HIGHWATERMARK, MPI_UNSIGNED_LONG_LONG, MPI_T_ENUM_NULL, cat_ft, true, true, false,
+             [] { return static_cast<std::uint64_t>(ft::failures().heartbeat_gap_max_ms()); }},
         Pvar{"ftmpi_mpi_state", "where this process is in MPI's life: not_initialized, initialized, finalized",
              MPI_T_PVAR_CLASS_STATE, MPI_INT, &g_mpi_states, cat_mpi, true, true, false,
              [] {

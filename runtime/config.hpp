@@ -87,6 +87,10 @@ namespace ftmpi::runtime {
       "exits 0 when the rank died of a signal after MPI_Init that the step did not get "  \
       "(a failure the job survives), so srun reports the survivors' status; 0: srun "     \
       "reports 128+signal after any rank's death (runtime/task_keeper.hpp)")              \
+    X(SERVICE_CPUS, std::string, "", runtime,                                             \
+      "CPUs (a list such as 0-3,8) that ftmpi's own threads (the failure detector's, "    \
+      "the liveness links') may run on, whatever core the rank is bound to: ftmpirun "    \
+      "sets it to the CPUs it was given when it binds ranks; empty: the rank's own")      \
     X(LOG, int, 1, runtime,                                                               \
       "log level: 0 errors only, 1 warnings, 2 info, 3 debug (the MPI_T control "         \
       "variable FTMPI_LOG changes it at run time)")

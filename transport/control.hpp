@@ -49,6 +49,12 @@ public:
     virtual void watch(int peer) { (void)peer; }
     virtual std::vector<Lost> take_lost() { return {}; }
     virtual void leaving() {}
+    // The process id of `peer` when it runs on this node and the channel
+    // knows it (its /proc is then this process's to read); 0 otherwise.
+    virtual int pid_of(PeerId peer) const {
+        (void)peer;
+        return 0;
+    }
 };
 
 // Opens the control endpoint (provider FTMPI_FT_PROVIDER) and publishes its

@@ -21,6 +21,7 @@
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
+#include "runtime/service_thread.hpp"
 
 namespace ftmpi::transport {
 
@@ -157,6 +158,7 @@ struct LivenessLinks::Impl {
     }
 
     void run() {
+        runtime::become_service_thread("ftmpi-liveness");
         while (!stopping.load()) {
             {
                 std::lock_guard<std::mutex> lock(mu);

@@ -51,7 +51,11 @@ public:
             ::close(fd_);
             throw std::runtime_error(std::string("eventfd: ") + std::strerror(e));
         }
-        pm.put(k_ctl_key, &self, len);
+        Published me{};
+        me.pid = static_cast<std::uint64_t>(::getpid());
+        me.len = len;
+        me.addr = self;
+        pm.put(k_ctl_key, &me, sizeof me);
         FTMPI_INFO("control endpoint open: Unix datagram socket");
         open_links(pm, "");
     }
@@ -66,11 +70,14 @@ public:
         peers_.assign(static_cast<std::size_t>(n), Address{});
         for (int r = 0; r < n; ++r) {
             const auto blob = pm.get(r, k_ctl_key);
+            Published p{};
+            if (blob.size() != sizeof p) throw std::runtime_error("rank " + std::to_string(r) + " published no control socket");
+            std::memcpy(&p, blob.data(), sizeof p);
+            if (p.len > sizeof p.addr) throw std::runtime_error("rank " + std::to_string(r) + " published a bad control socket");
             Address &a = peers_[static_cast<std::size_t>(r)];
-            if (blob.empty() || blob.size() > sizeof a.addr)
-                throw std::runtime_error("rank " + std::to_string(r) + " published no control socket");
-            std::memcpy(&a.addr, blob.data(), blob.size());
-            a.len = static_cast<socklen_t>(blob.size());
+            a.addr = p.addr;
+            a.len = static_cast<socklen_t>(p.len);
+            a.pid = static_cast<int>(p.pid);
         }
         start_links(pm, [this] { wake(); });
     }
@@ -103,6 +110,9 @@ public:
         (void)!::write(wake_fd_, &one, sizeof one);
     }
 
+    // Every peer is on this node: the socket's namespace is the node's.
+    int pid_of(PeerId peer) const override { return peer < peers_.size() ? peers_[peer].pid : 0; }
+
 private:
     int receive(const std::function<void(const void *, std::size_t)> &on_message) {
         int delivered = 0;
@@ -115,9 +125,17 @@ private:
         }
     }
 
+    // What each process publishes (k_ctl_key).
+    struct Published {
+        std::uint64_t pid;
+        std::uint32_t len;  // of addr's used part
+        std::uint32_t reserved;
+        sockaddr_un addr;
+    };
     struct Address {
         sockaddr_un addr{};
         socklen_t len = 0;
+        int pid = 0;
     };
     int fd_ = -1;
     int wake_fd_ = -1;

@@ -39,7 +39,7 @@ public:
         }
         if (rr != MPI_REQUEST_NULL) {
             wait_complete(rr);
-            MPI_Status st;
+            MPI_Status st{};
             const int e = retire_request(&rr, &st);
             if (err_ == MPI_SUCCESS) err_ = e != MPI_SUCCESS ? e : poison_of(st.MPI_TAG);
             // A shorter message than the call's count: the members' counts

@@ -144,7 +144,7 @@ public:
         int err = MPI_SUCCESS;
         for (MPI_Request &r : reqs_) {
             wait_complete(r);
-            MPI_Status st;
+            MPI_Status st{};
             const bool recv = r->kind == ftmpi_request_s::Kind::recv;
             int e = retire_request(&r, &st);
             if (e == MPI_SUCCESS && recv) e = poison_of(st.MPI_TAG);

@@ -173,15 +173,16 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     wait_complete(sr);
     wait_complete(rr);
     const int serr = retire_request(&sr, MPI_STATUS_IGNORE);
-    MPI_Status st;
+    MPI_Status st{};
     const int rerr = retire_request(&rr, &st);
     if (rerr == MPI_SUCCESS && serr == MPI_SUCCESS) {
         copy_status(status, st);
         return MPI_SUCCESS;
     }
     // The failure's own class, as Open MPI's ULFM returns it (MPI_Sendrecv has
-    // one status: MPI_ERR_IN_STATUS is not its error). The status names the
-    // failed peer (the receive's when both failed); the handler runs once.
+    // one status: MPI_ERR_IN_STATUS is not its error, and its MPI_ERROR field
+    // is left alone). The status names the failed peer (the receive's when
+    // both failed); the handler runs once.
     const int err = rerr != MPI_SUCCESS ? rerr : serr;
     const int peer = rerr != MPI_SUCCESS ? st.MPI_SOURCE : dest;
     if (rerr == MPI_SUCCESS) st.MPI_SOURCE = dest;

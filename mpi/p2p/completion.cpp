@@ -54,6 +54,9 @@ int in_status(const char *call, MPI_Comm comm, int first_err, int errors) {
 // A wildcard receive left pending by a failure: reported, not completed.
 bool failure_pending(MPI_Request r) { return !r->complete && r->failure_pending; }
 
+// Such a request stays active: its status is empty, and the call's code is
+// MPI_ERR_PROC_FAILED_PENDING (in MPI_ERROR too for the calls of several
+// statuses, which set it for every request they report).
 int report_pending(const char *call, MPI_Request r, MPI_Status *status) {
     empty_status(status);
     return raise(r->comm, MPI_ERR_PROC_FAILED_PENDING, call,

@@ -20,15 +20,22 @@ MPI_Request MatchQueue::take_posted(int source, int tag) {
 }
 
 std::unique_ptr<Unexpected> MatchQueue::take_unexpected(int source, int tag) {
-    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it) {
-        if (matches(source, tag, (*it)->source_rank, (*it)->tag & ~ignore_)) {
-            auto u = std::move(*it);
-            if (it == unexpected_.begin()) unexpected_.pop_front();
-            else unexpected_.erase(it);
-            return u;
-        }
-    }
+    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it)
+        if (matches(source, tag, (*it)->source_rank, (*it)->tag & ~ignore_)) return take_at(it);
     return nullptr;
+}
+
+std::unique_ptr<Unexpected> MatchQueue::take_unexpected(const Unexpected *u) {
+    for (auto it = unexpected_.begin(); it != unexpected_.end(); ++it)
+        if (it->get() == u) return take_at(it);
+    return nullptr;
+}
+
+std::unique_ptr<Unexpected> MatchQueue::take_at(std::deque<std::unique_ptr<Unexpected>>::iterator it) {
+    auto u = std::move(*it);
+    if (it == unexpected_.begin()) unexpected_.pop_front();
+    else unexpected_.erase(it);
+    return u;
 }
 
 const Unexpected *MatchQueue::peek_unexpected(int source, int tag) const {

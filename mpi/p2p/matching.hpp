@@ -88,6 +88,9 @@ public:
     // First unexpected message that matches, removed (take) or left (peek).
     std::unique_ptr<Unexpected> take_unexpected(int source, int tag);
     const Unexpected *peek_unexpected(int source, int tag) const;
+    // The message `u` (from peek_unexpected, the queue unchanged since),
+    // removed: a matched probe takes exactly the message it found.
+    std::unique_ptr<Unexpected> take_unexpected(const Unexpected *u);
     void post(MPI_Request r) { posted_.push_back(r); }
     bool remove_posted(MPI_Request r);
     void add_unexpected(std::unique_ptr<Unexpected> u) { unexpected_.push_back(std::move(u)); }
@@ -100,6 +103,7 @@ public:
 
 private:
     friend class Engine;
+    std::unique_ptr<Unexpected> take_at(std::deque<std::unique_ptr<Unexpected>>::iterator it);
     std::deque<MPI_Request> posted_;
     std::deque<std::unique_ptr<Unexpected>> unexpected_;
     // A queue with a handler (a window's, mpi/rma) matches nothing: every

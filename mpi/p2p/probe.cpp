@@ -16,6 +16,7 @@ int check_probe(const char *call, int source, int tag, MPI_Comm comm) {
     return check_not_revoked(call, comm);  // MPI_PROC_NULL too
 }
 
+// A probe's status: MPI_ERROR is left alone (copy_status).
 void fill_status(MPI_Status *status, const Unexpected &u) {
     if (status == MPI_STATUS_IGNORE) return;
     status->MPI_SOURCE = u.source_rank;
@@ -29,11 +30,13 @@ void proc_null_status(MPI_Status *status) {
     if (status != MPI_STATUS_IGNORE) status->MPI_SOURCE = MPI_PROC_NULL;
 }
 
-// One look for a match. Returns MPI_SUCCESS with *found set, the error of a
-// named source that failed with nothing left from it, or MPI_ERR_REVOKED
-// once comm is revoked (a blocking probe never waits on a revoked communicator).
-int look(const char *call, int source, int tag, MPI_Comm comm, const Unexpected **found) {
-    progress();
+// One look for a match, after one turn of progress (*events: what it
+// handled). Returns MPI_SUCCESS with *found set (null: nothing matches yet),
+// the error of a named source that failed with nothing left from it, or
+// MPI_ERR_REVOKED once comm is revoked (a blocking probe never waits on a
+// revoked communicator).
+int look(const char *call, int source, int tag, MPI_Comm comm, const Unexpected **found, int *events) {
+    *events = progress();
     FTMPI_TRY(check_not_revoked(call, comm));
     *found = comm->queue->peek_unexpected(source, tag);
     if (*found != nullptr || ft::failures().epoch() == 0) return MPI_SUCCESS;
@@ -46,10 +49,27 @@ int look(const char *call, int source, int tag, MPI_Comm comm, const Unexpected 
     return MPI_SUCCESS;
 }
 
-MPI_Message take_message(int source, int tag, MPI_Comm comm) {
+// The blocking probes: looks until a message matches. Between looks the wait
+// ends its turn (end_turn): under MPI_THREAD_MULTIPLE the other threads get
+// the library lock, and one of them may send the message this one waits for
+// (to its own rank), or probe and take it first. The lock is held from the
+// look that finds *found to the caller's use of it.
+int look_until(const char *call, int source, int tag, MPI_Comm comm, const Unexpected **found) {
+    for (;;) {
+        int events = 0;
+        FTMPI_TRY(look(call, source, tag, comm, found, &events));
+        if (*found != nullptr) return MPI_SUCCESS;
+        end_turn(events);
+    }
+}
+
+// The matched message for `u`, which a look just found (the lock held since):
+// that very message leaves the queue, so no other receive or probe, of this
+// thread or another, can match it.
+MPI_Message take_message(const Unexpected *u, MPI_Comm comm) {
     auto m = new ftmpi_message_s;
     m->comm = comm;
-    m->msg = comm->queue->take_unexpected(source, tag).release();
+    m->msg = comm->queue->take_unexpected(u).release();
     return m;
 }
 
@@ -102,7 +122,8 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
         return MPI_SUCCESS;
     }
     const Unexpected *u = nullptr;
-    FTMPI_TRY(look("MPI_Iprobe", source, tag, comm, &u));
+    int events = 0;
+    FTMPI_TRY(look("MPI_Iprobe", source, tag, comm, &u, &events));
     *flag = u != nullptr;
     if (u) fill_status(status, *u);
     return MPI_SUCCESS;
@@ -115,11 +136,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
         return MPI_SUCCESS;
     }
     const Unexpected *u = nullptr;
-    for (;;) {
-        FTMPI_TRY(look("MPI_Probe", source, tag, comm, &u));
-        if (u) break;
-        if (g.yield) yield_cpu();
-    }
+    FTMPI_TRY(look_until("MPI_Probe", source, tag, comm, &u));
     fill_status(status, *u);
     return MPI_SUCCESS;
 }
@@ -135,11 +152,12 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
         return MPI_SUCCESS;
     }
     const Unexpected *u = nullptr;
-    FTMPI_TRY(look("MPI_Improbe", source, tag, comm, &u));
+    int events = 0;
+    FTMPI_TRY(look("MPI_Improbe", source, tag, comm, &u, &events));
     *flag = u != nullptr;
     if (!u) return MPI_SUCCESS;
     fill_status(status, *u);
-    *message = take_message(source, tag, comm);
+    *message = take_message(u, comm);
     return MPI_SUCCESS;
 }
 
@@ -152,13 +170,9 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
         return MPI_SUCCESS;
     }
     const Unexpected *u = nullptr;
-    for (;;) {
-        FTMPI_TRY(look("MPI_Mprobe", source, tag, comm, &u));
-        if (u) break;
-        if (g.yield) yield_cpu();
-    }
+    FTMPI_TRY(look_until("MPI_Mprobe", source, tag, comm, &u));
     fill_status(status, *u);
-    *message = take_message(source, tag, comm);
+    *message = take_message(u, comm);
     return MPI_SUCCESS;
 }
 

@@ -41,8 +41,8 @@ inline void wait_complete(MPI_Request r) {
     while (!r->complete && !r->failure_pending) progress_wait();
 }
 
-// Copies the status out and retires the request (REQUEST_NULL, or inactive for
-// persistent ones). Returns the request's error class.
+// Copies the status out (copy_status) and retires the request (REQUEST_NULL,
+// or inactive for persistent ones). Returns the request's error class.
 int retire_request(MPI_Request *slot, MPI_Status *status);
 
 // Generalized requests (mpi/p2p/grequest.cpp). grequest_query fills r->status

@@ -79,15 +79,7 @@ int main(int argc, char **argv) {
 
     if (stop) {
         const int victim = 1;
-        double t0 = 0;
-        if (me == victim) {
-            t0 = MPI_Wtime(); /* CLOCK_MONOTONIC: one clock for the whole node */
-            for (int r = 0; r < size; ++r)
-                if (r != victim) MPI_OK(MPI_Send(&t0, 1, MPI_DOUBLE, r, 1, MPI_COMM_WORLD));
-            tl_die(SIGSTOP);
-            CHECK(0, "a stopped process must never run again");
-        }
-        MPI_OK(MPI_Recv(&t0, 1, MPI_DOUBLE, victim, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        const double t0 = tl_stop_announced(victim);
         int x;
         CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, victim, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_PROC_FAILED);
         const double elapsed = MPI_Wtime() - t0;

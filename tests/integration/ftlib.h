@@ -34,6 +34,25 @@ static inline void tl_die(int sig) {
     _exit(111);
 }
 
+/* Rank `victim` of MPI_COMM_WORLD stops itself (SIGSTOP) after telling every
+   other rank when (MPI_Wtime: CLOCK_MONOTONIC, one clock for the whole
+   node); it never returns. Every other rank returns that time. */
+static inline double tl_stop_announced(int victim) {
+    int me, size;
+    double t_stop = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (me == victim) {
+        t_stop = MPI_Wtime();
+        for (int r = 0; r < size; ++r)
+            if (r != victim) MPI_OK(MPI_Send(&t_stop, 1, MPI_DOUBLE, r, 1, MPI_COMM_WORLD));
+        tl_die(SIGSTOP);
+        CHECK(0, "a stopped process must never run again");
+    }
+    MPI_OK(MPI_Recv(&t_stop, 1, MPI_DOUBLE, victim, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    return t_stop;
+}
+
 /* Ranks of comm known failed here (MPIX_Comm_get_failed), in detection order. */
 static inline int tl_failed(MPI_Comm comm, int *ranks, int max) {
     MPI_Group failed, all;

@@ -87,6 +87,7 @@ static struct knob knobs[] = {
     {"FTMPI_ERRHANDLER", K_STRING, "mpi_errors_are_fatal", 0},
     {"FTMPI_RMA_SHM", K_INT, "1", 0},
     {"FTMPI_SLURM_KEEPER", K_INT, "1", 0},
+    {"FTMPI_SERVICE_CPUS", K_STRING, "", 0},
     {"FTMPI_LOG", K_INT, "1", 0},
 };
 enum { NKNOBS = sizeof knobs / sizeof knobs[0] };

@@ -54,6 +54,16 @@ static inline void tl_init(int *argc, char ***argv, int *rank, int *size, int mi
     CHECK(*size >= min_size, "needs at least %d ranks, got %d", min_size, *size);
 }
 
+/* MPI_Init_thread asking for MPI_THREAD_MULTIPLE, which must be granted,
+   then this process's rank and the job size in MPI_COMM_WORLD. */
+static inline void tl_init_multiple(int *argc, char ***argv, int *rank, int *size) {
+    int provided = -1;
+    MPI_OK(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided));
+    CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_Init_thread: provided %d", provided);
+    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, rank));
+    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, size));
+}
+
 /* Deterministic byte pattern of message `seed` at offset i. */
 static inline unsigned char tl_pattern(uint64_t seed, size_t i) {
     uint64_t x = seed * 0x9E3779B97F4A7C15ull + i * 0xBF58476D1CE4E5B9ull;

@@ -307,6 +307,11 @@ TEST_CASE("detector state machine: timeout, news spread once, exclusion", "[ft][
     REQUIRE(fx.sends.size() == 1);
     CHECK(fx.sends[0].peer == 2);
     CHECK(detector_msg_kind(fx.sends[0].msg.data(), fx.sends[0].msg.size()) == int(DetectorMsg::heartbeat));
+    // Silence counts while this detector runs, tick by tick (every period).
+    for (int t = 30; t <= 50; t += 10) {
+        fx = {};
+        CHECK_FALSE(core.tick(t0 + Ms(t), fx));
+    }
     fx = {};
     CHECK(core.tick(t0 + Ms(51), fx));
     REQUIRE(fx.events.size() == 1);
@@ -350,6 +355,112 @@ TEST_CASE("detector state machine: timeout, news spread once, exclusion", "[ft][
         }
     REQUIRE(told);
     CHECK(fx.excluded);
+}
+
+namespace {
+// A heartbeat from rank `from` of an 8-rank ring, as its detector would send it.
+std::vector<char> heartbeat_from(int from, DetectorCore::Time t) {
+    Log log;
+    DetectorCore sender(log, from, 8, 100, DetectorCore::Ms(10), DetectorCore::Ms(50), 64);
+    DetectorCore::Effects fx;
+    sender.start(t, fx);
+    for (auto &s : fx.sends)
+        if (s.peer == (from + 1) % 8) return s.msg;
+    return {};
+}
+
+// Ticks `core` every 10 ms from `from` (exclusive) until it declares its
+// predecessor or `until` passes; returns when it declared (or `until` + 1).
+int tick_until_declared(DetectorCore &core, DetectorCore::Time t0, int from, int until,
+                        std::vector<DetectorCore::Event> *events = nullptr) {
+    for (int t = from + 10; t <= until; t += 10) {
+        DetectorCore::Effects fx;
+        const bool declared = core.tick(t0 + DetectorCore::Ms(t), fx);
+        if (events) events->insert(events->end(), fx.events.begin(), fx.events.end());
+        if (declared) return t;
+    }
+    return until + 1;
+}
+}  // namespace
+
+TEST_CASE("detector state machine: the observer's own absence does not count against its predecessor",
+          "[ft][detector]") {
+    using Core = DetectorCore;
+    using Ms = Core::Ms;
+    Log log;
+    Core core(log, 1, 8, 100, Ms(10), Ms(50), 64);  // period 10 ms, timeout 50 ms
+    Core::Effects fx;
+    const Core::Time t0{};
+    core.start(t0, fx);
+    CHECK_FALSE(core.tick(t0 + Ms(10), fx));
+    CHECK_FALSE(core.tick(t0 + Ms(20), fx));
+    // This detector did not run for 500 ms (its process starved, its CPU
+    // stolen): that counts as two periods, not as the predecessor's silence.
+    fx = {};
+    CHECK_FALSE(core.tick(t0 + Ms(520), fx));
+    CHECK(fx.events.empty());
+    // The heartbeat that waited meanwhile arrives; the longest gap is as it was.
+    const auto beat = heartbeat_from(0, t0);
+    REQUIRE_FALSE(beat.empty());
+    core.on_message(beat.data(), beat.size(), t0 + Ms(521), fx);
+    CHECK(core.max_gap() == Ms(521));
+    // A predecessor silent from then on, with this detector running, is
+    // declared one timeout later (within a tick), as before.
+    const int declared = tick_until_declared(core, t0, 521, 2000);
+    CHECK(declared > 521 + 50);
+    CHECK(declared <= 521 + 50 + 10);
+    CHECK(log.contains(100));
+}
+
+TEST_CASE("detector state machine: a predecessor whose detector thread waits for a CPU is not suspected",
+          "[ft][detector]") {
+    using Core = DetectorCore;
+    using Ms = Core::Ms;
+    using E = Core::Evidence;
+    const Core::Time t0{};
+    Log log;
+    Core core(log, 1, 8, 100, Ms(10), Ms(50), 64);
+    E::Kind said = E::waiting;
+    int asked = 0;
+    core.set_evidence([&](int pred) {
+        CHECK(pred == 0);
+        ++asked;
+        return E{said, "test"};
+    });
+    Core::Effects fx;
+    core.start(t0, fx);
+    std::vector<Core::Event> events;
+    // Overdue but starved: asked once a period, one `starved` event, no failure.
+    CHECK(tick_until_declared(core, t0, 0, 200, &events) == 201);
+    CHECK(asked >= 10);
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].kind == Core::Event::starved);
+    CHECK_FALSE(log.contains(100));
+    // Its heartbeat comes: the silence starts over.
+    const auto beat = heartbeat_from(0, t0);
+    core.on_message(beat.data(), beat.size(), t0 + Ms(205), fx);
+    asked = 0;
+    CHECK(tick_until_declared(core, t0, 200, 250) == 251);
+    CHECK(asked == 0);
+    // Then stopped (or gone, or stuck): declared at the next look.
+    said = E::silent;
+    events.clear();
+    const int declared = tick_until_declared(core, t0, 250, 400, &events);
+    CHECK(declared <= 205 + 50 + 10 + 10);
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].kind == Core::Event::timeout);
+    CHECK(std::string(events[0].detail) == "test");
+    CHECK(log.contains(100));
+
+    // Starved without end: declared once the silence passes the limit.
+    Log log2;
+    Core core2(log2, 1, 8, 100, Ms(10), Ms(50), 64);
+    core2.set_evidence([](int) { return E{E::waiting, "test"}; });
+    core2.start(t0, fx);
+    const int limit = Core::k_starved_limit * 50;
+    const int at = tick_until_declared(core2, t0, 0, 10 * limit);
+    CHECK(at > limit);
+    CHECK(at <= limit + 20);
 }
 
 TEST_CASE("detector state machine at scale: every survivor learns of every crash", "[ft][detector]") {
