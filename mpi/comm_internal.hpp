@@ -83,10 +83,14 @@ int intercomm_from_leaders(MPI_Comm local_comm, int local_leader, MPI_Comm peer_
 // communicator and the fault-tolerance view.
 void free_intercomm_parts(MPI_Comm comm);
 // Destroys a communicator (intra or inter) and what it owns; its attributes
-// are the caller's business. Its context is free again at once; the object
-// itself stays until no request refers to it (ftmpi_comm_s::refs).
+// are the caller's business. Its handle is dead at once; while requests
+// refer to it (ftmpi_comm_s::refs), its operations still run, and its context,
+// queues and agreements stay; the last one's release (unref_comm) retires it.
 void discard_comm(MPI_Comm c);
-// Deletes a discarded communicator's object (its queues and error handler).
+// A reference to c (a request's) goes: a discarded communicator is retired
+// or deleted when it was the last.
+void unref_comm(MPI_Comm c);
+// Deletes a retired communicator's object (its queues and error handler).
 void delete_comm_object(MPI_Comm c);
 
 }  // namespace ftmpi::mpi

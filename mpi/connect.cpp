@@ -82,8 +82,8 @@ void close_bridge(MPI_Comm c) {
     g.engine->close(c->queue);
     g.engine->close(c->coll_queue);
     c->magic = Magic::dead;
-    if (c->refs > 0) c->freed = true;
-    else delete_comm_object(c);
+    c->freed = c->retired = true;
+    if (c->refs == 0) delete_comm_object(c);
 }
 
 // One dial-context message to process `to` (its rank `peer` in the bridge).

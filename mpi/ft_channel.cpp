@@ -56,7 +56,7 @@ void handle(MPI_Comm c, int tag, int from, const void *body, std::size_t len) {
 
 void stop_lingering(MPI_Comm c) {
     forget_agreements(c);
-    if (--c->refs == 0 && c->freed) delete_comm_object(c);
+    unref_comm(c);
 }
 
 }  // namespace

@@ -124,10 +124,13 @@ struct ftmpi_comm_s {
     std::vector<int> coll_ranks;
     bool revoked = false;        // MPIX_Comm_revoke (mpi/revoke.cpp)
     // Requests that refer to this communicator. MPI_Comm_free lets pending
-    // operations complete normally: the object goes when the last one is
-    // released (freed is then set, and magic is dead for the user).
+    // operations complete normally: `freed` is set (and magic is dead for the
+    // user) at once, the communicator is retired (context released, queues
+    // closed, mpi/comm_create.cpp) when the last request is released, and the
+    // object goes when nothing refers to it any more.
     int refs = 0;
     bool freed = false;
+    bool retired = false;
     // The same at every member and (with high probability) different from any
     // earlier communicator on this context slot: fault-tolerance messages
     // carry it, so a late revoke of a freed communicator never hits the next.

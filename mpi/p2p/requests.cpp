@@ -115,7 +115,7 @@ void release_request(MPI_Request r) {
     if (r->kind == ftmpi_request_s::Kind::generalized) grequest_free(r);
     if (MPI_Comm c = r->comm) {
         r->comm = nullptr;
-        if (--c->refs == 0 && c->freed) delete_comm_object(c);
+        unref_comm(c);
     }
     if (r->datatype != nullptr && !r->datatype->predefined) {
         dt_release(r->datatype);
