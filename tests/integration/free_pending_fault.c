@@ -1,20 +1,49 @@
 /*
  * A communicator freed with nonblocking collectives pending on it (their
- * requests freed too), and then one of its members dies: the pending
- * operations fail at the survivors (their sends to the dead process are
- * given up, their receives from it fail) and the communicator goes once they
- * are over, from inside the failure handling. The survivors carry on: a
- * barrier on MPI_COMM_WORLD fails with MPI_ERR_PROC_FAILED, and after a
- * shrink an allreduce works. The last rank is the victim: it takes part in
- * none of the pending collectives and dies when rank 0 tells it to.
+ * requests freed too); the communicator goes once they are over, from inside
+ * the failure or revoke handling that ends them.
+ *  kill:   then one of its members dies: the pending operations fail at the
+ *          survivors (their sends to the dead process are given up, their
+ *          receives from it fail). The survivors carry on: a barrier on
+ *          MPI_COMM_WORLD fails with MPI_ERR_PROC_FAILED, and after a shrink
+ *          an allreduce works. The last rank is the victim: it takes part in
+ *          none of the pending collectives and dies when rank 0 tells it to.
+ *  revoke: rank 0, which takes part in none of them either and keeps the
+ *          communicator, revokes it; the others' operations fail with
+ *          MPI_ERR_REVOKED as the revoke reaches them.
  */
 #include "ftlib.h"
 
 enum { BYTES = 1 << 20, PENDING = 3 };
 
+static void revoke_case(int rank) {
+    MPI_Comm c;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+    if (rank != 0) {
+        MPI_Request reqs[2];
+        static int in = 1, out; /* still in use once this block is left */
+        MPI_OK(MPI_Ibarrier(c, &reqs[0]));
+        MPI_OK(MPI_Iallreduce(&in, &out, 1, MPI_INT, MPI_SUM, c, &reqs[1]));
+        for (int i = 0; i < 2; ++i) MPI_OK(MPI_Request_free(&reqs[i]));
+        MPI_OK(MPI_Comm_free(&c));
+    }
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD)); /* the others' operations are pending when rank 0 revokes */
+    if (rank == 0) {
+        MPI_OK(MPIX_Comm_revoke(c));
+        MPI_OK(MPI_Comm_free(&c));
+    }
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 0) printf("free_pending_fault revoke: OK\n");
+    MPI_Finalize();
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     tl_init(&argc, &argv, &rank, &size, 3);
+    if (argc > 1 && strcmp(argv[1], "revoke") == 0) {
+        revoke_case(rank);
+        return 0;
+    }
     const int victim = size - 1;
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_Comm c;
@@ -47,7 +76,7 @@ int main(int argc, char **argv) {
        on c failed here then, and no longer touches the buffers. */
     free(out);
     free(in);
-    if (rank == 0) printf("free_pending_fault: OK\n");
+    if (rank == 0) printf("free_pending_fault kill: OK\n");
     MPI_Finalize();
     return 0;
 }
