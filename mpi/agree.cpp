@@ -252,8 +252,9 @@ std::uint64_t reserve_internal(MPI_Comm c, std::uint64_t n) {
     return base;
 }
 
+// Called from completion callbacks (a nonblocking creation's next step), so
+// it drives no progress itself (state.hpp: the transport is not re-entrant).
 void start_internal(MPI_Comm c, std::uint64_t number, int flag, std::function<void(const Agreed &)> on_decided) {
-    progress();
     MPI_Request r = new_request(ftmpi_request_s::Kind::coll, c, nullptr, 0, nullptr, 0, 0, 0);
     r->user_freed = true;  // nobody waits on it: released once decided
     enter_seq(c, k_internal_seq | number, flag_words(flag), r,

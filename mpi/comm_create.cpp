@@ -231,8 +231,13 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint6
 
 int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm);
 
-void discard_comm(MPI_Comm c) {
-    if (c == g_parent) g_parent = MPI_COMM_NULL;
+namespace {
+
+// A freed communicator without pending operations: its context is free again
+// here, its queues close, it leaves the fault-tolerance channel (or lingers
+// there, taking a reference), and the object goes once nothing refers to it.
+void retire_comm(MPI_Comm c) {
+    c->retired = true;
     if (c->inter) free_intercomm_parts(c);
     unregister_comm(c);
     if (c->ft_owner == nullptr) {  // an inter-communicator's view shares its owner's context and queues
@@ -240,7 +245,25 @@ void discard_comm(MPI_Comm c) {
         g.engine->close(c->queue);
         g.engine->close(c->coll_queue);
     }
-    drop_comm_handle(c);  // or the last request's release deletes it
+    if (c->refs == 0) delete_comm_object(c);
+}
+
+}  // namespace
+
+void discard_comm(MPI_Comm c) {
+    if (c == g_parent) g_parent = MPI_COMM_NULL;
+    c->magic = Magic::dead;
+    c->freed = true;
+    // Its pending operations complete normally first (MPI-3.1 §6.4.3): a
+    // nonblocking collective's later rounds, an idup's exchange and
+    // agreements still need its queues and its agreements (comm_release).
+    if (c->refs == 0) retire_comm(c);
+}
+
+void comm_release(MPI_Comm c) {
+    if (--c->refs > 0 || !c->freed) return;
+    if (c->retired) delete_comm_object(c);
+    else retire_comm(c);
 }
 
 void delete_comm_object(MPI_Comm c) {

@@ -23,6 +23,16 @@
 //     §17.8.2), with MPI_ERR_PROC_FAILED or MPI_ERR_REVOKED.
 //  Slots that earlier idups of the same parent took while this one was in
 //  flight are left out of its candidates (every member knows them alike).
+//
+// As if MPI_Comm_dup ran at the call (MPI-3.1 §6.4.2): the attribute copy
+// callbacks run at the call, on the attributes the parent has then; their
+// copies wait in a holder object until the communicator is made (or are
+// deleted through it, should the idup fail). The parent may be freed at once
+// after the call: the operation completes normally (MPI-3.1 §6.4.3), its
+// request holding the parent (comm_create.cpp, discard_comm).
+//
+// Every step after the call runs inside completion callbacks, inside
+// progress(): nothing here waits or drives progress.
 #include <algorithm>
 #include <cstring>
 #include <deque>
@@ -53,7 +63,7 @@ struct IdupOffer {
 };
 
 struct Idup {
-    MPI_Comm parent;        // the user's communicator
+    MPI_Comm parent;        // the user's communicator (maybe freed since the call)
     MPI_Comm team;          // where the exchange and agreements run (parent, or its view)
     MPI_Comm *out;          // the user's newcomm, written at completion
     MPI_Request request;    // the user's
@@ -66,6 +76,10 @@ struct Idup {
     std::vector<int> excluded;  // slots not to try (taken by earlier idups, or failed claims)
     std::vector<int> claimed;   // this attempt's slots, claimed here
     std::uint64_t nonce = 0;
+    // The parent's attributes as copied at the call (a holder that never
+    // becomes a communicator), and the copy's outcome.
+    ftmpi_comm_s *held = nullptr;
+    int copy_err = MPI_SUCCESS;
 };
 
 // The idups of each parent, in call order.
@@ -95,24 +109,28 @@ void idup_release_claims(Idup &d) {
 
 void idup_pump(MPI_Comm parent);
 
-// The idup is over: the user's request completes with `err`.
+// The idup is over: the user's request completes with `err` (its release
+// may retire a freed parent: the parent is not touched after it unless
+// later idups, whose requests hold it, are pending).
 void idup_finish(Idup *d, MPI_Comm made, int err) {
-    if (made != MPI_COMM_NULL) {
-        if (const int e = copy_attributes(d->parent, made); e != MPI_SUCCESS) {
-            discard_comm(made);
-            made = MPI_COMM_NULL;
-            err = e;
-        }
+    if (made != MPI_COMM_NULL && d->copy_err != MPI_SUCCESS) {  // a copy callback failed at the call
+        discard_comm(made);
+        made = MPI_COMM_NULL;
+        err = d->copy_err;
     }
+    if (made != MPI_COMM_NULL) made->attrs = std::move(d->held->attrs);
+    else delete_attributes(d->held);  // the copies go (their delete callbacks run)
+    delete d->held;
     *d->out = made;
     MPI_Comm parent = d->parent;
-    auto &q = g_idup_queues[parent];
-    q.erase(std::find(q.begin(), q.end(), d));
     MPI_Request r = d->request;
+    auto q = g_idup_queues.find(parent);
+    q->second.erase(std::find(q->second.begin(), q->second.end(), d));
     delete d;
+    const bool more = !q->second.empty();
+    if (!more) g_idup_queues.erase(q);
     complete_request(r, err, 0);
-    if (q.empty()) g_idup_queues.erase(parent);
-    else idup_pump(parent);
+    if (more) idup_pump(parent);
 }
 
 MPI_Comm idup_make(Idup &d) {
@@ -221,6 +239,9 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     d->out = newcomm;
     d->request = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
     d->request->complete = false;
+    d->held = new ftmpi_comm_s;
+    d->held->magic = Magic::dead;  // never a communicator the user can use
+    d->copy_err = copy_attributes(comm, d->held);
     d->agree_base = reserve_internal(d->team, k_attempts);
     d->mine = IdupOffer{free_idup_slots(), random_nonce()};
     d->all.resize(static_cast<std::size_t>(d->team->size));

@@ -98,28 +98,20 @@ int intercomm_from_leaders(MPI_Comm local_comm, int local_leader, MPI_Comm peer_
 // communicator and the fault-tolerance view.
 void free_intercomm_parts(MPI_Comm comm);
 // Destroys a communicator (intra or inter) and what it owns; its attributes
-// are the caller's business. Its context is free again at once; the object
-// itself stays until no request refers to it (ftmpi_comm_s::refs).
+// are the caller's business. Its handle is dead at once; while something
+// refers to it (ftmpi_comm_s::refs), its operations still run, and its
+// context, queues and agreements stay; the last reference's release
+// (comm_release) retires it.
 void discard_comm(MPI_Comm c);
-// Deletes a discarded communicator's object (its queues and error handler).
+// Deletes a retired communicator's object (its queues and error handler).
 void delete_comm_object(MPI_Comm c);
 
 // References to a communicator object (ftmpi_comm_s::refs): a request on it,
-// the fault-tolerance channel's lingering, an error being reported. The
-// object, with its error handler and name, stays after MPI_Comm_free until
-// the last one is released, which deletes it.
+// the fault-tolerance channel's lingering, an error being reported, a walk
+// that completes requests. The last one's release retires a freed
+// communicator, or deletes a retired one's object.
 inline void comm_retain(MPI_Comm c) { ++c->refs; }
-inline void comm_release(MPI_Comm c) {
-    if (--c->refs == 0 && c->freed) delete_comm_object(c);
-}
-
-// The user's handle to c is gone (magic dead): the object goes now, or with
-// its last reference.
-inline void drop_comm_handle(MPI_Comm c) {
-    c->magic = Magic::dead;
-    if (c->refs > 0) c->freed = true;
-    else delete_comm_object(c);
-}
+void comm_release(MPI_Comm c);
 
 // Holds a communicator (may be null) for a scope: a request's error is
 // reported on its communicator after the request is released, and the

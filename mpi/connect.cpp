@@ -83,7 +83,9 @@ void close_bridge(MPI_Comm c) {
     if (c == MPI_COMM_NULL) return;
     g.engine->close(c->queue);
     g.engine->close(c->coll_queue);
-    drop_comm_handle(c);
+    c->magic = Magic::dead;
+    c->freed = c->retired = true;
+    if (c->refs == 0) delete_comm_object(c);
 }
 
 // One dial-context message to process `to` (its rank `peer` in the bridge).

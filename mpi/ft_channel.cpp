@@ -16,6 +16,8 @@
 #include <cstring>
 #include <deque>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "mpi/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
@@ -155,10 +157,13 @@ void on_ft_message(const transport::Arrival &a) {
 
 void recovery_on_failures() {
     // Collectives of a communicator made collectively inactive give up their
-    // sends waiting for a receiver (which gave up too: see start_recv).
+    // sends waiting for a receiver (which gave up too: see start_recv). The
+    // cancelled sends complete at once, and their release may retire a freed
+    // communicator (leaving g_comms): the contexts are listed first.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> inactive;
     for (auto &[slot, c] : g_comms)
-        if (collectively_inactive(c))
-            g.transport->cancel_sends(c->uid, c->context + 1, c->context + 1, transport::Err::canceled);
+        if (collectively_inactive(c)) inactive.emplace_back(c->uid, c->context + 1);
+    for (auto [uid, context] : inactive) g.transport->cancel_sends(uid, context, context, transport::Err::canceled);
     agreements_on_failures();
 }
 

@@ -37,6 +37,11 @@ void setup_predefined_comms(int rank, int size, int id_base);
 
 void yield_cpu() { sched_yield(); }
 
+void nested_wait() {
+    FTMPI_ERROR("internal error: a blocking wait inside a completion callback, where nothing can progress");
+    std::abort();
+}
+
 namespace {
 
 // A process forked by this rank after MPI_Init is not an MPI process: its MPI

@@ -123,13 +123,16 @@ struct ftmpi_comm_s {
     // not empty they run over these comm ranks (virtual rank -> comm rank).
     std::vector<int> coll_ranks;
     bool revoked = false;        // MPIX_Comm_revoke (mpi/revoke.cpp)
-    // Requests that refer to this communicator (and whatever else holds it:
-    // comm_retain / CommRef in mpi/comm_internal.hpp). MPI_Comm_free lets
-    // pending operations complete normally: the object, with its error
-    // handler and name, goes when the last one is released (freed is then
-    // set, and magic is dead for the user).
+    // References to this communicator: its requests, and whatever else holds
+    // it (comm_retain / CommRef in mpi/comm_internal.hpp). MPI_Comm_free lets
+    // pending operations complete normally: `freed` is set (and magic is dead
+    // for the user) at once, the communicator is retired (context released,
+    // queues closed, mpi/comm_create.cpp) when the last reference is
+    // released, and the object, with its error handler and name, goes when
+    // nothing refers to it any more.
     int refs = 0;
     bool freed = false;
+    bool retired = false;
     // Transfers on it started and not yet complete (ftmpi_request_s::counted):
     // what MPI_Comm_disconnect waits for. A request that completed, or a
     // persistent one not started, holds a reference but is not pending.

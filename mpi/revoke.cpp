@@ -5,6 +5,7 @@
 #include "mpi-ext.h"
 #include "ft/revoke.hpp"
 #include "mpi/checks.hpp"
+#include "mpi/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "mpi/recovery_internal.hpp"
@@ -15,9 +16,15 @@ namespace ftmpi::mpi {
 
 void revoke_local(MPI_Comm c) {
     if (c->revoked) return;
+    // The failed requests' release may retire a freed communicator (its
+    // last ones): c, and the inter-communicator whose queues a view shares,
+    // stay until this is over.
+    MPI_Comm owner = c->ft_owner;
+    comm_retain(c);
+    if (owner != nullptr) comm_retain(owner);
     const auto notify = ft::revoke_notice(c->revoked, CommView(c));
     abort_creations(c);
-    if (MPI_Comm owner = c->ft_owner) {  // an inter-communicator's view
+    if (owner != nullptr) {  // an inter-communicator's view
         owner->revoked = true;
         // Its collectives run their group-internal steps on the hidden local
         // communicator: those must stop too.
@@ -41,6 +48,8 @@ void revoke_local(MPI_Comm c) {
         ft_send(c, peer, revoke_tag, nullptr, 0);
         if (++sent == 2) runtime::test_kill_point("revoke");  // tests: a partial revoke notice
     }
+    comm_release(c);
+    if (owner != nullptr) comm_release(owner);
 }
 
 namespace {

@@ -48,6 +48,7 @@ struct State {
     pthread_t main_thread{};
     bool yield = false;
     std::uint64_t seen_epoch = 0;
+    bool progressing = false;  // inside progress(): see there
     ft::Failures *failures = &ft::failures();  // the process's record, without a call per poll
     P2pCounts p2p;
 };
@@ -58,13 +59,26 @@ extern State g;
 void on_new_failures();
 
 // Returns the number of transport events handled.
+//
+// Completion callbacks (a request's on_complete, a schedule's next round or
+// finish hook, an agreement's decision) run inside progress(), and may start
+// the next step of a nonblocking operation. The transport's poll is not
+// re-entrant (its callbacks run while it walks its rings and backlogs), so a
+// progress() called from inside one returns at once: the outer poll goes on
+// when the callback returns. A blocking wait there could never end: it is an
+// internal error (nested_wait).
 inline int progress() {
+    if (g.progressing) return 0;
+    g.progressing = true;
     const int events = g.transport ? g.transport->poll() : 0;
     auto &f = *g.failures;
     f.poll();
     if (f.epoch() != g.seen_epoch) on_new_failures();
+    g.progressing = false;
     return events;
 }
+
+[[noreturn]] void nested_wait();
 
 void yield_cpu();
 
@@ -78,7 +92,10 @@ inline void end_turn(int events) {
     if (g.yield && events == 0) yield_cpu();  // something came: look again at once
 }
 
-// One turn of a blocking wait.
-inline void progress_wait() { end_turn(progress()); }
+// One turn of a blocking wait (never from inside progress(): see there).
+inline void progress_wait() {
+    if (g.progressing) nested_wait();
+    end_turn(progress());
+}
 
 }  // namespace ftmpi::mpi

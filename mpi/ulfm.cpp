@@ -10,6 +10,7 @@
 // the local group there, as spec 000 §17.4.1 asks).
 #include <algorithm>
 #include <climits>
+#include <vector>
 
 #include "mpi-ext.h"
 #include "mpi/checks.hpp"
@@ -39,6 +40,9 @@ void acknowledge(MPI_Comm c, std::size_t n) {
 
 void apply_failures_to_posted() {
     auto &f = ft::failures();
+    // Completed after the walk: a completion's release may delete a freed
+    // communicator's queues (Engine::destroy) under it.
+    std::vector<MPI_Request> failed;
     for (auto &qp : g.engine->queues()) {
         auto &posted = qp->posted();
         for (auto it = posted.begin(); it != posted.end();) {
@@ -55,9 +59,10 @@ void apply_failures_to_posted() {
             r->posted = false;
             r->status.MPI_SOURCE = r->peer;
             r->status.MPI_TAG = r->tag;
-            complete_request(r, MPI_ERR_PROC_FAILED, 0);
+            failed.push_back(r);
         }
     }
+    for (MPI_Request r : failed) complete_request(r, MPI_ERR_PROC_FAILED, 0);
 }
 
 namespace {

@@ -53,6 +53,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < N; ++i) MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &comms[i], &reqs[i]));
     MPI_OK(MPI_Waitall(N, reqs, MPI_STATUSES_IGNORE));
     for (int i = 0; i < N; ++i) check_comm(comms[i], "idup of world (waitall)");
+    for (int i = 0; i < N; ++i) MPI_OK(MPI_Comm_free(&comms[i]));
 
     STEP("section 2");
     /* 2. Overlapping idups of pair communicators around a ring: with a

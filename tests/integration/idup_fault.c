@@ -5,9 +5,26 @@
  * "during": the last rank calls idup and dies at once (its exchange may or
  * may not have gone out): the survivors all succeed or all fail alike
  * (checked with an agreement), and a success is usable among them after a
- * shrink.
+ * shrink. In both, an attribute of the parent is copied at each call and
+ * deleted again for each idup that fails (its copy never had a communicator).
  */
 #include "ftlib.h"
+
+static int copies, deletes;
+
+static int count_copy(MPI_Comm old, int key, void *extra, void *in, void *out, int *flag) {
+    (void)old, (void)key, (void)extra;
+    ++copies;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int count_delete(MPI_Comm c, int key, void *value, void *extra) {
+    (void)c, (void)key, (void)value, (void)extra;
+    ++deletes;
+    return MPI_SUCCESS;
+}
 
 int main(int argc, char **argv) {
     int rank, size;
@@ -17,9 +34,14 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     MPI_Comm dups[3];
     MPI_Request reqs[3];
+    int key;
+    static int value;
+    MPI_OK(MPI_Comm_create_keyval(count_copy, count_delete, &key, NULL));
+    MPI_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, key, &value));
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == victim && !during) tl_die(SIGKILL);
     for (int i = 0; i < 3; ++i) MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &dups[i], &reqs[i]));
+    CHECK(copies == 3, "copy callbacks at the calls: %d", copies);
     if (rank == victim) tl_die(SIGKILL);
     int ok[3];
     for (int i = 0; i < 3; ++i) {
@@ -30,6 +52,8 @@ int main(int argc, char **argv) {
         if (!ok[i] && during)
             CHECK(tl_class(rc) == MPI_ERR_PROC_FAILED, "idup %d failed with class %d", i, tl_class(rc));
     }
+    const int failed = !ok[0] + !ok[1] + !ok[2];
+    CHECK(deletes == failed, "%d idups failed, %d attribute copies deleted", failed, deletes);
     /* Every survivor saw the same outcome: agree on it (AND and NOT-AND). */
     MPIX_Comm_failure_ack(MPI_COMM_WORLD);
     for (int i = 0; i < 3; ++i) {
@@ -48,6 +72,7 @@ int main(int argc, char **argv) {
             MPI_Comm_free(&dups[i]);
         }
     }
+    CHECK(deletes == 3, "every copy deleted: %d", deletes);
     if (rank == 0) printf("idup_fault %s: OK (%d %d %d)\n", during ? "during" : "before", ok[0], ok[1], ok[2]);
     MPI_Finalize();
     return 0;
