@@ -205,7 +205,7 @@ int read_span(int fd, char *buf, std::size_t len, MPI_Offset off, std::size_t *g
 }
 
 // One piece an aggregator handles in a window: file bytes and where they are.
-struct Piece {
+struct FilePiece {
     MPI_Offset off;
     std::size_t len;
     char *at;
@@ -331,7 +331,7 @@ int run_round(ftmpi_file_s &f, bool write, const Plan &plan, long long r, const 
     MPI_Offset w0 = 0, w1 = 0;
     std::vector<char> incoming;
     std::vector<std::size_t> at(theirs.size() + 1, 0);
-    std::vector<Piece> pieces;
+    std::vector<FilePiece> pieces;
     if (my_agg >= 0) {
         plan.window(static_cast<std::size_t>(my_agg), r, &w0, &w1);
         for (std::size_t s = 0; s < theirs.size(); ++s) {
@@ -348,7 +348,7 @@ int run_round(ftmpi_file_s &f, bool write, const Plan &plan, long long r, const 
                 const Extent &e = theirs[s].runs[i];
                 const MPI_Offset p0 = std::max(e.off, w0);
                 const MPI_Offset p1 = std::min(e.off + static_cast<MPI_Offset>(e.len), w1);
-                pieces.push_back(Piece{p0, static_cast<std::size_t>(p1 - p0), into});
+                pieces.push_back(FilePiece{p0, static_cast<std::size_t>(p1 - p0), into});
                 into += p1 - p0;
             }
         }
@@ -356,7 +356,7 @@ int run_round(ftmpi_file_s &f, bool write, const Plan &plan, long long r, const 
     if (!write && !pieces.empty()) {
         // Read the covered span with one request, then give each piece its bytes.
         MPI_Offset c0 = pieces.front().off, c1 = c0;
-        for (const Piece &p : pieces) {
+        for (const FilePiece &p : pieces) {
             c0 = std::min(c0, p.off);
             c1 = std::max(c1, p.off + static_cast<MPI_Offset>(p.len));
         }
@@ -364,7 +364,7 @@ int run_round(ftmpi_file_s &f, bool write, const Plan &plan, long long r, const 
         const auto span = static_cast<std::size_t>(c1 - c0);
         if (*sys == 0) *sys = read_span(f.fd, window.data(), span, c0, &got);
         std::memset(window.data() + got, 0, span - got);
-        for (const Piece &p : pieces) std::memcpy(p.at, window.data() + (p.off - c0), p.len);
+        for (const FilePiece &p : pieces) std::memcpy(p.at, window.data() + (p.off - c0), p.len);
     }
     for (std::size_t s = 0; s < theirs.size(); ++s) {
         const std::size_t len = at[s + 1] - at[s];
@@ -394,14 +394,14 @@ int run_round(ftmpi_file_s &f, bool write, const Plan &plan, long long r, const 
     if (!write) return err;
     // Write the window's covered runs: every piece, sorted by offset, each
     // maximal contiguous sequence with one pwritev.
-    std::stable_sort(pieces.begin(), pieces.end(), [](const Piece &p, const Piece &q) { return p.off < q.off; });
+    std::stable_sort(pieces.begin(), pieces.end(), [](const FilePiece &p, const FilePiece &q) { return p.off < q.off; });
     std::vector<iovec> iov;
     MPI_Offset start = 0, end = 0;
     auto flush = [&] {
         if (!iov.empty() && *sys == 0) *sys = write_iov(f.fd, iov, start);
         iov.clear();
     };
-    for (const Piece &p : pieces) {
+    for (const FilePiece &p : pieces) {
         if (iov.empty() || p.off != end) {
             flush();
             start = p.off;
