@@ -5,7 +5,8 @@
  *      limit): derived -> same derived, derived -> contiguous, contiguous ->
  *      derived; gaps of the receive buffer stay untouched.
  *   B. indexed, struct with padding, subarray (C and Fortran order), resized,
- *      each eager and rendezvous, between different pairs of ranks.
+ *      an indexed type with zero-length blocks inside a struct, each eager
+ *      and rendezvous, between different pairs of ranks.
  *   C. Isend/Irecv around a ring and Sendrecv with derived types on both sides.
  *   D. Probe + Get_count/Get_elements with a struct type (whole elements and a
  *      partial one), Mprobe + Mrecv into a derived type.
@@ -107,6 +108,79 @@ static void part_b_indexed(int reps) {
     }
     free(a);
     MPI_OK(MPI_Type_free(&t));
+}
+
+/* An indexed type whose first blocks (and one in the middle, past the others)
+   have length zero, inside a struct after an int: zero-length blocks carry no
+   data and do not move the bounds (indexed: lb 16, extent 36; the struct:
+   extent 96, 11 ints an element at int positions zb_pos). Sent with the type
+   by 0, received contiguous by 1; sent contiguous by 1, received with the
+   type by 2 (the gaps untouched); packed, the ints in type-map order. */
+static const int zb_pos[11] = {0, 6, 7, 12, 13, 14, 15, 16, 21, 22, 23};
+
+/* a[] holds reps elements of the struct: the data at zb_pos, -1 in the gaps. */
+static void zb_check_spread(const int *a, int reps, const char *what) {
+    for (int e = 0; e < reps; ++e)
+        for (int i = 0, j = 0; i < 24; ++i) {
+            const int want = (j < 11 && zb_pos[j] == i) ? 24 * e + i + 100 : -1;
+            if (want != -1) ++j;
+            CHECK(a[24 * e + i] == want, "B zero blocks: %s element %d int %d = %d, expected %d", what, e, i,
+                  a[24 * e + i], want);
+        }
+}
+
+static void part_b_zeroblocks(int reps) {
+    int lens[5] = {0, 0, 2, 0, 3}, disps[5] = {7, 1, 4, 30, 10};
+    MPI_Datatype idx, t;
+    MPI_OK(MPI_Type_indexed(5, lens, disps, MPI_INT, &idx));
+    int blens[2] = {1, 2};
+    MPI_Aint bdisps[2] = {0, 8}, lb, ext;
+    MPI_Datatype btypes[2] = {MPI_INT, idx};
+    MPI_OK(MPI_Type_create_struct(2, blens, bdisps, btypes, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    MPI_OK(MPI_Type_get_extent(idx, &lb, &ext));
+    CHECK(lb == 16 && ext == 36, "B zero blocks: indexed lb %ld extent %ld, expected 16 36", (long)lb, (long)ext);
+    int sz;
+    MPI_OK(MPI_Type_get_extent(t, &lb, &ext));
+    MPI_OK(MPI_Type_size(t, &sz));
+    CHECK(lb == 0 && ext == 96 && sz == 44, "B zero blocks: struct lb %ld extent %ld size %d, expected 0 96 44",
+          (long)lb, (long)ext, sz);
+    const size_t n = 24 * (size_t)reps;
+    int *a = malloc(sizeof(int) * n), *c = malloc(sizeof(int) * 11 * (size_t)reps);
+    for (size_t i = 0; i < n; ++i) a[i] = (int)i + 100;
+    if (rank == 0) {
+        MPI_OK(MPI_Send(a, reps, t, 1, 4, MPI_COMM_WORLD));
+        int packed_size, pos = 0;
+        MPI_OK(MPI_Pack_size(reps, t, MPI_COMM_WORLD, &packed_size));
+        char *packed = malloc((size_t)packed_size);
+        MPI_OK(MPI_Pack(a, reps, t, packed, packed_size, &pos, MPI_COMM_WORLD));
+        CHECK(pos == 44 * reps, "B zero blocks: packed %d bytes, expected %d", pos, 44 * reps);
+        memcpy(c, packed, sizeof(int) * 11 * (size_t)reps);
+        for (int e = 0; e < reps; ++e)
+            for (int j = 0; j < 11; ++j)
+                CHECK(c[11 * e + j] == 24 * e + zb_pos[j] + 100, "B zero blocks: packed element %d item %d = %d", e,
+                      j, c[11 * e + j]);
+        for (size_t i = 0; i < n; ++i) a[i] = -1;
+        pos = 0;
+        MPI_OK(MPI_Unpack(packed, packed_size, &pos, a, reps, t, MPI_COMM_WORLD));
+        zb_check_spread(a, reps, "unpacked");
+        free(packed);
+    } else if (rank == 1) {
+        MPI_OK(MPI_Recv(c, 11 * reps, MPI_INT, 0, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int e = 0; e < reps; ++e)
+            for (int j = 0; j < 11; ++j)
+                CHECK(c[11 * e + j] == 24 * e + zb_pos[j] + 100, "B zero blocks: received element %d item %d = %d", e,
+                      j, c[11 * e + j]);
+        MPI_OK(MPI_Send(c, 11 * reps, MPI_INT, 2, 5, MPI_COMM_WORLD));
+    } else if (rank == 2) {
+        for (size_t i = 0; i < n; ++i) a[i] = -1;
+        MPI_OK(MPI_Recv(a, reps, t, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        zb_check_spread(a, reps, "received with the type");
+    }
+    free(a);
+    free(c);
+    MPI_OK(MPI_Type_free(&t));
+    MPI_OK(MPI_Type_free(&idx));
 }
 
 static void part_b_struct(int n) {
@@ -463,6 +537,7 @@ int main(int argc, char **argv) {
         part_a(n);
         part_b_indexed(big ? 1000 : 3);   /* 24 KB / 72 B packed */
         part_b_struct(big ? 1500 : 4);    /* 36 KB / 84 B packed */
+        part_b_zeroblocks(big ? 1000 : 3); /* 44 KB / 132 B */
         part_b_subarray(big ? 200 : 6, big ? 100 : 8);
         part_b_resized(n);
         part_c(n);
