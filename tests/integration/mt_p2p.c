@@ -36,8 +36,11 @@
 static int rank, size;
 static const char *mode;
 
-/* Element i of message `seq` from `src` with tag `t`. */
-static int value(int src, int t, int seq, int i) { return ((src * 131 + t) * 7919 + seq) * 1009 + i; }
+/* Element i of message `seq` from `src` with tag `t` (unsigned arithmetic:
+   it wraps, where int's would overflow). */
+static int value(int src, int t, int seq, int i) {
+    return (int)((((unsigned)src * 131u + (unsigned)t) * 7919u + (unsigned)seq) * 1009u + (unsigned)i);
+}
 
 static void fill(int *buf, int n, int src, int t, int seq) {
     for (int i = 0; i < n; ++i) buf[i] = value(src, t, seq, i);
