@@ -172,6 +172,15 @@ Layout array_layout(const std::vector<MPI_Aint> &sizes, const std::vector<std::v
     return resized_layout(std::move(cur), 0, stride);
 }
 
+namespace {
+// Released datatype objects, the last one on top: the next type made takes
+// it, so a handle freed and then made again names the new type, as under
+// MPICH and Open MPI, which recycle handles the same way (MPICH's own test
+// suite builds a struct from a freed indexed type's handle after making a
+// new one). A handle freed and not made again stays detectably dead.
+std::vector<ftmpi_datatype_s *> g_released_types;
+}  // namespace
+
 MPI_Datatype make_type(Layout l, Contents c) {
     // A type without data nor explicit bounds has an empty typemap: lb = ub
     // = 0 (MPI 3.1 §4.1.6), wherever its empty parts were placed (a struct
@@ -182,7 +191,14 @@ MPI_Datatype make_type(Layout l, Contents c) {
         l.lb = l.ub = 0;
         l.true_lb = l.true_ub = 0;
     }
-    auto *t = new ftmpi_datatype_s{};
+    ftmpi_datatype_s *t;
+    if (g_released_types.empty()) {
+        t = new ftmpi_datatype_s{};
+    } else {
+        t = g_released_types.back();
+        g_released_types.pop_back();
+        *t = ftmpi_datatype_s{};
+    }
     t->magic = Magic::datatype;
     t->size = l.size;
     t->lb = l.lb;
@@ -213,7 +229,8 @@ void dt_release(MPI_Datatype t) {
         todo.insert(todo.end(), x->derived->contents.types.begin(), x->derived->contents.types.end());
         x->magic = Magic::dead;
         delete x->derived;
-        delete x;
+        x->derived = nullptr;
+        g_released_types.push_back(x);
     }
 }
 

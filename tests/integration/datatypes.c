@@ -6,7 +6,8 @@
  *      derived; gaps of the receive buffer stay untouched.
  *   B. indexed, struct with padding, subarray (C and Fortran order), resized,
  *      an indexed type with zero-length blocks inside a struct, each eager
- *      and rendezvous, between different pairs of ranks.
+ *      and rendezvous, between different pairs of ranks; a freed type's
+ *      handle names the next type made.
  *   C. Isend/Irecv around a ring and Sendrecv with derived types on both sides.
  *   D. Probe + Get_count/Get_elements with a struct type (whole elements and a
  *      partial one), Mprobe + Mrecv into a derived type.
@@ -18,7 +19,9 @@
  *      negative count -> MPI_ERR_COUNT, freeing a predefined type ->
  *      MPI_ERR_TYPE, a too-long message -> MPI_ERR_TRUNCATE.
  */
+#include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "testlib.h"
 
@@ -110,8 +113,8 @@ static void part_b_indexed(int reps) {
     MPI_OK(MPI_Type_free(&t));
 }
 
-/* An indexed type whose first blocks (and one in the middle, past the others)
-   have length zero, inside a struct after an int: zero-length blocks carry no
+/* An indexed (or hindexed) type whose first blocks (and one in the middle)
+   have length zero, at displacements far out, inside a struct after an int: zero-length blocks carry no
    data and do not move the bounds (indexed: lb 16, extent 36; the struct:
    extent 96, 11 ints an element at int positions zb_pos). Sent with the type
    by 0, received contiguous by 1; sent contiguous by 1, received with the
@@ -129,10 +132,13 @@ static void zb_check_spread(const int *a, int reps, const char *what) {
         }
 }
 
-static void part_b_zeroblocks(int reps) {
-    int lens[5] = {0, 0, 2, 0, 3}, disps[5] = {7, 1, 4, 30, 10};
+static void part_b_zeroblocks(int reps, int hindexed) {
+    /* The empty blocks' displacements are far out (they must not count) */
+    int lens[5] = {0, 0, 2, 0, 3}, disps[5] = {INT_MAX, 1, 4, INT_MAX, 10};
+    MPI_Aint hdisps[5] = {PTRDIFF_MAX, 4, 16, PTRDIFF_MIN, 40};
     MPI_Datatype idx, t;
-    MPI_OK(MPI_Type_indexed(5, lens, disps, MPI_INT, &idx));
+    if (hindexed) MPI_OK(MPI_Type_create_hindexed(5, lens, hdisps, MPI_INT, &idx));
+    else MPI_OK(MPI_Type_indexed(5, lens, disps, MPI_INT, &idx));
     int blens[2] = {1, 2};
     MPI_Aint bdisps[2] = {0, 8}, lb, ext;
     MPI_Datatype btypes[2] = {MPI_INT, idx};
@@ -181,6 +187,45 @@ static void part_b_zeroblocks(int reps) {
     free(c);
     MPI_OK(MPI_Type_free(&t));
     MPI_OK(MPI_Type_free(&idx));
+}
+
+/* Packs one element of t from a[10] and unpacks it into a zeroed a. */
+static void pack_roundtrip(int *a, MPI_Datatype t) {
+    char packed[64];
+    int pos = 0;
+    MPI_OK(MPI_Pack(a, 1, t, packed, sizeof packed, &pos, MPI_COMM_WORLD));
+    memset(a, 0, 10 * sizeof(int));
+    const int bytes = pos;
+    pos = 0;
+    MPI_OK(MPI_Unpack(packed, bytes, &pos, a, 1, t, MPI_COMM_WORLD));
+}
+
+/* A freed type's handle, kept by the program, names the next type made (as
+   MPICH and Open MPI recycle handles; MPICH's own datatype tests rely on
+   it): a struct {indexed with empty blocks far out, int at 32}, freed, then
+   an hindexed of the same layout made, and a struct made again from the
+   kept handle: layout xx0123xx4x. */
+static void part_b_recycled(void) {
+    int lens[3] = {0, 4, 0}, disps[3] = {INT_MAX, 2, INT_MAX}, a[10];
+    MPI_Aint hd[3] = {PTRDIFF_MAX, 8, PTRDIFF_MAX}, sd[2] = {0, 32};
+    int sl[2] = {1, 1};
+    MPI_Datatype idx, st, types[2];
+    for (int round = 0; round < 2; ++round) {
+        if (round == 0) MPI_OK(MPI_Type_indexed(3, lens, disps, MPI_INT, &idx));
+        else MPI_OK(MPI_Type_create_hindexed(3, lens, hd, MPI_INT, &idx));
+        MPI_OK(MPI_Type_commit(&idx));
+        if (round == 0) types[0] = idx, types[1] = MPI_INT;
+        CHECK(types[0] == idx, "B recycled: the freed handle is not the new type's");
+        MPI_OK(MPI_Type_create_struct(2, sl, sd, types, &st));
+        MPI_OK(MPI_Type_commit(&st));
+        for (int i = 0; i < 10; ++i) a[i] = i + 1;
+        pack_roundtrip(a, st);
+        for (int i = 0; i < 10; ++i)
+            CHECK(a[i] == (((i >= 2 && i < 6) || i == 8) ? i + 1 : 0), "B recycled round %d: a[%d] = %d", round, i,
+                  a[i]);
+        MPI_OK(MPI_Type_free(&st));
+        MPI_OK(MPI_Type_free(&idx));
+    }
 }
 
 static void part_b_struct(int n) {
@@ -537,12 +582,14 @@ int main(int argc, char **argv) {
         part_a(n);
         part_b_indexed(big ? 1000 : 3);   /* 24 KB / 72 B packed */
         part_b_struct(big ? 1500 : 4);    /* 36 KB / 84 B packed */
-        part_b_zeroblocks(big ? 1000 : 3); /* 44 KB / 132 B */
+        part_b_zeroblocks(big ? 1000 : 3, 0); /* 44 KB / 132 B */
+        part_b_zeroblocks(big ? 1000 : 3, 1);
         part_b_subarray(big ? 200 : 6, big ? 100 : 8);
         part_b_resized(n);
         part_c(n);
         MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     }
+    part_b_recycled();
     part_d();
     part_e();
     part_f();
