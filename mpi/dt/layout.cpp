@@ -177,8 +177,12 @@ namespace {
 // it, so a handle freed and then made again names the new type, as under
 // MPICH and Open MPI, which recycle handles the same way (MPICH's own test
 // suite builds a struct from a freed indexed type's handle after making a
-// new one). A handle freed and not made again stays detectably dead.
-std::vector<ftmpi_datatype_s *> g_released_types;
+// new one). A handle freed and not made again stays detectably dead. Never
+// destroyed: the objects stay reachable (and valid to check) to the end.
+std::vector<ftmpi_datatype_s *> &released_types() {
+    static auto *list = new std::vector<ftmpi_datatype_s *>;
+    return *list;
+}
 }  // namespace
 
 MPI_Datatype make_type(Layout l, Contents c) {
@@ -192,11 +196,11 @@ MPI_Datatype make_type(Layout l, Contents c) {
         l.true_lb = l.true_ub = 0;
     }
     ftmpi_datatype_s *t;
-    if (g_released_types.empty()) {
+    if (auto &released = released_types(); released.empty()) {
         t = new ftmpi_datatype_s{};
     } else {
-        t = g_released_types.back();
-        g_released_types.pop_back();
+        t = released.back();
+        released.pop_back();
         *t = ftmpi_datatype_s{};
     }
     t->magic = Magic::datatype;
@@ -230,7 +234,7 @@ void dt_release(MPI_Datatype t) {
         x->magic = Magic::dead;
         delete x->derived;
         x->derived = nullptr;
-        g_released_types.push_back(x);
+        released_types().push_back(x);
     }
 }
 
