@@ -39,6 +39,7 @@
 #include "mpi/state.hpp"
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
+#include "transport/refused.hpp"
 
 char ftmpi_pvar_all_handles_marker;
 
@@ -260,6 +261,11 @@ std::vector<Pvar> make_pvars() {
              "being suspected (FTMPI_FT_TIMEOUT_MS)",
              MPI_T_PVAR_CLASS_HIGHWATERMARK, MPI_UNSIGNED_LONG_LONG, MPI_T_ENUM_NULL, cat_ft, true, true, false,
              [] { return static_cast<std::uint64_t>(ft::failures().heartbeat_gap_max_ms()); }},
+        Pvar{"ftmpi_refused_messages",
+             "input from outside the job that this process refused and never acted on: datagrams to the failure "
+             "detector's socket from a process that is not one of the job's (or runs as another user)",
+             MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, MPI_T_ENUM_NULL, cat_ft, true, true, false,
+             [] { return transport::refused_count(); }},
         Pvar{"ftmpi_mpi_state", "where this process is in MPI's life: not_initialized, initialized, finalized",
              MPI_T_PVAR_CLASS_STATE, MPI_INT, &g_mpi_states, cat_mpi, true, true, false,
              [] {

@@ -3,12 +3,19 @@
 // never loads libfabric. Datagrams on a Unix socket are reliable and ordered;
 // a full receiver makes send() refuse (EAGAIN), never drop. wait() polls the
 // socket and an eventfd (wake(), and deaths seen by the liveness links).
+//
+// Any process in the network namespace can send to an abstract name, so
+// every datagram comes with its sender's credentials, which the kernel
+// fills in (SO_PASSCRED): one is taken only from a process of the job
+// (a pid its ranks published) running as this process's user; the rest are
+// refused (transport/refused.hpp) and never reach the detector.
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstddef>
@@ -23,6 +30,7 @@
 #include "runtime/process_manager.hpp"
 #include "transport/control.hpp"
 #include "transport/liveness.hpp"
+#include "transport/refused.hpp"
 
 namespace ftmpi::transport {
 namespace {
@@ -35,6 +43,12 @@ public:
     explicit UnixControl(runtime::ProcessManager &pm) {
         fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd_ < 0) throw std::runtime_error(std::string("socket(AF_UNIX): ") + std::strerror(errno));
+        const int on = 1;
+        if (::setsockopt(fd_, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) {
+            const int e = errno;
+            ::close(fd_);
+            throw std::runtime_error(std::string("SO_PASSCRED on the control socket: ") + std::strerror(e));
+        }
         // Autobind: the kernel picks a unique abstract name.
         sockaddr_un self{};
         self.sun_family = AF_UNIX;
@@ -78,7 +92,9 @@ public:
             a.addr = p.addr;
             a.len = static_cast<socklen_t>(p.len);
             a.pid = static_cast<int>(p.pid);
+            job_pids_.push_back(a.pid);
         }
+        std::sort(job_pids_.begin(), job_pids_.end());
         start_links(pm, [this] { wake(); });
     }
 
@@ -117,12 +133,45 @@ private:
     int receive(const std::function<void(const void *, std::size_t)> &on_message) {
         int delivered = 0;
         std::array<char, k_max_message> buf;
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
         for (;;) {
-            const ssize_t n = ::recv(fd_, buf.data(), buf.size(), MSG_DONTWAIT);
+            iovec iov{buf.data(), buf.size()};
+            msghdr m{};
+            m.msg_iov = &iov;
+            m.msg_iovlen = 1;
+            m.msg_control = control;
+            m.msg_controllen = sizeof control;
+            const ssize_t n = ::recvmsg(fd_, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
             if (n < 0) return delivered;
+            if (!from_the_job(m, static_cast<std::size_t>(n))) continue;
             on_message(buf.data(), static_cast<std::size_t>(n));
             ++delivered;
         }
+    }
+
+    // The sender's credentials (the kernel's, not the sender's word): a
+    // process of the job, as this process's user. Refused otherwise.
+    bool from_the_job(msghdr &m, std::size_t len) const {
+        const ucred *cred = nullptr;
+        for (cmsghdr *c = CMSG_FIRSTHDR(&m); c != nullptr; c = CMSG_NXTHDR(&m, c))
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+                c->cmsg_len >= CMSG_LEN(sizeof(ucred)))
+                cred = reinterpret_cast<const ucred *>(CMSG_DATA(c));
+        if (cred == nullptr) {
+            refuse("detector", "a %zu-byte datagram without its sender's credentials", len);
+            return false;
+        }
+        if (cred->uid != ::geteuid()) {
+            refuse("detector", "a %zu-byte datagram from pid %d of user %u, not this job's user %u", len,
+                   static_cast<int>(cred->pid), static_cast<unsigned>(cred->uid), static_cast<unsigned>(::geteuid()));
+            return false;
+        }
+        if (!std::binary_search(job_pids_.begin(), job_pids_.end(), static_cast<int>(cred->pid))) {
+            refuse("detector", "a %zu-byte datagram from pid %d, not a process of this job", len,
+                   static_cast<int>(cred->pid));
+            return false;
+        }
+        return true;
     }
 
     // What each process publishes (k_ctl_key).
@@ -140,6 +189,7 @@ private:
     int fd_ = -1;
     int wake_fd_ = -1;
     std::vector<Address> peers_;
+    std::vector<int> job_pids_;  // sorted: the senders taken
 };
 
 }  // namespace
