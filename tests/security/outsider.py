@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An outsider attacks a running 4-rank job; the job must not notice.
 
-usage: outsider.py FTMPIRUN OUTSIDER_PROGRAM
+usage: outsider.py FTMPIRUN OUTSIDER_PROGRAM PMIX_CLIENT
 
 The job is tests/security/outsider.c: checked allreduces until a stop file
 appears. Once every rank has printed "ready rank R pid P" (read from the
@@ -14,7 +14,10 @@ listener) and attacks them:
     normally (goodbye) or beating for another, and random bytes; to every
     TCP listener, connections that write random bytes;
   - as this script's own user but from a process outside the job: the same
-    datagrams.
+    datagrams;
+  - as user `nobody`, a PMIx client (tests/launcher/pmix_client.c) given
+    rank 0's PMIx environment, the server's address included: ftmpirun's
+    PMIx server must refuse it (PMIx_Init fails).
 
 Then it creates the stop file. The job must end with exit 0 and correct
 results, with no process declared failed, the ranks must have refused at
@@ -156,10 +159,30 @@ def as_nobody(names, ports, datagrams, rng):
     return int(fields[0]), int(fields[1])
 
 
+def pmix_client_as_nobody(client, rank_pid):
+    """Runs `client init` as nobody with the rank's PMIX_* environment; returns (exit code, output)."""
+    with open(f"/proc/{rank_pid}/environ", "rb") as f:
+        env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+    env = {k.decode(): v.decode() for k, v in env.items() if k.startswith(b"PMIX_") or k == b"PATH"}
+    nobody = pwd.getpwnam("nobody")
+
+    def become_nobody():
+        os.setgroups([])
+        os.setgid(nobody.pw_gid)
+        os.setuid(nobody.pw_uid)
+
+    try:
+        r = subprocess.run([client, "init", "print:CONNECTED", "finalize"], env=env, cwd="/", preexec_fn=become_nobody,
+                           capture_output=True, text=True, timeout=30)
+        return r.returncode, r.stdout + r.stderr
+    except subprocess.TimeoutExpired:
+        return None, "no answer in 30 s"
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) != 4:
         sys.exit(__doc__)
-    ftmpirun, program = sys.argv[1:]
+    ftmpirun, program, client = sys.argv[1:]
     try:
         pwd.getpwnam("nobody")
     except KeyError:
@@ -197,6 +220,7 @@ def main():
         datagrams = forged_datagrams(rng)
         sent_nobody, connections = as_nobody(names, ports, datagrams, rng)
         sent_self = send_datagrams(names, datagrams)
+        pmix_rc, pmix_out = pmix_client_as_nobody(client, ranks[0])
         open(stop, "w").close()
         try:
             o, e = job.communicate(timeout=END_DEADLINE_S)
@@ -209,6 +233,7 @@ def main():
         err = e
     print(f"detector sockets {len(names)}, TCP listeners {len(ports)}; datagrams sent as nobody {sent_nobody}, "
           f"from a process outside the job {sent_self}; connections as nobody {connections}")
+    print(f"PMIx client as nobody: exit {pmix_rc}: {pmix_out.strip()}")
     print(out, end="")
     print(err, end="", file=sys.stderr)
     problems = []
@@ -223,6 +248,8 @@ def main():
         problems.append("no result line")
     elif int(m.group(2)) < sent_nobody + sent_self:
         problems.append(f"the ranks refused {m.group(2)} datagrams of {sent_nobody + sent_self} sent")
+    if pmix_rc is None or pmix_rc == 0 or "CONNECTED" in pmix_out:
+        problems.append("ftmpirun's PMIx server took a client of another user")
     if "refused input from outside the job" not in err:
         problems.append("no refusal logged")
     if re.search(r"is failed|declared failed|leaves the job", err):
