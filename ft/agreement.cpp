@@ -61,7 +61,9 @@ bool decode(const void *data, std::size_t len, AgreeMsg &m) {
     if (len < sizeof w) return false;
     const char *p = static_cast<const char *>(data);
     std::memcpy(&w, p, sizeof w);
-    if (w.type < 1 || w.type > 3) return false;
+    // One form of each message only: flags 0 or 1, reserved fields 0.
+    if (w.type < 1 || w.type > 3 || w.abortable > 1 || w.reported > 1 || w.reserved != 0 || w.reserved2 != 0)
+        return false;
     if (len != sizeof w + std::size_t{w.nwords} * 8 + std::size_t{w.nfailed} * 4) return false;
     m.type = static_cast<AgreeMsg::Type>(w.type);
     m.seq = w.seq;
@@ -74,7 +76,11 @@ bool decode(const void *data, std::size_t len, AgreeMsg &m) {
     m.body.failed.resize(w.nfailed);
     if (w.nwords) std::memcpy(m.body.words.data(), p + sizeof w, std::size_t{w.nwords} * 8);
     if (w.nfailed) std::memcpy(m.body.failed.data(), p + sizeof w + std::size_t{w.nwords} * 8, std::size_t{w.nfailed} * 4);
-    return std::is_sorted(m.body.failed.begin(), m.body.failed.end());
+    // Members, strictly ascending (whether they are members of the group is
+    // the receiver's check: it knows the group's size).
+    if (!m.body.failed.empty() && m.body.failed.front() < 0) return false;
+    return std::adjacent_find(m.body.failed.begin(), m.body.failed.end(), std::greater_equal<int>()) ==
+           m.body.failed.end();
 }
 
 void Agreements::Instance::reset(std::uint64_t s) {
@@ -154,6 +160,7 @@ void Agreements::enter(const GroupView &v, std::uint64_t seq, std::vector<std::u
 
 void Agreements::on_message(const GroupView &v, int from, AgreeMsg m, AgreeEffects &out) {
     if (from < 0 || from >= v.size() || from == v.self()) return;
+    if (!m.body.failed.empty() && m.body.failed.back() >= v.size()) return;  // not members: malformed
     Instance *inst = instance(m.seq);
     if (inst == nullptr) return;
     inst->abortable = inst->abortable || m.abortable;

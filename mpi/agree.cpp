@@ -10,6 +10,7 @@
 #include "mpi-ext.h"
 #include "ft/agreement.hpp"
 #include "ft/topology.hpp"
+#include "transport/refused.hpp"
 #include "mpi/checks.hpp"
 #include "mpi/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
@@ -211,7 +212,7 @@ MPI_Request agreement_request(MPI_Comm comm, MPI_Comm view, std::vector<std::uin
 void on_agree_message(MPI_Comm c, int from, const void *body, std::size_t len) {
     ft::AgreeMsg m;
     if (!ft::decode(body, len, m)) {
-        FTMPI_WARN("malformed agreement message from rank %d of %s dropped", from, comm_label(c));
+        transport::refuse("agreement", "a malformed %zu-byte message from rank %d of %s", len, from, comm_label(c));
         return;
     }
     CommAgreements &st = g_agreements[c];

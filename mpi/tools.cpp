@@ -262,8 +262,8 @@ std::vector<Pvar> make_pvars() {
              MPI_T_PVAR_CLASS_HIGHWATERMARK, MPI_UNSIGNED_LONG_LONG, MPI_T_ENUM_NULL, cat_ft, true, true, false,
              [] { return static_cast<std::uint64_t>(ft::failures().heartbeat_gap_max_ms()); }},
         Pvar{"ftmpi_refused_messages",
-             "input from outside the job that this process refused and never acted on: datagrams to the failure "
-             "detector's socket from a process that is not one of the job's (or runs as another user)",
+             "input that this process refused and never acted on: datagrams to the failure detector's socket "
+             "from a process that is not one of the job's (or runs as another user), malformed agreement messages",
              MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, MPI_T_ENUM_NULL, cat_ft, true, true, false,
              [] { return transport::refused_count(); }},
         Pvar{"ftmpi_mpi_state", "where this process is in MPI's life: not_initialized, initialized, finalized",

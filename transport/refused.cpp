@@ -21,7 +21,7 @@ void refuse(const char *channel, const char *why_fmt, ...) {
     va_start(ap, why_fmt);
     std::vsnprintf(why, sizeof why, why_fmt, ap);
     va_end(ap);
-    FTMPI_WARN("%s channel: refused input from outside the job (%s)%s", channel, why,
+    FTMPI_WARN("%s channel: refused input (%s)%s", channel, why,
                n == k_logged_in_full ? "; further refusals are logged one in 1000" : "");
 }
 

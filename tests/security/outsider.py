@@ -250,7 +250,7 @@ def main():
         problems.append(f"the ranks refused {m.group(2)} datagrams of {sent_nobody + sent_self} sent")
     if pmix_rc is None or pmix_rc == 0 or "CONNECTED" in pmix_out:
         problems.append("ftmpirun's PMIx server took a client of another user")
-    if "refused input from outside the job" not in err:
+    if "detector channel: refused input" not in err:
         problems.append("no refusal logged")
     if re.search(r"is failed|declared failed|leaves the job", err):
         problems.append("a process was taken for failed")

@@ -105,6 +105,33 @@ TEST_CASE("agreement messages: encode and decode", "[ft][agreement]") {
     auto bad = bytes;
     bad[0] = 9;  // no such type
     CHECK_FALSE(decode(bad.data(), bad.size(), back));
+    // One form of each message only (tests/fuzz/fuzz_agreement checks that
+    // whatever decodes encodes back to the same bytes).
+    for (std::size_t at : {1, 2, 3, 20, 21, 22, 23}) {  // flags, reserved bytes
+        bad = bytes;
+        bad[at] = 2;
+        CHECK_FALSE(decode(bad.data(), bad.size(), back));
+    }
+    // Failed members strictly ascending and not negative.
+    for (const std::vector<int> &failed : {std::vector<int>{5, 5}, std::vector<int>{-1, 3}, std::vector<int>{4, 2}}) {
+        AgreeMsg f = m;
+        f.body.failed = failed;
+        const auto fb = encode(f);
+        CHECK_FALSE(decode(fb.data(), fb.size(), back));
+    }
+}
+
+TEST_CASE("agreement machine: a message naming a non-member as failed is dropped", "[ft][agreement]") {
+    sim::View v(3, 0);
+    Agreements a;
+    AgreeEffects out;
+    a.enter(v, 1, {1}, 11, false, false, out);
+    out = {};
+    AgreeMsg d{AgreeMsg::Type::decide, 1, 0, false, false, -1, Decision{{1}, {1, 7}, 5}};
+    a.on_message(v, 1, d, out);
+    const auto *inst = a.find(1);
+    REQUIRE(inst != nullptr);
+    CHECK_FALSE(inst->decided);
 }
 
 TEST_CASE("agreement machine: a decision issued by a root known to have failed is not taken", "[ft][agreement]") {
