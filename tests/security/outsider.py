@@ -197,15 +197,17 @@ def main():
         job = subprocess.Popen([ftmpirun, "-n", str(NP), program, stop], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         out, err = "", ""
+        # Raw reads of the pipe: a buffered readline() may take several lines
+        # at once, and select() would then wait for more that never come.
         sel = selectors.DefaultSelector()
-        sel.register(job.stdout, selectors.EVENT_READ)
+        sel.register(job.stdout.fileno(), selectors.EVENT_READ)
         deadline = time.monotonic() + READY_DEADLINE_S
         while len(READY.findall(out)) < NP and time.monotonic() < deadline:
             if sel.select(timeout=deadline - time.monotonic()):
-                line = job.stdout.readline()
-                if not line:
+                chunk = os.read(job.stdout.fileno(), 65536)
+                if not chunk:
                     break
-                out += line
+                out += chunk.decode()
         ranks = {int(r): int(p) for r, p in READY.findall(out)}
         if len(ranks) != NP:
             job.kill()
