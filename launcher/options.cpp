@@ -307,13 +307,12 @@ Options parse_options(int argc, char** argv) {
       throw UsageError("unknown option '" + std::string(argv[i]) + "' (see ftmpirun --help)");
     }
   }
-  const std::optional<int> slots =
-      hosts.empty() ? std::nullopt : std::optional<int>(check_hosts_local(hosts));
+  const int slots = hosts.empty() ? -1 : check_hosts_local(hosts);  // -1: no host list
   if (np && ppn && *np > *ppn)
     throw UsageError("-n " + std::to_string(*np) + " asks for more ranks than " + std::to_string(*ppn) +
                      " per node, and ftmpirun starts jobs on one node only (drop -ppn/--npernode/-N, "
                      "or use srun --mpi=pmix for several nodes)");
-  o.np = np ? *np : ppn ? *ppn : slots ? *slots : 1;
+  o.np = np ? *np : ppn ? *ppn : slots >= 0 ? slots : 1;
   if (i >= argc) throw UsageError("no program given (see ftmpirun --help)");
   o.program_path = resolve_program(argv[i], o.wdir);
   for (; i < argc; ++i) o.argv.emplace_back(argv[i]);
