@@ -12,7 +12,7 @@
 #
 #   benchmarks/compare.sh <ftmpi install prefix> [repetitions (default 5)]
 #
-# Ping-pong figures at each size of README's table (ppN_us latency, bwN
+# Ping-pong figures at each size of docs/performance.md's table (ppN_us latency, bwN
 # MB/s), also for ftmpi over libfabric's tcp (column ftmpi_tcp, left out
 # with FTMPI_COMPARE_TCP=0); collectives at 2 ranks from 8 B to 1 MiB, at 4
 # ranks the 8-byte ones.
@@ -73,7 +73,7 @@ figure() { [[ -z $3 ]] || echo "$3" >>"$work/fig.$1.$2"; }
 # 8, 1k, 64k, 1m, 4m: a size in figure names.
 size_name() { awk -v n="$1" 'BEGIN { if (n >= 1048576) printf "%dm", n / 1048576; else if (n >= 1024) printf "%dk", n / 1024; else print n }'; }
 # The ping-pong output in $work/out: latency (µs) and bandwidth (MB/s) at
-# each size of the README's table, as MPI $1.
+# each size of docs/performance.md's table, as MPI $1.
 pingpong_figures() {
     local n
     for n in 8 1024 4096 16384 65536 1048576 4194304; do
