@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "runtime/auth.hpp"
 #include "runtime/sockets.hpp"
 
 namespace ftmpi::launcher {
@@ -379,6 +380,8 @@ PmixServer::PmixServer(UpcallQueue& queue) {
   nspace_ = "ftmpi." + std::to_string(::getpid());
   g_nspace = nspace_;
   g_queue = &queue;
+  secret_.resize(ftmpi::runtime::auth::k_secret_size);
+  ftmpi::runtime::auth::random_bytes(secret_.data(), secret_.size());
 
   InfoArray info(3);
   PMIX_INFO_LOAD(&info.p[0], PMIX_SERVER_TMPDIR, tmpdir_.c_str(), PMIX_STRING);
@@ -428,8 +431,12 @@ void PmixServer::register_job(int base, const std::vector<int>& appnums, int uni
   const uint32_t univ = static_cast<uint32_t>(std::max(universe_size, np));
   const pmix_rank_t lldr = 0;
 
-  InfoArray info(13 + static_cast<size_t>(np));
+  InfoArray info(14 + static_cast<size_t>(np));
   size_t k = 0;
+  pmix_byte_object_t secret;
+  secret.bytes = secret_.data();
+  secret.size = secret_.size();
+  PMIX_INFO_LOAD(&info.p[k++], "ftmpi.secret", &secret, PMIX_BYTE_OBJECT);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_UNIV_SIZE, &univ, PMIX_UINT32);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_JOB_SIZE, &unp, PMIX_UINT32);
   PMIX_INFO_LOAD(&info.p[k++], PMIX_APP_SIZE, &unp, PMIX_UINT32);

@@ -62,6 +62,7 @@ class PmixServer {
  private:
   std::string tmpdir_;
   std::string nspace_;
+  std::string secret_;  // the universe's (runtime/auth.hpp): every namespace gets it
   bool initialized_ = false;
 };
 

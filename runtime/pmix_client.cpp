@@ -40,6 +40,7 @@
 #include "runtime/events.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
+#include "runtime/auth.hpp"
 #include "runtime/sockets.hpp"
 
 extern "C" char **environ;
@@ -164,6 +165,8 @@ void cancel_slurm_step() {
 
 constexpr const char *k_pid_key = "ftmpi.pid";     // each rank's Identity
 constexpr const char *k_iface_key = "ftmpi.ipv4";  // this node's IPv4 addresses
+constexpr const char *k_secret_key = "ftmpi.secret";  // job-level: the universe's secret, from ftmpirun
+constexpr const char *k_share_key = "ftmpi.share";    // each rank's candidate secret, without one
 
 // What request_kill needs to find a rank's process, and to be sure it is still
 // that process.
@@ -216,6 +219,14 @@ public:
             put_raw(k_pid_key, &me, sizeof me);
         }
         if (job_.local_peers.size() < static_cast<std::size_t>(job_.size)) choose_net_iface();
+        // The universe's secret: ftmpirun's, else rank 0's share (exchange()).
+        if (const auto s = fetch_from(wild, k_secret_key, true); s.size() == auth::k_secret_size) {
+            job_.secret.assign(s.begin(), s.end());
+        } else {
+            char share[auth::k_secret_size];
+            auth::random_bytes(share, sizeof share);
+            put_raw(k_share_key, share, sizeof share);
+        }
 
         pmix_status_t codes[] = {PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_PROC_TERM_WO_SYNC,
                                  PMIX_ERR_PROC_ABORTED, PMIX_ERR_LOST_CONNECTION};
@@ -241,6 +252,11 @@ public:
     void exchange() override {
         if (left_) throw std::runtime_error("PMIx: a second wire-up exchange");
         commit_and_fence();
+        if (job_.secret.empty()) {
+            const auto s = fetch(0, k_share_key, false);
+            if (s.size() != auth::k_secret_size) fail("PMIx_Get(rank 0's ftmpi.share)", PMIX_ERR_NOT_FOUND);
+            job_.secret.assign(s.begin(), s.end());
+        }
         if (stay_) return;
         // Leave the server. First snapshot what get() may still be asked: the
         // keys this process put, as every rank published them (all ranks put
@@ -584,7 +600,11 @@ private:
 // Singleton: a one-process job with no process manager at all.
 class SingletonManager final : public ProcessManager {
 public:
-    SingletonManager() { job_.local_peers = {0}; }
+    SingletonManager() {
+        job_.local_peers = {0};
+        job_.secret.resize(auth::k_secret_size);
+        auth::random_bytes(job_.secret.data(), job_.secret.size());
+    }
     const JobInfo &job() const override { return job_; }
     void put(const std::string &key, const void *data, std::size_t len) override {
         auto p = static_cast<const char *>(data);

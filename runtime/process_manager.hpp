@@ -34,6 +34,10 @@ struct JobInfo {
     // A spawned job (MPI_Comm_spawn): the port its parents wait on
     // (FTMPI_PARENT_PORT, set by the spawning root); empty otherwise.
     std::string parent_port;
+    // The secret every process of the job's universe holds (runtime/auth.hpp),
+    // k_secret_size bytes. From ftmpirun: known at once; from another PMIx
+    // server: after exchange() (rank 0's); a singleton draws its own.
+    std::string secret;
 };
 
 // One program of MPI_Comm_spawn(_multiple).

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <optional>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -18,10 +21,13 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/auth.hpp"
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
 #include "runtime/service_thread.hpp"
+#include "transport/link_auth.hpp"
+#include "transport/refused.hpp"
 
 namespace ftmpi::transport {
 
@@ -37,6 +43,8 @@ namespace {
 
 const char *const k_live_key = "ftmpi.live";
 constexpr char k_goodbye = 'B';
+// A connection to the listener that has not proven itself by then is refused.
+constexpr auto k_handshake_limit = std::chrono::seconds(10);
 
 // This host's first IPv4 address that is not loopback (network order), or 0.
 std::uint32_t first_host_address() {
@@ -52,32 +60,71 @@ std::uint32_t first_host_address() {
     return out;
 }
 
+// Sends what the handshake has to say; false when the socket will not take it
+// whole (its messages are a few dozen bytes: a socket that cannot take them
+// is broken).
+bool send_all(int fd, const std::string &bytes) {
+    return bytes.empty() || ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+}
+
+// Closes with a reset: the other end sees no orderly end it could take for evidence.
+void reset_close(int fd) {
+    const linger hard{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+    ::close(fd);
+}
+
+std::array<std::uint8_t, LinkAuth::k_nonce> fresh_nonce() {
+    std::array<std::uint8_t, LinkAuth::k_nonce> n;
+    runtime::auth::random_bytes(n.data(), n.size());
+    return n;
+}
+
+std::string peer_name(int fd) {
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    char ip[INET_ADDRSTRLEN] = "?";
+    if (::getpeername(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0) ::inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
+    return std::string(ip) + ":" + std::to_string(ntohs(a.sin_port));
+}
+
 }  // namespace
 
 struct LivenessLinks::Impl {
+    using Clock = std::chrono::steady_clock;
+    // A connection to this process's listener: a watcher, once proven.
+    struct Watcher {
+        int fd;
+        LinkAuth auth;
+        Clock::time_point deadline;
+    };
+
     int listener = -1;
     int event = -1;  // wakes the thread: a new peer to watch, or stop
+    std::string secret;
+    std::uint32_t self = 0;
     std::vector<LivenessPublished> peers;
     std::function<void(PeerId, bool)> on_lost;
     std::thread thread;
     std::atomic<bool> stopping{false};
 
-    std::mutex mu;  // guards wanted, accepted and left
+    std::mutex mu;  // guards wanted, watchers and left
     int wanted = -1;
-    std::vector<int> accepted;  // links of the processes watching this one
-    bool left = false;          // leaving() ran: new watchers get a goodbye at once
+    std::vector<Watcher> watchers;  // connections to the listener
+    bool left = false;              // leaving() ran: watchers get a goodbye once the listener's proof is out
 
     // Thread-owned. `attempted`: the last peer a link was tried to; a link that
     // could not be made or has ended is not tried again until another peer
     // is wanted in between.
     int attempted = -1, watched = -1, fd = -1;
     bool connecting = false;
+    std::optional<LinkAuth> auth;  // the watched link's handshake
 
     ~Impl() {
         stopping.store(true);
         kick();
         if (thread.joinable()) thread.join();
-        for (int a : accepted) ::close(a);
+        for (const Watcher &w : watchers) ::close(w.fd);
         if (fd >= 0) ::close(fd);
         if (listener >= 0) ::close(listener);
         if (event >= 0) ::close(event);
@@ -93,6 +140,7 @@ struct LivenessLinks::Impl {
         fd = -1;
         watched = -1;
         connecting = false;
+        auth.reset();
     }
 
     // Starts a non-blocking connect to `peer`, at the one address its
@@ -107,12 +155,22 @@ struct LivenessLinks::Impl {
         fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0) return;
         watched = peer;
-        if (::connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to) == 0) return;
+        const auto nonce = fresh_nonce();
+        auth.emplace(LinkAuth::Role::watcher, secret, self, static_cast<std::uint32_t>(peer),
+                     static_cast<std::uint32_t>(peers.size()), nonce.data());
+        if (::connect(fd, reinterpret_cast<sockaddr *>(&to), sizeof to) == 0) {
+            link_open();
+            return;
+        }
         if (errno == EINPROGRESS) {
             connecting = true;
             return;
         }
         connect_failed(errno);
+    }
+
+    void link_open() {
+        if (!send_all(fd, auth->take_output())) connect_failed(errno);
     }
 
     // No link to the watched peer. Refused: its listener is gone, so its
@@ -124,7 +182,8 @@ struct LivenessLinks::Impl {
         if (err == ECONNREFUSED && on_lost) on_lost(static_cast<PeerId>(peer), false);
     }
 
-    // The watched link has something: the end of the connect, a goodbye, or its end.
+    // The watched link has something: the end of the connect, the
+    // handshake, a goodbye, or its end.
     void on_link() {
         if (connecting) {
             int err = 0;
@@ -132,29 +191,80 @@ struct LivenessLinks::Impl {
             ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
             connecting = false;
             if (err != 0) connect_failed(err);
+            else link_open();
             return;
         }
-        char c = 0;
-        const ssize_t n = ::recv(fd, &c, 1, 0);
+        char buf[128];
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
         const int peer = watched;
-        drop_link();
-        if (n == 1 && c == k_goodbye) return;  // left normally
+        if (n > 0) {
+            const bool was_proven = auth->state() == LinkAuth::State::proven;
+            switch (auth->feed(buf, static_cast<std::size_t>(n))) {
+            case LinkAuth::State::pending: return;
+            case LinkAuth::State::proven:
+                if (!was_proven && !send_all(fd, auth->take_output())) break;  // the listener reads our proof
+                return;
+            case LinkAuth::State::goodbye: drop_link(); return;  // left normally
+            case LinkAuth::State::refused:
+                refuse("liveness", "the listener of rank %d (%s) failed the handshake: %s", peer,
+                       peer_name(fd).c_str(), auth->why().c_str());
+                drop_link();  // no evidence either way: the heartbeat's
+                return;
+            }
+        }
         // Certain evidence of a death is an orderly close (FIN) without a
-        // goodbye: the kernel closes a dead process's accepted links that way
-        // (they carry no data towards it). A reset is what a link still in
-        // the listen backlog gets when its process ends, dead or leaving.
+        // goodbye from a listener that proved itself: the kernel closes a
+        // dead process's accepted links that way (they carry no data towards
+        // it). A reset is what a link still in the listen backlog gets when
+        // its process ends, dead or leaving; an end before the proof may be
+        // either too.
+        const bool certain = n == 0 && auth->state() == LinkAuth::State::proven;
+        drop_link();
         FTMPI_DEBUG("liveness: the link to rank %d %s", peer, n == 0 ? "closed" : "was reset");
-        if (on_lost) on_lost(static_cast<PeerId>(peer), n == 0);
+        if (on_lost) on_lost(static_cast<PeerId>(peer), certain);
+    }
+
+    // With mu held: sends what a watcher's handshake has to say, and the
+    // goodbye once this process leaves. False: refused, or its socket broke.
+    bool answer(Watcher &w) {
+        std::string out = w.auth.take_output();
+        if (left && w.auth.may_say_goodbye()) out.push_back(k_goodbye);
+        return send_all(w.fd, out);
     }
 
     void accept_all() {  // with mu held
         for (;;) {
             const int a = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (a < 0) return;
-            if (left && ::send(a, &k_goodbye, 1, MSG_NOSIGNAL) < 0) FTMPI_DEBUG("liveness: goodbye not sent");
-            accepted.push_back(a);
+            const auto nonce = fresh_nonce();
+            watchers.push_back(Watcher{a,
+                                       LinkAuth(LinkAuth::Role::listener, secret, self, 0,
+                                                static_cast<std::uint32_t>(peers.size()), nonce.data()),
+                                       Clock::now() + k_handshake_limit});
         }
+    }
+
+    // With mu held: what watcher `i` sent. False: its connection is to go.
+    bool on_watcher(Watcher &w) {
+        char buf[128];
+        const ssize_t n = ::recv(w.fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+        if (n <= 0) {  // a watcher went (died, left, or moved on): let its link go
+            if (w.auth.partial())
+                refuse("liveness", "a connection from %s ended in the middle of the handshake", peer_name(w.fd).c_str());
+            return false;
+        }
+        const bool said = w.auth.may_say_goodbye();
+        if (w.auth.feed(buf, static_cast<std::size_t>(n)) == LinkAuth::State::refused) {
+            refuse("liveness", "a connection from %s failed the handshake: %s", peer_name(w.fd).c_str(),
+                   w.auth.why().c_str());
+            reset_close(w.fd);
+            w.fd = -1;
+            return false;
+        }
+        if (w.auth.state() == LinkAuth::State::proven) w.deadline = Clock::time_point::max();
+        return said ? true : answer(w);
     }
 
     void run() {
@@ -170,13 +280,21 @@ struct LivenessLinks::Impl {
             }
             std::vector<pollfd> fds{{event, POLLIN, 0}, {listener, POLLIN, 0}};
             if (fd >= 0) fds.push_back({fd, static_cast<short>(connecting ? POLLOUT : POLLIN), 0});
-            std::vector<int> links;
+            const std::size_t first_watcher = fds.size();
+            int timeout = -1;
             {
                 std::lock_guard<std::mutex> lock(mu);
-                links = accepted;
+                const auto now = Clock::now();
+                for (const Watcher &w : watchers) {
+                    fds.push_back({w.fd, POLLIN, 0});
+                    if (w.deadline != Clock::time_point::max()) {
+                        const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(w.deadline - now).count();
+                        const int t = static_cast<int>(std::clamp<long long>(ms + 1, 0, 60000));
+                        timeout = timeout < 0 ? t : std::min(timeout, t);
+                    }
+                }
             }
-            for (int a : links) fds.push_back({a, POLLIN, 0});
-            if (::poll(fds.data(), fds.size(), -1) < 0) {
+            if (::poll(fds.data(), fds.size(), timeout) < 0) {
                 if (errno == EINTR) continue;
                 FTMPI_WARN("liveness: poll failed: %s", std::strerror(errno));
                 return;
@@ -185,21 +303,27 @@ struct LivenessLinks::Impl {
                 std::uint64_t v;
                 if (::read(event, &v, sizeof v) < 0) FTMPI_DEBUG("liveness: eventfd read failed");
             }
-            std::size_t at = 2;
-            if (fd >= 0) {
-                if (fds[at].revents) on_link();
-                ++at;
-            }
+            if (fd >= 0 && fds[2].revents) on_link();
             std::lock_guard<std::mutex> lock(mu);
-            if (fds[1].revents) accept_all();
-            for (; at < fds.size(); ++at) {  // a watcher went (died, left, or moved on): let its link go
-                if (!fds[at].revents) continue;
-                char c;
-                const ssize_t n = ::recv(fds[at].fd, &c, 1, MSG_DONTWAIT);
-                if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR))) continue;
-                ::close(fds[at].fd);
-                accepted.erase(std::remove(accepted.begin(), accepted.end(), fds[at].fd), accepted.end());
+            // Only this thread removes watchers: those polled are still the first ones, in order.
+            const auto now = Clock::now();
+            std::vector<Watcher> kept;
+            for (std::size_t i = 0; i < watchers.size(); ++i) {
+                Watcher &w = watchers[i];
+                const std::size_t at = first_watcher + i;
+                bool keep = at >= fds.size() || !fds[at].revents || on_watcher(w);
+                if (keep && now >= w.deadline) {
+                    refuse("liveness", "a connection from %s sent no proof within %lld s", peer_name(w.fd).c_str(),
+                           static_cast<long long>(k_handshake_limit.count()));
+                    reset_close(w.fd);
+                    w.fd = -1;
+                    keep = false;
+                }
+                if (keep) kept.push_back(std::move(w));
+                else if (w.fd >= 0) ::close(w.fd);
             }
+            watchers = std::move(kept);
+            if (fds[1].revents) accept_all();
         }
     }
 };
@@ -224,6 +348,8 @@ LivenessLinks::LivenessLinks(runtime::ProcessManager &pm, const std::string &add
     if (::bind(m.listener, reinterpret_cast<sockaddr *>(&here), sizeof here) != 0 || ::listen(m.listener, 64) != 0 ||
         ::getsockname(m.listener, reinterpret_cast<sockaddr *>(&here), &len) != 0)
         throw std::runtime_error(std::string("liveness listener: ") + std::strerror(errno));
+    m.secret = pm.job().secret;
+    m.self = static_cast<std::uint32_t>(pm.job().rank);
     const LivenessPublished me{here.sin_addr.s_addr, here.sin_port, 0};
     pm.put(k_live_key, &me, sizeof me);
 }
@@ -239,6 +365,7 @@ void LivenessLinks::connect(runtime::ProcessManager &pm, std::function<void(Peer
         if (blob.size() == sizeof(LivenessPublished))
             std::memcpy(&m.peers[static_cast<std::size_t>(r)], blob.data(), blob.size());
     }
+    m.secret = pm.job().secret;  // from another server than ftmpirun: known after the exchange
     m.on_lost = std::move(on_lost);
     m.thread = std::thread([&m] { m.run(); });
 }
@@ -255,9 +382,19 @@ void LivenessLinks::leaving() {
     Impl &m = *impl_;
     std::lock_guard<std::mutex> lock(m.mu);
     m.left = true;
-    m.accept_all();  // connections still in the backlog get theirs too
-    for (int a : m.accepted)
-        if (::send(a, &k_goodbye, 1, MSG_NOSIGNAL) < 0) FTMPI_DEBUG("liveness: goodbye not sent");
+    // Every watcher whose handshake got as far as this process's proof gets
+    // a goodbye now; the others with their proof, when their hello comes.
+    m.accept_all();
+    for (auto &w : m.watchers) {
+        if (w.auth.may_say_goodbye()) {
+            if (::send(w.fd, &k_goodbye, 1, MSG_NOSIGNAL) < 0) FTMPI_DEBUG("liveness: goodbye not sent");
+        } else {
+            char buf[128];  // a hello already here is answered at once, goodbye included
+            const ssize_t n = ::recv(w.fd, buf, sizeof buf, MSG_DONTWAIT);
+            if (n > 0 && w.auth.feed(buf, static_cast<std::size_t>(n)) != LinkAuth::State::refused) m.answer(w);
+            else if (n > 0) w.deadline = Impl::Clock::time_point::min();  // refused: the thread drops it
+        }
+    }
 }
 
 void ChannelWithLinks::open_links(runtime::ProcessManager &pm, const std::string &address) {

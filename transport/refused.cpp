@@ -3,18 +3,28 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
 
 #include "runtime/log.hpp"
 
 namespace ftmpi::transport {
 namespace {
 std::atomic<std::uint64_t> g_refused{0};
+std::mutex g_per_channel_mu;
+std::map<std::string, std::uint64_t> g_per_channel;  // each channel has its own log budget
 constexpr std::uint64_t k_logged_in_full = 10;
 constexpr std::uint64_t k_then_one_in = 1000;
 }  // namespace
 
 void refuse(const char *channel, const char *why_fmt, ...) {
-    const std::uint64_t n = g_refused.fetch_add(1, std::memory_order_relaxed) + 1;
+    g_refused.fetch_add(1, std::memory_order_relaxed);
+    std::uint64_t n;
+    {
+        std::lock_guard<std::mutex> lock(g_per_channel_mu);
+        n = ++g_per_channel[channel];
+    }
     if (n > k_logged_in_full && n % k_then_one_in != 0) return;
     char why[256];
     va_list ap;

@@ -1,7 +1,7 @@
 // Input that a channel refused: a datagram from a process that is not one of
 // the job's, a message that does not decode. Nothing refused is ever acted on; each is counted (the MPI_T
-// counter ftmpi_refused_messages) and logged, the first ten in full and
-// then one in 1000, so that a flood of them cannot flood the log.
+// counter ftmpi_refused_messages) and logged, per channel the first ten in
+// full and then one in 1000, so that a flood of them cannot flood the log.
 #pragma once
 
 #include <cstdint>

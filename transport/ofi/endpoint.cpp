@@ -52,6 +52,13 @@ Endpoint::Endpoint(const std::string &fi_name, std::size_t av_size, Use use) {
                                  "': " + fi_strerror(-rc));
     provider_ = fi_name;
     inject_size_ = info_->tx_attr->inject_size;
+    if (!control && info_->tx_attr->iov_limit < 3) {
+        const std::size_t limit = info_->tx_attr->iov_limit;
+        fi_freeinfo(info_);
+        info_ = nullptr;
+        throw std::runtime_error("provider '" + fi_name + "' sends from " + std::to_string(limit) +
+                                 " pieces of memory at most; ftmpi needs 3");
+    }
     try {
         check(fi_fabric(info_->fabric_attr, &fabric_, nullptr), "fi_fabric", provider_);
         check(fi_domain(fabric_, info_, &domain_, nullptr), "fi_domain", provider_);
@@ -114,10 +121,11 @@ fi_addr_t Endpoint::insert(const std::vector<char> &address) {
 ssize_t Endpoint::inject_msg(const Header &header, const void *buf, std::size_t len, fi_addr_t dest,
                              std::uint64_t data) {
     alignas(8) char staged[k_inject_stage];
-    if (sizeof header + len > sizeof staged || sizeof header + len > inject_size_) return -FI_EMSGSIZE;
+    if (k_wire_header + len > sizeof staged || k_wire_header + len > inject_size_) return -FI_EMSGSIZE;
     std::memcpy(staged, &header, sizeof header);
-    if (len > 0) std::memcpy(staged + sizeof header, buf, len);
-    return fi_injectdata(ep_, staged, sizeof header + len, data, dest);
+    std::memcpy(staged + sizeof header, &token_, sizeof token_);
+    if (len > 0) std::memcpy(staged + k_wire_header, buf, len);
+    return fi_injectdata(ep_, staged, k_wire_header + len, data, dest);
 }
 
 bool Endpoint::read_error(fi_cq_err_entry &entry, std::string &text) {

@@ -23,6 +23,9 @@ namespace ftmpi::transport::ofi {
 
 // Largest header + payload inject_msg stages.
 inline constexpr std::size_t k_inject_stage = 256;
+// What precedes the payload of every untagged message: the Header, then the
+// universe's data token (runtime/auth.hpp), which the receiver checks first.
+inline constexpr std::size_t k_wire_header = sizeof(Header) + sizeof(std::uint64_t);
 
 class Endpoint {
 public:
@@ -42,24 +45,26 @@ public:
     // Inserts a peer's address; returns FI_ADDR_NOTAVAIL on failure.
     fi_addr_t insert(const std::vector<char> &address);
 
-    // Eager and control traffic: untagged messages whose first 16 bytes are
-    // the Header (match bits, communicator uid), received into the
-    // transport's posted buffers.
+    // Eager and control traffic: untagged messages whose first
+    // k_wire_header bytes are the Header (match bits, communicator uid) and
+    // the data token, received into the transport's posted buffers.
     // libfabric 1.17 shm (util_srx) loses tagged messages that arrive before a
     // matching receive is posted; its untagged unexpected queue is sound, so
     // nothing that can arrive unexpected travels tagged.
     ssize_t send_msg(const Header *header, const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t data,
                      void *context) {
-        iovec iov[2] = {{const_cast<Header *>(header), sizeof *header}, {const_cast<void *>(buf), len}};
+        iovec iov[3] = {{const_cast<Header *>(header), sizeof *header},
+                        {&token_, sizeof token_},
+                        {const_cast<void *>(buf), len}};
         fi_msg msg{};
         msg.msg_iov = iov;
-        msg.iov_count = len > 0 ? 2 : 1;
+        msg.iov_count = len > 0 ? 3 : 2;
         msg.addr = dest;
         msg.context = context;
         msg.data = data;
         return fi_sendmsg(ep_, &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
     }
-    // Needs sizeof header + len <= inject_size(); no completion is generated.
+    // Needs k_wire_header + len <= inject_size(); no completion is generated.
     ssize_t inject_msg(const Header &header, const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t data);
     ssize_t recv_msg(void *buf, std::size_t len, void *context) {
         return fi_recv(ep_, buf, len, nullptr, FI_ADDR_UNSPEC, context);
@@ -86,6 +91,9 @@ public:
     // Reads one error entry; returns its text in `text`.
     bool read_error(fi_cq_err_entry &entry, std::string &text);
 
+    // The data token every untagged message carries (set once, before any traffic).
+    void set_token(std::uint64_t token) { token_ = token; }
+    std::uint64_t token() const { return token_; }
     const std::string &provider() const { return provider_; }
     std::size_t inject_size() const { return inject_size_; }
 
@@ -94,6 +102,7 @@ private:
 
     std::string provider_;
     std::size_t inject_size_ = 0;
+    std::uint64_t token_ = 0;
     fi_info *info_ = nullptr;
     fid_fabric *fabric_ = nullptr;
     fid_domain *domain_ = nullptr;

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/auth.hpp"
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
@@ -22,6 +23,7 @@
 #include "transport/liveness.hpp"
 #include "transport/ofi/endpoint.hpp"
 #include "transport/ofi/providers.hpp"
+#include "transport/refused.hpp"
 
 namespace ftmpi::transport::ofi {
 namespace {
@@ -29,6 +31,10 @@ namespace {
 constexpr std::size_t k_rx_buffers = 32;
 constexpr std::size_t k_max_message = 128;
 const char *const k_key = "ftmpi.ctl";
+// Every datagram ends with its proof (runtime/auth.hpp): whoever can reach
+// the endpoint but lacks the universe's secret cannot make one the detector takes.
+const char *const k_tag_label = "ftmpi control datagram";
+constexpr std::size_t k_tag = runtime::auth::k_tag_size;
 
 class OfiControl final : public ChannelWithLinks {
 public:
@@ -53,8 +59,9 @@ public:
                                                          : first_error);
         FTMPI_INFO("control endpoint open: provider %s", ep_->provider().c_str());
         naps_ = lookup_provider(ep_->provider()).sread_spins;
-        max_ = std::min(k_max_message, ep_->inject_size());
-        if (max_ < 32) throw std::runtime_error("control provider '" + ep_->provider() + "' injects too few bytes");
+        const std::size_t room = std::min(k_max_message, ep_->inject_size());
+        if (room < 32 + k_tag) throw std::runtime_error("control provider '" + ep_->provider() + "' injects too few bytes");
+        max_ = room - k_tag;
         auto addr = ep_->address();
         pm.put(k_key, addr.data(), addr.size());
         open_links(pm, ipv4_of(addr));
@@ -75,6 +82,7 @@ public:
     }
 
     void connect(runtime::ProcessManager &pm) override {
+        secret_ = pm.job().secret;
         const int n = pm.job().size;
         addrs_.assign(static_cast<std::size_t>(n), FI_ADDR_NOTAVAIL);
         for (int r = 0; r < n; ++r) {
@@ -90,10 +98,14 @@ public:
 
     bool send(PeerId peer, const void *msg, std::size_t len) override {
         if (peer >= addrs_.size() || len > max_) return false;
-        ssize_t rc = ep_->inject(msg, len, addrs_[peer]);
+        std::array<char, k_max_message> sealed;
+        std::memcpy(sealed.data(), msg, len);
+        const auto t = runtime::auth::tag(secret_, k_tag_label, msg, len);
+        std::memcpy(sealed.data() + len, t.data(), t.size());
+        ssize_t rc = ep_->inject(sealed.data(), len + k_tag, addrs_[peer]);
         if (rc == -FI_EAGAIN) {
             drain_errors();
-            rc = ep_->inject(msg, len, addrs_[peer]);
+            rc = ep_->inject(sealed.data(), len + k_tag, addrs_[peer]);
         }
         if (rc != 0 && rc != -FI_EAGAIN) FTMPI_DEBUG("control send to %u: %s", peer, fi_strerror(static_cast<int>(-rc)));
         return rc == 0;
@@ -111,8 +123,13 @@ public:
                 for (ssize_t i = 0; i < n; ++i) {
                     auto *rx = static_cast<Rx *>(entries[static_cast<std::size_t>(i)].op_context);
                     if (rx == nullptr || !(entries[static_cast<std::size_t>(i)].flags & FI_RECV)) continue;
-                    on_message(rx->data.data(), entries[static_cast<std::size_t>(i)].len);
-                    ++delivered;
+                    const std::size_t len = entries[static_cast<std::size_t>(i)].len;
+                    if (proven(rx->data.data(), len)) {
+                        on_message(rx->data.data(), len - k_tag);
+                        ++delivered;
+                    } else {
+                        refuse("detector", "a %zu-byte datagram without the job's proof", len);
+                    }
                     post(*rx);
                 }
             } else {
@@ -142,6 +159,12 @@ private:
         }
     }
 
+    bool proven(const char *data, std::size_t len) const {
+        if (len < k_tag || len > k_max_message) return false;
+        const auto t = runtime::auth::tag(secret_, k_tag_label, data, len - k_tag);
+        return runtime::auth::equal(t.data(), data + len - k_tag, k_tag);
+    }
+
     struct Rx {
         fi_context2 ctx{};  // first member: the libfabric context
         std::array<char, k_max_message> data{};
@@ -163,6 +186,7 @@ private:
     }
 
     std::unique_ptr<Endpoint> ep_;
+    std::string secret_;
     std::vector<fi_addr_t> addrs_;
     std::array<Rx, k_rx_buffers> rx_;
     std::size_t max_ = 0;

@@ -34,6 +34,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "runtime/auth.hpp"
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
@@ -42,6 +43,7 @@
 #include "transport/ofi/endpoint.hpp"
 #include "transport/ofi/errors.hpp"
 #include "transport/ofi/providers.hpp"
+#include "transport/refused.hpp"
 #include "transport/transport.hpp"
 
 namespace ftmpi::transport::ofi {
@@ -177,7 +179,10 @@ private:
     static void proxy_done(Op *op, Err err, std::size_t bytes);
     void release_if_proxy(Op *op);
     Op inflight_;  // sentinel of the list of sends and bulk receives libfabric holds
+    // Transfer ids (the tags of bulk data) start at a random point: a process
+    // outside the job cannot guess a posted bulk receive's tag.
     std::uint64_t next_id_ = 1;
+    std::uint64_t token_ = 0;  // the universe's data token (runtime/auth.hpp), once known
     std::deque<Deferred> rx_backlog_;  // receive buffers to post again
     std::vector<PeerId> stalled_;      // peers whose backlog is not empty
     std::function<void(PeerId)> unreachable_;
@@ -190,6 +195,8 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_
     inflight_.prev = inflight_.next = &inflight_;
     const auto &job = pm.job();
     const auto &cfg = runtime::config();
+    runtime::auth::random_bytes(&next_id_, sizeof next_id_);
+    next_id_ = (next_id_ & (bits::id_mask >> 1)) | 1;  // room to count up without wrapping, never 0
     // peers_ is indexed by process id; this job's ranks are ids base + r.
     const std::size_t n = static_cast<std::size_t>(job.size), base = static_cast<std::size_t>(job.id_base);
     const PeerId self_rank = static_cast<PeerId>(job.rank);
@@ -243,6 +250,9 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_
 
 void OfiTransport::connect(runtime::ProcessManager &pm) {
     const auto &job = pm.job();
+    // Known after the exchange under any launcher; nothing arrives before this.
+    token_ = runtime::auth::derive64(job.secret, "ftmpi data token");
+    for (auto &ep : endpoints_) ep->set_token(token_);
     const auto &cfg = runtime::config();
     const std::size_t n = static_cast<std::size_t>(job.size), base = static_cast<std::size_t>(job.id_base);
     for (std::size_t r = 0; r < n; ++r) {
@@ -256,7 +266,7 @@ void OfiTransport::connect(runtime::ProcessManager &pm) {
     }
 
     const std::size_t rx_size =
-        sizeof(Header) + std::max({eager_limit_, sizeof(CtsPayload), sizeof(RtsPayload)});
+        k_wire_header + std::max({eager_limit_, sizeof(CtsPayload), sizeof(RtsPayload)});
     for (auto &ep : endpoints_) {
         for (std::size_t i = 0; i < std::max<std::size_t>(cfg.RX_BUFFERS, 2); ++i) {
             auto rx = std::make_unique<RxBuffer>();
@@ -342,6 +352,7 @@ Endpoint &OfiTransport::endpoint_for(const std::string &fi_name, std::size_t av_
     for (auto &ep : endpoints_)
         if (ep->provider() == fi_name) return *ep;
     endpoints_.push_back(std::make_unique<Endpoint>(fi_name, av_size));
+    endpoints_.back()->set_token(token_);
     return *endpoints_.back();
 }
 
@@ -366,9 +377,9 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     // complete in order through one response queue, and a response a dead
     // peer owes holds back every later completion of this process for ever.
     if (mode == SendMode::standard && length <= eager_limit_ &&
-        (!p.fin || length + sizeof(Header) <= p.ep->inject_size())) {
+        (!p.fin || length + k_wire_header <= p.ep->inject_size())) {
         const Header header{pack_match(Proto::eager, context, tag), uid};
-        if (length + sizeof header <= std::min(p.ep->inject_size(), k_inject_stage) && p.backlog.empty()) {
+        if (length + k_wire_header <= std::min(p.ep->inject_size(), k_inject_stage) && p.backlog.empty()) {
             ssize_t rc = p.ep->inject_msg(header, buf, length, p.addr, data);
             if (rc == 0) return Posted::complete;
             if (rc != -FI_EAGAIN && map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) {
@@ -694,11 +705,22 @@ void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
 
 void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
     Header header;
-    std::memcpy(&header, rx.data.data(), sizeof header);
-    const char *payload = rx.data.data() + sizeof header;
-    const std::size_t len = e.len - sizeof header;
-    const Match m = unpack_match(header.match);
+    std::uint64_t token = 0;
+    if (e.len >= k_wire_header) {
+        std::memcpy(&header, rx.data.data(), sizeof header);
+        std::memcpy(&token, rx.data.data() + sizeof header, sizeof token);
+    }
     const PeerId src = source_process(e.data);
+    if (e.len < k_wire_header || token != rx.ep->token()) {
+        // Not from a process of this universe (runtime/auth.hpp): dropped unread.
+        refuse("data", "a %zu-byte %s message claiming to be from process %u, without the job's token", e.len,
+               rx.ep->provider().c_str(), src);
+        post_rx(rx);
+        return;
+    }
+    const char *payload = rx.data.data() + k_wire_header;
+    const std::size_t len = e.len - k_wire_header;
+    const Match m = unpack_match(header.match);
     // Once a peer's failure is processed nothing more from it is delivered, so
     // a receive failed for want of its message is never followed by one that
     // matches an older message (spec 000 §17.6, advice to implementors).
