@@ -27,7 +27,11 @@
 // access and before the exchange), io.shared (after reserving at the shared
 // file pointer, before the access), connect.joined (a member of either group
 // of a connection between jobs, once it has the other group and before the
-// inter-communicator's agreement; MPI_Comm_spawn, accept, connect, join).
+// inter-communicator's agreement; MPI_Comm_spawn, accept, connect, join),
+// rma.fence (in MPI_Win_fence, its operations complete, before the
+// exchange), rma.lock (a lock request sent, not yet granted), rma.flush (on
+// entry to a flush, before its operations complete), rma.acc (an
+// accumulate sent to its target).
 #pragma once
 
 namespace ftmpi::runtime {

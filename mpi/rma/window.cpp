@@ -22,6 +22,7 @@
 #include "mpi/rma/protocol.hpp"
 #include "runtime/config.hpp"
 #include "runtime/shm_segment.hpp"
+#include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {
 
@@ -326,7 +327,9 @@ int put_or_acc(const char *call, Kind kind, const Access &a, MPI_Op op, MPI_Win 
     std::vector<char> msg = rma::operation(a.disp, a.target_count, a.target_type, id,
                                            a.origin_type->size * static_cast<std::size_t>(a.origin_count), 0);
     append_packed(msg, a.origin, a.origin_count, a.origin_type);
-    return issue(call, w, a.target, kind, std::move(msg));
+    const int err = issue(call, w, a.target, kind, std::move(msg));
+    if (kind == Kind::acc) runtime::test_kill_point("rma.acc");  // tests: a death with an accumulate out
+    return err;
 }
 
 int get_acc(const char *call, const Access &a, void *result, int result_count, MPI_Datatype result_type, MPI_Op op,
@@ -541,6 +544,7 @@ int acquire(const char *call, MPI_Win w, int rank, int type, bool nocheck) {
         const std::int32_t ty = type;
         std::memcpy(payload.data(), &ty, sizeof ty);
         if (member_failed(w, rank) || !rma::send(w, rank, Kind::lock, std::move(payload))) t.answer = -1;
+        runtime::test_kill_point("rma.lock");  // tests: a death with its lock request out, not yet granted
         // A lock of oneself is granted inside the send: progress once all
         // the same, so a loop of them serves the other processes (complete()).
         if (t.answer != 0) progress();
@@ -597,6 +601,7 @@ int flush_one(const char *call, MPI_Win w, int rank) {
         progress();
         return MPI_SUCCESS;
     }
+    runtime::test_kill_point("rma.flush");  // tests: a death with operations of the epoch not yet complete
     const int err = complete(w, [rank](int r) { return r == rank; });
     if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error(call, w, err);
     if (err != MPI_SUCCESS)
@@ -608,6 +613,7 @@ int flush_one(const char *call, MPI_Win w, int rank) {
 int flush_all(const char *call, MPI_Win w) {
     FTMPI_TRY(check_live(call, w));
     FTMPI_CHECK(check_flush(call, w));
+    runtime::test_kill_point("rma.flush");
     const int err = complete_all(w);
     if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error(call, w, err);
     if (err != MPI_SUCCESS)
@@ -1163,6 +1169,7 @@ int MPI_Win_fence(int assert, MPI_Win win) {
     if (open != nullptr)
         return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_fence", "%s is open on %s", open, comm_label(win->comm));
     int err = complete_all(win);
+    ftmpi::runtime::test_kill_point("rma.fence");  // tests: a death with its operations complete, before the fence's exchange
     if (err == MPI_ERR_REVOKED || !exchange_fence(win)) return revoked_error("MPI_Win_fence", win);
     win->fence_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
     win->fence_ops = false;

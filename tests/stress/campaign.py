@@ -5,18 +5,19 @@ with ranks dying at random protocol points; every result is checked.
 usage:
   campaign.py --ftmpirun PATH --program PATH [--trials N] [--seed S]
               [--providers shm,tcp] [--np 4-8] [--rounds R] [--timeout SECS]
-              [--budget SECS] [--log FILE]
+              [--budget SECS] [--log FILE] [--features rma,io,threads]
   campaign.py ... --replay TRIAL_SEED        one trial again, exactly
   campaign.py ... --scenario allreduce3000 --runs N
               issue 18's first defect: 4 ranks, one MPI_Allreduce of 3000
               ints per round, rank 1 dies before the 3rd (exit, SIGKILL and
               SIGSTOP), N runs of each over each provider.
 
-A trial picks, from its own seed: the provider, the number of ranks, 1 to 3
-victims, and for each victim where it dies (a library site of
+A trial picks, from its own seed: the provider, the number of ranks, which
+of --features its rounds also run (each with probability 1/2: one-sided,
+I/O, several threads; see stress.c), 1 to 3 victims, and for each victim where it dies (a library site of
 FTMPI_TEST_KILL_AT at a visit that happens, or the start of a round in the
 program) and how (SIGKILL, exit(3), SIGSTOP). Which visits each rank makes
-is measured once per (ranks, provider) with FTMPI_TEST_KILL_AT=count; the
+is measured once per (ranks, provider, features) with FTMPI_TEST_KILL_AT=count; the
 sites only recovery reaches (revoke, shrink) are picked, at their first or
 second visit, for a victim that is not the trial's first.
 
@@ -38,7 +39,9 @@ import json
 import os
 import random
 import re
+import shutil
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -48,7 +51,9 @@ import subprocess  # noqa: E402
 DEBUG_HANGS = False
 
 SITES = ["p2p.send", "p2p.recv", "coll.round", "shm.pull", "shm.push", "shm.record", "agree.contribute",
-         "agree.decide", "revoke", "shrink", "dup", "finalize"]
+         "agree.decide", "revoke", "shrink", "dup", "finalize", "rma.fence", "rma.lock", "rma.flush", "rma.acc",
+         "io.collective", "io.shared"]
+FEATURES = ["rma", "io", "threads"]
 RECOVERY_SITES = ["revoke", "shrink"]
 HOWS = ["kill", "exit", "stop"]
 
@@ -93,32 +98,37 @@ def job_env(provider, kill_at):
 class Campaign:
     def __init__(self, a):
         self.a = a
-        self.counts = {}  # (np, provider) -> {rank: {site: visits}} of a run without failures
+        self.counts = {}  # (np, provider, features) -> {rank: {site: visits}} of a run without failures
 
-    def command(self, np, extra):
-        return [self.a.ftmpirun, "-n", str(np), self.a.program, "-r", str(self.a.rounds)] + extra
+    def command(self, np, features, workdir, extra):
+        feat = ["-f", features, "-d", workdir] if features else []
+        return [self.a.ftmpirun, "-n", str(np), self.a.program, "-r", str(self.a.rounds)] + feat + extra
 
-    def visits(self, np, provider):
-        key = (np, provider)
+    def visits(self, np, provider, features):
+        key = (np, provider, features)
         if key not in self.counts:
-            code, out, err, _, _ = run_job(self.command(np, []), job_env(provider, "count"), self.a.timeout)
+            with tempfile.TemporaryDirectory(prefix="ftmpi-campaign.") as workdir:
+                code, out, err, _, _ = run_job(self.command(np, features, workdir, []), job_env(provider, "count"),
+                                               self.a.timeout)
             per_rank = {}
             for m in re.finditer(r"^ftmpi-hooks: rank (\d+)(.*)$", err, re.M):
                 per_rank[int(m.group(1))] = {k: int(v) for k, v in (kv.split("=") for kv in m.group(2).split())}
             if code != 0 or len(per_rank) != np:
-                raise SystemExit(f"calibration run failed at {np} ranks over {provider} (exit {code}):\n{err}")
+                raise SystemExit(f"calibration run failed at {np} ranks over {provider} with features "
+                                 f"'{features}' (exit {code}):\n{out}\n{err}")
             self.counts[key] = per_rank
         return self.counts[key]
 
     def plan(self, seed):
-        """What trial `seed` does: (np, provider, FTMPI_TEST_KILL_AT, -k args, victims)."""
+        """What trial `seed` does: (np, provider, features, FTMPI_TEST_KILL_AT, -k args, victims)."""
         rnd = random.Random(seed)
         provider = rnd.choice(self.a.providers)
         np = rnd.randint(self.a.np_min, self.a.np_max)
+        features = ",".join(f for f in self.a.features if rnd.random() < 0.5)
         nvict = rnd.choices([1, 2, 3], weights=[6, 3, 1])[0]
         nvict = min(nvict, np - 2)
         victims = rnd.sample(range(np), nvict)
-        counts = self.visits(np, provider)
+        counts = self.visits(np, provider, features)
         lib, app = [], []
         same_site = rnd.random() < 0.3  # several victims at one site: "several at once"
         site0 = None
@@ -135,14 +145,18 @@ class Campaign:
             site = site0 if same_site and site0 in usable else rnd.choice(usable)
             site0 = site
             lib.append(f"{site}:{v}:{rnd.randint(1, visits[site])}:{how}")
-        return np, provider, ",".join(lib), app, victims
+        return np, provider, features, ",".join(lib), app, victims
 
     def trial(self, seed):
-        np, provider, kill_at, app, victims = self.plan(seed)
-        cmd = self.command(np, app)
-        code, out, err, secs, orphans = run_job(cmd, job_env(provider, kill_at), self.a.timeout)
-        rec = {"seed": seed, "np": np, "provider": provider, "kill_at": kill_at, "app": " ".join(app),
-               "secs": round(secs, 2), "exit": code}
+        np, provider, features, kill_at, app, victims = self.plan(seed)
+        workdir = tempfile.mkdtemp(prefix="ftmpi-campaign.")
+        try:
+            cmd = self.command(np, features, workdir, app)
+            code, out, err, secs, orphans = run_job(cmd, job_env(provider, kill_at), self.a.timeout)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        rec = {"seed": seed, "np": np, "provider": provider, "features": features, "kill_at": kill_at,
+               "app": " ".join(app), "secs": round(secs, 2), "exit": code}
         rec["problems"] = check(np, code, out, err, orphans)
         rec["outcome"] = "hang" if code is None else ("ok" if not rec["problems"] else "fail")
         rec["dead"] = sorted(dead_ranks(err))
@@ -159,12 +173,9 @@ def dead_ranks(err):
     return dead
 
 
-def check(np, code, out, err, orphans):
-    problems = []
-    if code is None:
-        problems.append("TIMEOUT (hang)")
-    for m in re.finditer(r"^(WRONG|BADCLASS) .*$", out, re.M):
-        problems.append(m.group(0))
+def output_problems(out):
+    """Wrong results, unexplained error classes and agreements that differ between ranks."""
+    problems = [m.group(0) for m in re.finditer(r"^(WRONG|BADCLASS) .*$", out, re.M)]
     agreed = {}
     for m in re.finditer(r"^AGREE (\d+) (\d+) (\d+) (-?\d+) (\d+)$", out, re.M):
         key = (int(m.group(2)), int(m.group(3)))
@@ -172,15 +183,30 @@ def check(np, code, out, err, orphans):
     for key, by_rank in sorted(agreed.items()):
         if len(set(by_rank.values())) > 1:
             problems.append(f"INCONSISTENT agreement at generation {key[0]} round {key[1]}: {by_rank}")
+    return problems
+
+
+def survivor_problems(out, survivors):
+    """Every survivor finished, all with the same generation and size."""
+    done = {int(m.group(1)): (int(m.group(2)), int(m.group(3)))
+            for m in re.finditer(r"^DONE (\d+) (\d+) (\d+) \d+$", out, re.M)}
+    problems = []
+    missing = [r for r in sorted(survivors) if r not in done]
+    if missing:
+        problems.append(f"ranks {missing} neither died nor finished")
+    if len(set(done.values())) > 1:
+        problems.append(f"survivors ended differently (rank: generation, size): {done}")
+    return problems
+
+
+def check(np, code, out, err, orphans):
+    problems = []
+    if code is None:
+        problems.append("TIMEOUT (hang)")
+    problems += output_problems(out)
     if code is not None:
         dead = dead_ranks(err)
-        done = {int(m.group(1)): (int(m.group(2)), int(m.group(3)))
-                for m in re.finditer(r"^DONE (\d+) (\d+) (\d+) \d+$", out, re.M)}
-        missing = [r for r in range(np) if r not in dead and r not in done]
-        if missing:
-            problems.append(f"ranks {missing} neither died nor finished")
-        if len(set(done.values())) > 1:
-            problems.append(f"survivors ended differently (rank: generation, size): {done}")
+        problems += survivor_problems(out, [r for r in range(np) if r not in dead])
         if code != 0:
             problems.append(f"ftmpirun exited {code}")
     if orphans:
@@ -227,7 +253,12 @@ def main():
     ap.add_argument("--scenario", choices=["allreduce3000"], default=None)
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--stacks", action="store_true", help="at a hang, print every process's stack (gdb)")
+    ap.add_argument("--features", default="", help="what rounds may also run: rma,io,threads (each drawn per trial)")
     a = ap.parse_args()
+    a.features = [f for f in a.features.split(",") if f]
+    for f in a.features:
+        if f not in FEATURES:
+            ap.error(f"unknown feature {f} (rma, io, threads)")
     global DEBUG_HANGS
     DEBUG_HANGS = a.stacks
     a.providers = a.providers.split(",")
@@ -237,46 +268,68 @@ def main():
         return scenario_allreduce3000(a)
 
     c = Campaign(a)
+    seeds = trial_seeds(a, "campaign")
+
+    def describe(rec):
+        return (f"np={rec['np']} {rec['provider']} features={rec['features'] or '-'} "
+                f"kill_at={rec['kill_at'] or '-'} {rec['app']}")
+
+    r = run_trials(seeds, c.trial, describe, a.budget, a.log, replay_hint="campaign.py --replay",
+                   tail=12000 if DEBUG_HANGS else 1500)
+    wrong = sum(p.startswith("WRONG") for rec in r.failed for p in rec["problems"])
+    inconsistent = sum(p.startswith("INCONSISTENT") for rec in r.failed for p in rec["problems"])
+    print(f"\n{r.ran} trials in {r.seconds:.0f} s: {r.tally['ok']} clean, {r.tally['hang']} hangs, "
+          f"{r.tally['fail']} failed ({wrong} wrong results, {inconsistent} inconsistent agreements)")
+    if r.slowest:
+        print(f"slowest trial: {r.slowest['secs']:.1f} s (seed {r.slowest['seed']}, {describe(r.slowest)})")
+    return 0 if r.tally["ok"] == r.ran else 1
+
+
+def trial_seeds(a, what):
+    """The trials' seeds: --replay's alone, or --trials drawn from --seed (printed)."""
     if a.replay is not None:
-        seeds = [a.replay]
-    else:
-        master = a.seed if a.seed is not None else random.randrange(1 << 30)
-        print(f"campaign seed {master}", flush=True)
-        seeds = [master * 100003 + i for i in range(a.trials)]
-    log = open(a.log, "a") if a.log else None
+        return [a.replay]
+    master = a.seed if a.seed is not None else random.randrange(1 << 30)
+    print(f"{what} seed {master}", flush=True)
+    return [master * 100003 + i for i in range(a.trials)]
+
+
+class Results:
+    def __init__(self):
+        self.ran = 0
+        self.tally = {"ok": 0, "fail": 0, "hang": 0}
+        self.slowest = None
+        self.failed = []  # the records of the trials that did not pass
+        self.seconds = 0.0
+
+
+def run_trials(seeds, trial, describe, budget=None, log_path=None, replay_hint="--replay", tail=1500):
+    """Runs trial(seed) for each seed (no new trial once `budget` seconds
+    have passed), prints a line per trial and the problems of those that did
+    not pass, logs each record as a JSON line; returns the Results. A record
+    has seed, secs, outcome (ok, fail, hang), problems and, when not ok, stderr."""
+    log = open(log_path, "a") if log_path else None
+    r = Results()
     start = time.monotonic()
-    tally = {"ok": 0, "fail": 0, "hang": 0}
-    slowest = None
-    inconsistent = wrong = 0
-    ran = 0
     for seed in seeds:
-        if a.budget is not None and time.monotonic() - start > a.budget:
+        if budget is not None and time.monotonic() - start > budget:
             break
-        rec = c.trial(seed)
-        ran += 1
-        tally[rec["outcome"]] += 1
-        inconsistent += sum(p.startswith("INCONSISTENT") for p in rec["problems"])
-        wrong += sum(p.startswith("WRONG") for p in rec["problems"])
-        if slowest is None or rec["secs"] > slowest["secs"]:
-            slowest = rec
+        rec = trial(seed)
+        r.ran += 1
+        r.tally[rec["outcome"]] += 1
+        if r.slowest is None or rec["secs"] > r.slowest["secs"]:
+            r.slowest = rec
         if log:
             log.write(json.dumps(rec) + "\n")
             log.flush()
-        line = (f"trial {ran} seed {seed}: {rec['outcome']} {rec['secs']:.1f}s np={rec['np']} {rec['provider']} "
-                f"kill_at={rec['kill_at'] or '-'} {rec['app']} dead={rec['dead']}")
-        print(line, flush=True)
+        print(f"trial {r.ran} seed {seed}: {rec['outcome']} {rec['secs']:.1f}s {describe(rec)}", flush=True)
         if rec["outcome"] != "ok":
+            r.failed.append(rec)
             for p in rec["problems"]:
                 print("   ", p)
-            print("    replay: campaign.py --replay", seed, "... stderr tail:\n" + rec["stderr"][-(12000 if DEBUG_HANGS else 1500):])
-    total = time.monotonic() - start
-    print(f"\n{ran} trials in {total:.0f} s: {tally['ok']} clean, {tally['hang']} hangs, {tally['fail']} failed "
-          f"({wrong} wrong results, {inconsistent} inconsistent agreements)")
-    if slowest:
-        print(f"slowest trial: {slowest['secs']:.1f} s (seed {slowest['seed']}, np={slowest['np']} "
-              f"{slowest['provider']} kill_at={slowest['kill_at'] or '-'} {slowest['app']})")
-    return 0 if tally["ok"] == ran else 1
-
+            print(f"    replay: {replay_hint} {seed} ... stderr tail:\n" + rec["stderr"][-tail:])
+    r.seconds = time.monotonic() - start
+    return r
 
 if __name__ == "__main__":
     sys.exit(main())

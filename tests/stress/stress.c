@@ -16,12 +16,27 @@
  *   ERR <world rank> <generation> <round> <call> <error class>   (any error)
  * Exit code 0 when this rank saw nothing wrong.
  *
- * usage: stress [-r ROUNDS] [-a COUNT] [-k RANK:ROUND:HOW]...   (HOW: kill, exit, stop)
+ * usage: stress [-r ROUNDS] [-a COUNT] [-f FEATURES] [-d DIR] [-k RANK:ROUND:HOW]...   (HOW: kill, exit, stop)
  *   -a COUNT: each round is one MPI_Allreduce of COUNT ints and nothing else
- *             (issue 18's first defect: 3000 ints, a rank dying before the 3rd).
+ *             (a rank dying before the 3rd of 3000 ints was the first defect found).
+ *   -f rma,io,threads: each round also
+ *     rma:     on a window of the communicator (a new one per generation):
+ *              a fence epoch with a put to the next rank and an accumulate
+ *              to rank 0, then a shared lock of another rank with a get, a
+ *              fetch-and-op and a flush, then a fence; every value checked;
+ *     io:      on a file of the communicator in DIR (a new one per
+ *              generation): a collective write of each rank's block, a
+ *              sync, a read back of its own block, an append at the shared
+ *              file pointer, a sync and the shared pointer's position checked;
+ *     threads: (MPI_THREAD_MULTIPLE) two more threads of each rank run ring
+ *              exchanges on their own communicators while the main thread
+ *              runs the round, so that ranks die with several threads inside MPI.
+ *   A failure anywhere fails the round; the window, file and thread
+ *   communicators of the generation are freed and made again after the shrink.
  */
 #include <mpi.h>
 #include <mpi-ext.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +47,8 @@ static int wrank;
 static int bad;
 static MPI_Comm comm;
 static int gen, round_no;
+static int use_rma, use_io, use_threads;
+static const char *io_dir = "/tmp";
 
 /* A failure explains an error when its class is one of these. */
 static int failure_class(int rc) {
@@ -63,17 +80,17 @@ static void wrong(const char *what, long at, long got, long want) {
 /* The value rank `r` contributes at index i in this round. */
 static int val(int r, int i) { return (r + 1) * 1000 + round_no * 7 + (i % 13); }
 
-static int ring(int bytes) {
+static int ring_on(MPI_Comm c, int bytes, int tag) {
     int n, r;
-    MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(c, &n);
+    MPI_Comm_rank(c, &r);
     const int count = bytes / (int)sizeof(int);
     int *out = malloc(sizeof(int) * count), *in = malloc(sizeof(int) * count);
     for (int i = 0; i < count; ++i) out[i] = val(r, i), in[i] = -1;
     const int to = (r + 1) % n, from = (r + n - 1) % n;
     MPI_Request q;
-    int failed = check_rc(MPI_Irecv(in, count, MPI_INT, from, 40 + round_no % 8, comm, &q), "Irecv");
-    if (!failed) failed |= check_rc(MPI_Send(out, count, MPI_INT, to, 40 + round_no % 8, comm), "Send");
+    int failed = check_rc(MPI_Irecv(in, count, MPI_INT, from, tag, c, &q), "Irecv");
+    if (!failed) failed |= check_rc(MPI_Send(out, count, MPI_INT, to, tag, c), "Send");
     if (!failed) failed |= check_rc(MPI_Wait(&q, MPI_STATUS_IGNORE), "Wait");
     else {
         /* The receive may still be posted: cancel it so its buffer can go. */
@@ -87,6 +104,8 @@ static int ring(int bytes) {
     free(in);
     return failed;
 }
+
+static int ring(int bytes) { return ring_on(comm, bytes, 40 + round_no % 8); }
 
 static int allreduce(int count) {
     int n, r;
@@ -207,6 +226,132 @@ static int dup_barrier(void) {
     return failed;
 }
 
+
+/* ---- one-sided, I/O and threads (-f) ---- */
+
+static MPI_Win win = MPI_WIN_NULL;
+static int *wbuf;        /* n + 2 ints: one slot per rank, the accumulate's, the fetch-and-op's */
+static int rma_rounds;   /* rounds of this generation's window */
+static MPI_File fh = MPI_FILE_NULL;
+static int io_rounds;    /* rounds of this generation's file */
+static MPI_Comm tcomm[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
+static int setup_failed; /* making this generation's objects failed: the first round fails */
+
+#define IO_COUNT 256                          /* ints per rank and round */
+#define IO_BASE ((MPI_Offset)1 << 20)         /* the blocks start here; the shared pointer's appends before */
+
+static void setup_generation(void) {
+    int n;
+    MPI_Comm_size(comm, &n);
+    setup_failed = 0;
+    if (use_rma) {
+        rma_rounds = 0;
+        if (check_rc(MPI_Win_allocate((MPI_Aint)sizeof(int) * (n + 2), sizeof(int), MPI_INFO_NULL, comm, &wbuf, &win),
+                     "Win_allocate")) {
+            win = MPI_WIN_NULL;
+            setup_failed = 1;
+        } else {
+            MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+            for (int i = 0; i < n + 2; ++i) wbuf[i] = 0;
+        }
+    }
+    if (use_io && !setup_failed) {
+        io_rounds = 0;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/stress.%d", io_dir, gen);
+        if (check_rc(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                                   &fh), "File_open")) {
+            fh = MPI_FILE_NULL;
+            setup_failed = 1;
+        }
+    }
+    if (use_threads && !setup_failed)
+        for (int k = 0; k < 2; ++k) {
+            if (check_rc(MPI_Comm_dup(comm, &tcomm[k]), "Comm_dup")) {
+                tcomm[k] = MPI_COMM_NULL;
+                setup_failed = 1;
+                break;
+            }
+            MPI_Comm_set_errhandler(tcomm[k], MPI_ERRORS_RETURN);
+        }
+}
+
+/* Frees the generation's objects (every survivor does, after the agreement). */
+static void teardown_generation(void) {
+    if (win != MPI_WIN_NULL) check_rc(MPI_Win_free(&win), "Win_free");
+    win = MPI_WIN_NULL;
+    if (fh != MPI_FILE_NULL) check_rc(MPI_File_close(&fh), "File_close");
+    fh = MPI_FILE_NULL;
+    for (int k = 0; k < 2; ++k)
+        if (tcomm[k] != MPI_COMM_NULL) MPI_Comm_free(&tcomm[k]);
+}
+
+static int rma_round(void) {
+    int n, r;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &r);
+    if (r == 0) wbuf[n] = 0; /* no access targets it until the fence below */
+    const int v = val(r, 0), one = 1, next = (r + 1) % n, from = (r + n - 1) % n;
+    int failed = check_rc(MPI_Win_fence(0, win), "Win_fence");
+    if (!failed) failed |= check_rc(MPI_Put(&v, 1, MPI_INT, next, r, 1, MPI_INT, win), "Put");
+    if (!failed) failed |= check_rc(MPI_Accumulate(&one, 1, MPI_INT, 0, n, 1, MPI_INT, MPI_SUM, win), "Accumulate");
+    if (!failed) failed |= check_rc(MPI_Win_fence(0, win), "Win_fence");
+    if (!failed && wbuf[from] != val(from, 0)) wrong("put", from, wbuf[from], val(from, 0));
+    if (!failed && r == 0 && wbuf[n] != n) wrong("accumulate", n, wbuf[n], n);
+    const int t = (r + 2) % n, slot = (t + n - 1) % n;
+    int got = -1, old = -1;
+    if (!failed) failed |= check_rc(MPI_Win_lock(MPI_LOCK_SHARED, t, 0, win), "Win_lock");
+    if (!failed) {
+        int f = check_rc(MPI_Get(&got, 1, MPI_INT, t, slot, 1, MPI_INT, win), "Get");
+        if (!f) f |= check_rc(MPI_Fetch_and_op(&one, &old, MPI_INT, t, n + 1, MPI_SUM, win), "Fetch_and_op");
+        if (!f) f |= check_rc(MPI_Win_flush(t, win), "Win_flush");
+        f |= check_rc(MPI_Win_unlock(t, win), "Win_unlock");
+        failed |= f;
+        /* Rank t-2 is the only origin of t's counter: one add per round of this window. */
+        if (!failed && got != val(slot, 0)) wrong("get", slot, got, val(slot, 0));
+        if (!failed && old != rma_rounds) wrong("fetch_and_op", n + 1, old, rma_rounds);
+    }
+    if (!failed) failed |= check_rc(MPI_Win_fence(0, win), "Win_fence"); /* every lock epoch over */
+    ++rma_rounds;
+    return failed;
+}
+
+static int io_round(void) {
+    int n, r;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &r);
+    int out[IO_COUNT], in[IO_COUNT];
+    for (int i = 0; i < IO_COUNT; ++i) out[i] = val(r, i), in[i] = -1;
+    const MPI_Offset at = IO_BASE + ((MPI_Offset)io_rounds * n + r) * IO_COUNT * (MPI_Offset)sizeof(int);
+    int failed = check_rc(MPI_File_write_at_all(fh, at, out, IO_COUNT, MPI_INT, MPI_STATUS_IGNORE), "File_write_at_all");
+    if (!failed) failed |= check_rc(MPI_File_sync(fh), "File_sync");
+    if (!failed) failed |= check_rc(MPI_File_read_at(fh, at, in, IO_COUNT, MPI_INT, MPI_STATUS_IGNORE), "File_read_at");
+    for (int i = 0; !failed && i < IO_COUNT; ++i)
+        if (in[i] != out[i]) { wrong("file read back", i, in[i], out[i]); break; }
+    if (!failed) failed |= check_rc(MPI_File_write_shared(fh, out, 1, MPI_INT, MPI_STATUS_IGNORE), "File_write_shared");
+    if (!failed) failed |= check_rc(MPI_File_sync(fh), "File_sync");
+    MPI_Offset pos = -1;
+    if (!failed) failed |= check_rc(MPI_File_get_position_shared(fh, &pos), "File_get_position_shared");
+    const MPI_Offset want = (MPI_Offset)(io_rounds + 1) * n * (MPI_Offset)sizeof(int);
+    if (!failed && pos != want) wrong("shared file pointer", 0, (long)pos, (long)want);
+    ++io_rounds;
+    return failed;
+}
+
+struct worker {
+    pthread_t thread;
+    int k, failed;
+};
+
+static void *worker_main(void *p) {
+    struct worker *w = p;
+    w->failed = ring_on(tcomm[w->k], w->k ? 20000 : 2000, 60 + w->k);
+    if (!w->failed) w->failed = ring_on(tcomm[w->k], 8, 62 + w->k);
+    /* Peers' threads may wait for this one's next exchange: the revoke ends their wait. */
+    if (w->failed) MPIX_Comm_revoke(tcomm[w->k]);
+    return NULL;
+}
+
 /* Dies as -k says, at the start of `round_no`. */
 static void app_kill(const char *spec) {
     int rank, round;
@@ -226,13 +371,28 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "-a") == 0 && i + 1 < argc) only_allreduce = atoi(argv[++i]);
         else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc && nkills < 16) kills[nkills++] = argv[++i];
-        else {
-            fprintf(stderr, "usage: stress [-r ROUNDS] [-a COUNT] [-k RANK:ROUND:HOW]...\n");
+        else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) io_dir = argv[++i];
+        else if (strcmp(argv[i], "-f") == 0 && i + 1 < argc) {
+            const char *f = argv[++i];
+            use_rma = strstr(f, "rma") != NULL;
+            use_io = strstr(f, "io") != NULL;
+            use_threads = strstr(f, "threads") != NULL;
+        } else {
+            fprintf(stderr, "usage: stress [-r ROUNDS] [-a COUNT] [-f rma,io,threads] [-d DIR] [-k RANK:ROUND:HOW]...\n");
             return 2;
         }
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
-    MPI_Init(&argc, &argv);
+    if (use_threads) {
+        int provided = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided != MPI_THREAD_MULTIPLE) {
+            printf("WRONG -1 MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+            return 1;
+        }
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (check_rc(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "Comm_dup")) {
@@ -242,9 +402,19 @@ int main(int argc, char **argv) {
         ++gen;
     }
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    setup_generation();
     for (round_no = 0; round_no < rounds; ++round_no) {
         for (int k = 0; k < nkills; ++k) app_kill(kills[k]);
-        int failed = 0;
+        int failed = setup_failed;
+        setup_failed = 0;
+        struct worker workers[2];
+        int started = 0;
+        if (use_threads && !failed)
+            for (; started < 2; ++started) {
+                workers[started].k = started;
+                workers[started].failed = 0;
+                if (pthread_create(&workers[started].thread, NULL, worker_main, &workers[started]) != 0) break;
+            }
         if (only_allreduce > 0) {
             failed = allreduce(only_allreduce);
             goto outcome;
@@ -263,7 +433,22 @@ int main(int argc, char **argv) {
         if (!failed) failed |= gather_scatter(round_no % 2 ? 3 : 5000);
         if (!failed) failed |= check_rc(MPI_Barrier(comm), "Barrier");
         if (!failed && round_no % 2 == 0) failed |= dup_barrier();
+        if (!failed && use_rma) failed |= rma_round();
+        if (!failed && use_io) failed |= io_round();
     outcome:
+        /* Other ranks may wait for this one on any object of the generation
+         * (a fence, a collective write, their threads' exchanges): revoke
+         * them all, as comm below, so that none waits for ever. */
+        if (failed) {
+            for (int k = 0; k < 2; ++k)
+                if (tcomm[k] != MPI_COMM_NULL) MPIX_Comm_revoke(tcomm[k]);
+            if (win != MPI_WIN_NULL) MPIX_Win_revoke(win);
+            if (fh != MPI_FILE_NULL) MPIX_File_revoke(fh);
+        }
+        for (int k = 0; k < started; ++k) {
+            pthread_join(workers[k].thread, NULL);
+            failed |= workers[k].failed;
+        }
         /* The round's outcome, the same everywhere. */
         if (failed) MPIX_Comm_revoke(comm);
         int flag = failed ? 0 : 1;
@@ -276,6 +461,7 @@ int main(int argc, char **argv) {
         }
         printf("AGREE %d %d %d %d %d\n", wrank, gen, round_no, flag, cls);
         if (rc != MPI_SUCCESS || !flag) {
+            teardown_generation();
             MPIX_Comm_revoke(comm);
             MPI_Comm next;
             const int src = MPIX_Comm_shrink(comm, &next);
@@ -289,8 +475,10 @@ int main(int argc, char **argv) {
             comm = next;
             MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
             ++gen;
+            setup_generation();
         }
     }
+    teardown_generation();
     int size = 0;
     MPI_Comm_size(comm, &size);
     printf("DONE %d %d %d %d\n", wrank, gen, size, round_no);
