@@ -266,8 +266,8 @@ void start_internal(MPI_Comm c, std::uint64_t number, int flag, std::function<vo
               Sequence::internal, true, nullptr);
 }
 
-void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed, bool creation) {
-    const Agreed a = run_agreement(c, flag_words(*flag), Sequence::internal, creation);
+void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed, bool abortable) {
+    const Agreed a = run_agreement(c, flag_words(*flag), Sequence::internal, abortable);
     *flag = flag_of(a);
     if (agreed_failed != nullptr) *agreed_failed = a.failed;
 }

@@ -35,9 +35,10 @@ void recovery_on_failures();
 // for internal uses: *flag becomes the AND over the live members. Never fails.
 // With `agreed_failed`, also the agreed failures (job ranks, ascending).
 // Internal agreements are numbered apart from the users' agree and shrink.
-// `creation`: the uniformity of a creation over c, which on a revoked c fails
-// (*flag 0) without waiting for members that skipped the creation.
-void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed = nullptr, bool creation = false);
+// `abortable`: a revoke of c ends it (*flag 0) without waiting for members
+// that will never call it: the uniformity of a creation over c, which fails
+// on a revoked c; a file's sync, which a revoke of the file preempts.
+void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed = nullptr, bool abortable = false);
 
 // MPI_Finalize's closing step: an agreement over MPI_COMM_WORLD's live
 // members (its own instance), so that no process leaves while another may

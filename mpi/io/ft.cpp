@@ -77,17 +77,21 @@ extern "C" {
 // one agreement gives every live member the same class: MPI_ERR_REVOKED when
 // some member saw the file revoked, else MPI_ERR_PROC_FAILED when the agreed
 // failures include a member no earlier sync reported, else MPI_ERR_IO when an
-// fsync failed somewhere, else success. Never waits for a dead member, and
-// runs on a revoked file too (all its members return MPI_ERR_REVOKED), so
-// that members that learn of a revoke at different times still agree.
+// fsync failed somewhere, else success. Never waits for a dead member. A
+// revoke preempts it (spec 001 §1.3.3: an invalidated file preempts every
+// non-local completion call): on a revoked file it fails at once, and a
+// revoke that comes while it waits aborts its agreement, in which members
+// that will never call it (they learned of the revoke first) take part with
+// zeros, so every member in it returns MPI_ERR_REVOKED.
 int MPI_File_sync(MPI_File fh) {
     const char *call = "MPI_File_sync";
     FTMPI_TRY(check_file(call, fh));
     progress();
+    if (fh->comm->revoked) return raise(fh->comm, MPI_ERR_REVOKED, call, "%s: the file was revoked", fh->path.c_str());
     const int sys = ::fsync(fh->fd) != 0 ? errno : 0;
-    int flag = (sys == 0 ? k_synced : 0) | (fh->comm->revoked ? 0 : k_not_revoked);
+    int flag = (sys == 0 ? k_synced : 0) | k_not_revoked;
     std::vector<int> agreed;
-    agree_internal(fh->comm, &flag, &agreed);
+    agree_internal(fh->comm, &flag, &agreed, true);
     std::vector<int> failed = members_among(*fh, agreed);
     std::vector<int> fresh;
     std::set_difference(failed.begin(), failed.end(), fh->sync_reported.begin(), fh->sync_reported.end(),

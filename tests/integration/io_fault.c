@@ -40,6 +40,11 @@
  *                    MPIX_ERR_REVOKED, and every later non-local call on the
  *                    file (independent write, set_view, collective read,
  *                    sync) fails with it at every rank
+ *   io_fault syncrevoke (no death, 3 ranks) ranks 1.. call MPI_File_sync,
+ *                    which rank 0 does not join; rank 0 revokes the file:
+ *                    their sync ends with MPIX_ERR_REVOKED (a revoke
+ *                    preempts a sync, spec 001 §1.3.3), and rank 0's own
+ *                    sync, after theirs ended, fails with it at once
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -270,12 +275,31 @@ static void mode_revoke(MPI_File fh) {
     MPI_OK(MPI_File_invalidate(fh));
 }
 
+static void mode_syncrevoke(MPI_File fh) {
+    int x = 0;
+    if (rank == 0) {
+        for (int r = 1; r < size; ++r) MPI_OK(MPI_Recv(&x, 1, MPI_INT, r, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_OK(MPIX_File_revoke(fh));
+        /* Their syncs end without this rank ever joining them. */
+        for (int r = 1; r < size; ++r) {
+            MPI_OK(MPI_Recv(&x, 1, MPI_INT, r, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            CHECK(x == MPIX_ERR_REVOKED, "rank %d's sync interrupted by the revoke: class %d", r, x);
+        }
+        /* Its own, on the revoked file, fails at once (the others are past theirs). */
+        CHECK_CLASS(MPI_File_sync(fh), MPIX_ERR_REVOKED);
+    } else {
+        MPI_OK(MPI_Send(&x, 1, MPI_INT, 0, 6, MPI_COMM_WORLD));
+        x = tl_class(MPI_File_sync(fh));
+        MPI_OK(MPI_Send(&x, 1, MPI_INT, 0, 7, MPI_COMM_WORLD));
+    }
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "write";
     if (strcmp(mode, "write") == 0) setenv("FTMPI_TEST_KILL_AT", "io.collective:3", 1);
     if (strcmp(mode, "shared") == 0) setenv("FTMPI_TEST_KILL_AT", "io.shared:3:3", 1);
     if (strcmp(mode, "insync") == 0) setenv("FTMPI_TEST_KILL_AT", "agree.contribute:3:2", 1);
-    const int no_death = strcmp(mode, "revoke") == 0;
+    const int no_death = strcmp(mode, "revoke") == 0 || strcmp(mode, "syncrevoke") == 0;
     tl_init(&argc, &argv, &rank, &size, no_death ? 2 : 4);
     CHECK(no_death || size == 4, "%s runs with 4 ranks", mode);
     victim = no_death ? -1 : strcmp(mode, "sync") == 0 ? 0 : size - 1;
@@ -295,6 +319,7 @@ int main(int argc, char **argv) {
     else if (strcmp(mode, "shared") == 0) mode_shared(fh, &live);
     else if (strcmp(mode, "insync") == 0) mode_insync(fh, &live);
     else if (strcmp(mode, "revoke") == 0) mode_revoke(fh);
+    else if (strcmp(mode, "syncrevoke") == 0) mode_syncrevoke(fh);
     else CHECK(0, "unknown mode %s", mode);
     /* Close completes despite the failure (it may report it) or the revoke. */
     const int rc = MPI_File_close(&fh);
