@@ -151,8 +151,12 @@ int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
     if (team->rank == root) {
         for (std::size_t i = 1; i < ids.size(); ++i)
             keep(team_recv(team, ids[i], tag, out + static_cast<std::size_t>(ids[i]) * each, bytes));
+        // Everyone gets this outcome, and so does the root: a member that
+        // dies after its contribution came fails the send of the result to
+        // it, but the others have the result by then, so that failure must
+        // not make the root's outcome differ from theirs (it is found later).
         const int out_tag = poisoned_tag(tag + 1, err);  // tell everyone
-        for (std::size_t i = 1; i < ids.size(); ++i) keep(team_send(team, ids[i], out_tag, out, bytes * team->size));
+        for (std::size_t i = 1; i < ids.size(); ++i) (void)team_send(team, ids[i], out_tag, out, bytes * team->size);
     } else {
         keep(team_send(team, root, tag, mine, bytes));
         keep(team_recv(team, root, tag + 1, out, bytes * team->size));
@@ -163,14 +167,13 @@ int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
 int team_bcast(MPI_Comm team, int root, void *buf, int bytes, int root_err) {
     const int tag = next_team_tag(team);
     if (team->rank != root) return team_recv(team, root, tag, buf, bytes);
-    int err = team_start_error(team);
-    const int out_tag = poisoned_tag(tag, root_err != MPI_SUCCESS ? root_err : err);
+    const int start_err = team_start_error(team);
+    const int out_tag = poisoned_tag(tag, root_err != MPI_SUCCESS ? root_err : start_err);
+    // As in team_allgather: the root's outcome is what it told the others,
+    // whatever sending it to a member that died since costs.
     for (int p : team_members(team))
-        if (p != root) {
-            const int e = team_send(team, p, out_tag, buf, bytes);
-            if (err == MPI_SUCCESS) err = e;
-        }
-    return err;
+        if (p != root) (void)team_send(team, p, out_tag, buf, bytes);
+    return start_err;
 }
 
 std::uint64_t random_nonce() {

@@ -33,7 +33,9 @@ int claim_lowest(const SlotMask &m);
 void release_slot(std::uint32_t context);
 
 // Exchanges among the members of `team` on its collective context; every step
-// runs even after an error and the first error class is returned.
+// runs even after an error and the first error class is returned. The root's
+// result is the outcome it sends on: sending it to a member that died since
+// it contributed fails only there, so every live member returns the same.
 int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all);
 // team_bcast: `root_err`, the root's error so far, reaches every member as
 // this call's error (MPI_ERR_PROC_FAILED for a failure, else MPI_ERR_OTHER).
