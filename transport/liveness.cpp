@@ -348,7 +348,6 @@ LivenessLinks::LivenessLinks(runtime::ProcessManager &pm, const std::string &add
     if (::bind(m.listener, reinterpret_cast<sockaddr *>(&here), sizeof here) != 0 || ::listen(m.listener, 64) != 0 ||
         ::getsockname(m.listener, reinterpret_cast<sockaddr *>(&here), &len) != 0)
         throw std::runtime_error(std::string("liveness listener: ") + std::strerror(errno));
-    m.secret = pm.job().secret;
     m.self = static_cast<std::uint32_t>(pm.job().rank);
     const LivenessPublished me{here.sin_addr.s_addr, here.sin_port, 0};
     pm.put(k_live_key, &me, sizeof me);
@@ -365,7 +364,7 @@ void LivenessLinks::connect(runtime::ProcessManager &pm, std::function<void(Peer
         if (blob.size() == sizeof(LivenessPublished))
             std::memcpy(&m.peers[static_cast<std::size_t>(r)], blob.data(), blob.size());
     }
-    m.secret = pm.job().secret;  // from another server than ftmpirun: known after the exchange
+    m.secret = pm.job().secret;  // under any launcher, known once the exchange is over
     m.on_lost = std::move(on_lost);
     m.thread = std::thread([&m] { m.run(); });
 }
