@@ -156,7 +156,10 @@ int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all) {
         // it, but the others have the result by then, so that failure must
         // not make the root's outcome differ from theirs (it is found later).
         const int out_tag = poisoned_tag(tag + 1, err);  // tell everyone
-        for (std::size_t i = 1; i < ids.size(); ++i) (void)team_send(team, ids[i], out_tag, out, bytes * team->size);
+        for (std::size_t i = 1; i < ids.size(); ++i) {
+            (void)team_send(team, ids[i], out_tag, out, bytes * team->size);
+            if (i == 1) ftmpi::runtime::test_kill_point("team.result");  // tests: the others never get it
+        }
     } else {
         keep(team_send(team, root, tag, mine, bytes));
         keep(team_recv(team, root, tag + 1, out, bytes * team->size));
@@ -214,6 +217,19 @@ int agree_slot(MPI_Comm team, int *slot, std::uint64_t *uid) {
     if (int err = team_common_slots(team, &common, uid); err != MPI_SUCCESS) return err;
     *slot = claim_lowest(common);
     return *slot < 0 ? MPI_ERR_INTERN : MPI_SUCCESS;
+}
+
+int make_hidden_comm(MPI_Comm comm, MPI_Comm *hidden) {
+    int slot = -1;
+    std::uint64_t uid = 0;
+    const int err = agree_slot(comm, &slot, &uid);
+    *hidden = err == MPI_SUCCESS ? make_comm(comm, slot, comm->procs, uid) : MPI_COMM_NULL;
+    int ok = *hidden != MPI_COMM_NULL ? 1 : 0;
+    agree_internal(comm, &ok, nullptr, true);
+    if (ok) return MPI_SUCCESS;
+    if (*hidden != MPI_COMM_NULL) discard_comm(*hidden);
+    *hidden = MPI_COMM_NULL;
+    return err != MPI_SUCCESS ? err : comm->revoked ? MPI_ERR_REVOKED : MPI_ERR_PROC_FAILED;
 }
 
 MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint64_t uid) {

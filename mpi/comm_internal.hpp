@@ -35,7 +35,9 @@ void release_slot(std::uint32_t context);
 // Exchanges among the members of `team` on its collective context; every step
 // runs even after an error and the first error class is returned. The root's
 // result is the outcome it sends on: sending it to a member that died since
-// it contributed fails only there, so every live member returns the same.
+// it contributed fails only there. Not uniform when the root itself dies
+// while sending (members it did not reach fail): what a caller makes from
+// the result needs an agreement in which every member takes part.
 int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all);
 // team_bcast: `root_err`, the root's error so far, reaches every member as
 // this call's error (MPI_ERR_PROC_FAILED for a failure, else MPI_ERR_OTHER).
@@ -45,6 +47,11 @@ int team_bcast(MPI_Comm team, int root, void *buf, int bytes, int root_err = MPI
 int team_common_slots(MPI_Comm team, SlotMask *common, std::uint64_t *uid = nullptr);
 // team_common_slots, then claim the lowest (MPI_ERR_INTERN when none is left).
 int agree_slot(MPI_Comm team, int *slot, std::uint64_t *uid);
+// A communicator over all of comm's members (a window's or a file's), made at
+// every member or at none: agree_slot, then an agreement over comm (which
+// also runs on a revoked comm) on whether every member made it. When not,
+// returns this member's error, else MPI_ERR_REVOKED or MPI_ERR_PROC_FAILED.
+int make_hidden_comm(MPI_Comm comm, MPI_Comm *hidden);
 // A random 64-bit nonce (per-process generator).
 std::uint64_t random_nonce();
 // A deterministic mix of values every member knows (for identifiers derived

@@ -28,6 +28,8 @@
 // file pointer, before the access), connect.joined (a member of either group
 // of a connection between jobs, once it has the other group and before the
 // inter-communicator's agreement; MPI_Comm_spawn, accept, connect, join),
+// team.result (the root of the exchange inside communicator, window and
+// file creation, after sending the result to its first member only),
 // rma.fence (in MPI_Win_fence, its operations complete, before the
 // exchange), rma.lock (a lock request sent, not yet granted), rma.flush (on
 // entry to a flush, before its operations complete), rma.acc (an

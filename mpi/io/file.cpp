@@ -194,10 +194,8 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         return raise_file_null(MPI_ERR_INFO, call, "invalid info (argument info)");
     *fh = MPI_FILE_NULL;
     const char *bad = amode_problem(amode);
-    int slot = -1;
-    std::uint64_t uid = 0;
-    int err = agree_slot(comm, &slot, &uid);
-    MPI_Comm hidden = err == MPI_SUCCESS ? make_comm(comm, slot, comm->procs, uid) : MPI_COMM_NULL;
+    MPI_Comm hidden = MPI_COMM_NULL;
+    int err = make_hidden_comm(comm, &hidden);  // at every member or at none
     if (hidden != MPI_COMM_NULL) inherit_recognized(comm, hidden);  // a validated comm's collectives skip them
     int fd = -1;
     const char *why = "failed at another process";

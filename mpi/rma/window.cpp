@@ -372,10 +372,8 @@ bool on_this_node(int job_rank) {
 // rank after rank, contiguous. `base` is MPI_Win_create's memory, else null.
 int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_unit, int flavor, MPI_Info info,
            MPI_Win *win, void *baseptr) {
-    int slot = -1;
-    std::uint64_t uid = 0;
-    int err = agree_slot(comm, &slot, &uid);
-    MPI_Comm hidden = err == MPI_SUCCESS ? make_comm(comm, slot, comm->procs, uid) : MPI_COMM_NULL;
+    MPI_Comm hidden = MPI_COMM_NULL;
+    int err = make_hidden_comm(comm, &hidden);
     struct Shape {
         std::int64_t size;
         std::int32_t disp_unit;

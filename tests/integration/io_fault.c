@@ -30,7 +30,7 @@
  *                    the file exactly once
  *   io_fault insync  the victim dies inside MPI_File_sync's agreement, right
  *                    after contributing (FTMPI_TEST_KILL_AT agree.contribute,
- *                    its second agreement: the first is open's): the
+ *                    its third agreement: open has two): the
  *                    survivors' result is the same everywhere, success or
  *                    MPI_ERR_PROC_FAILED; after success the next sync reports
  *                    the death; then success; the data is on disk
@@ -298,7 +298,7 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "write";
     if (strcmp(mode, "write") == 0) setenv("FTMPI_TEST_KILL_AT", "io.collective:3", 1);
     if (strcmp(mode, "shared") == 0) setenv("FTMPI_TEST_KILL_AT", "io.shared:3:3", 1);
-    if (strcmp(mode, "insync") == 0) setenv("FTMPI_TEST_KILL_AT", "agree.contribute:3:2", 1);
+    if (strcmp(mode, "insync") == 0) setenv("FTMPI_TEST_KILL_AT", "agree.contribute:3:3", 1);
     const int no_death = strcmp(mode, "revoke") == 0 || strcmp(mode, "syncrevoke") == 0;
     tl_init(&argc, &argv, &rank, &size, no_death ? 2 : 4);
     CHECK(no_death || size == 4, "%s runs with 4 ranks", mode);

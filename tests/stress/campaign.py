@@ -14,20 +14,27 @@ usage:
 
 A trial picks, from its own seed: the provider, the number of ranks, which
 of --features its rounds also run (each with probability 1/2: one-sided,
-I/O, several threads; see stress.c), 1 to 3 victims, and for each victim where it dies (a library site of
+I/O, several threads, respawn after a shrink; see stress.c), 1 to 3 victims, and for each victim where it dies (a library site of
 FTMPI_TEST_KILL_AT at a visit that happens, or the start of a round in the
 program) and how (SIGKILL, exit(3), SIGSTOP). Which visits each rank makes
 is measured once per (ranks, provider, features) with FTMPI_TEST_KILL_AT=count; the
 sites only recovery reaches (revoke, shrink) are picked, at their first or
-second visit, for a victim that is not the trial's first.
+second visit, for a victim that is not the trial's first; with respawn, a
+parent may also die inside the respawn's connection, and one of the first
+respawn's children may die (-K) in its connection or in a later round.
 
 A trial passes when, within the deadline:
   - no rank printed WRONG (a result that was wrong with MPI_SUCCESS) or
     BADCLASS (an error class that no failure explains);
   - every AGREE line of one (generation, round) carries the same value and
     error class, whichever rank printed it (victims included);
-  - every rank that did not die printed DONE, all with the same generation
-    and communicator size, and ftmpirun exited 0 (spec 000 §17.5.2: the
+  - every AGREE line of one (generation, round) carries the same value and
+    error class, and so does every SPAWNAGREE line of one respawn;
+  - no process died of a signal other than SIGKILL (a victim's exit(3) is an
+    exit, and SIGSTOPped ones are SIGKILLed by ftmpirun): no crash anywhere;
+  - every rank that did not die printed DONE, and so did every respawned
+    process that did not die or leave (ABANDONED), all with the same
+    generation and communicator size, and ftmpirun exited 0 (spec 000 §17.5.2: the
     code of the lowest rank that finalized);
   - no process of the job is left (the harness's orphan check).
 A hang is a trial that missed its deadline; its whole process group is
@@ -53,8 +60,10 @@ DEBUG_HANGS = False
 SITES = ["p2p.send", "p2p.recv", "coll.round", "shm.pull", "shm.push", "shm.record", "agree.contribute",
          "agree.decide", "revoke", "shrink", "dup", "finalize", "rma.fence", "rma.lock", "rma.flush", "rma.acc",
          "io.collective", "io.shared"]
-FEATURES = ["rma", "io", "threads"]
+FEATURES = ["rma", "io", "threads", "spawn"]
 RECOVERY_SITES = ["revoke", "shrink"]
+SPAWN_SITES = ["connect.joined"]     # a parent inside a respawn's connection
+CHILD_SITES = ["connect.joined", "p2p.send", "coll.round", "agree.contribute"]  # for -K
 HOWS = ["kill", "exit", "stop"]
 
 
@@ -132,11 +141,12 @@ class Campaign:
         lib, app = [], []
         same_site = rnd.random() < 0.3  # several victims at one site: "several at once"
         site0 = None
+        spawn = "spawn" in features.split(",")
         for i, v in enumerate(victims):
             how = rnd.choices(HOWS, weights=[5, 3, 2])[0]
             visits = dict(counts[v])
             if i > 0:  # reached once an earlier victim died
-                for site in RECOVERY_SITES:
+                for site in RECOVERY_SITES + (SPAWN_SITES if spawn else []):
                     visits[site] = max(visits.get(site, 0), 2)
             usable = [s for s in SITES if visits.get(s, 0) > 0]
             if rnd.random() < 0.15 or not usable:
@@ -145,6 +155,10 @@ class Campaign:
             site = site0 if same_site and site0 in usable else rnd.choice(usable)
             site0 = site
             lib.append(f"{site}:{v}:{rnd.randint(1, visits[site])}:{how}")
+        if spawn and rnd.random() < 0.4:
+            site = rnd.choice(CHILD_SITES)
+            nth = 1 if site == "connect.joined" else rnd.randint(1, 40)
+            app += ["-K", f"{site}:{rnd.randrange(nvict)}:{nth}:{rnd.choices(HOWS, weights=[5, 3, 2])[0]}"]
         return np, provider, features, ",".join(lib), app, victims
 
     def trial(self, seed):
@@ -166,23 +180,40 @@ class Campaign:
         return rec
 
 
+# ftmpirun's line for a process that ended early: "rank R (pid P) ..." or,
+# for a spawned one, "process I (rank R of the job spawned from id B) (pid P) ...".
+ENDED = re.compile(r"^ftmpirun: (?:rank|process) (\d+) (?:\([^)]*\) )?\(pid \d+\) (killed by signal (\d+)|exited with code)",
+                   re.M)
+
+
 def dead_ranks(err):
-    dead = set()
-    for m in re.finditer(r"^ftmpirun: rank (\d+) \(pid \d+\) (killed by signal|exited with code)", err, re.M):
-        dead.add(int(m.group(1)))
-    return dead
+    """The ids of the processes that died (ftmpirun's ids: ranks, then spawned ones)."""
+    return {int(m.group(1)) for m in ENDED.finditer(err)}
+
+
+def crashes(err):
+    """Processes that died of a signal other than SIGKILL: a crash, whoever it was."""
+    return [m.group(0) for m in ENDED.finditer(err) if m.group(3) and int(m.group(3)) != 9]
+
+
+def expected_survivors(out, np, dead):
+    """The job's ranks and the respawned processes that neither died nor left."""
+    born = {int(m.group(1)) for m in re.finditer(r"^BORN (\d+)$", out, re.M)}
+    left = {int(m.group(1)) for m in re.finditer(r"^ABANDONED (\d+)$", out, re.M)}
+    return sorted((set(range(np)) | born) - dead - left)
 
 
 def output_problems(out):
     """Wrong results, unexplained error classes and agreements that differ between ranks."""
     problems = [m.group(0) for m in re.finditer(r"^(WRONG|BADCLASS) .*$", out, re.M)]
-    agreed = {}
-    for m in re.finditer(r"^AGREE (\d+) (\d+) (\d+) (-?\d+) (\d+)$", out, re.M):
-        key = (int(m.group(2)), int(m.group(3)))
-        agreed.setdefault(key, {})[int(m.group(1))] = (int(m.group(4)), int(m.group(5)))
-    for key, by_rank in sorted(agreed.items()):
-        if len(set(by_rank.values())) > 1:
-            problems.append(f"INCONSISTENT agreement at generation {key[0]} round {key[1]}: {by_rank}")
+    for what, at in (("AGREE", "round"), ("SPAWNAGREE", "respawn")):
+        agreed = {}
+        for m in re.finditer(rf"^{what} (\d+) (\d+) (\d+) (-?\d+) (\d+)$", out, re.M):
+            key = (int(m.group(2)), int(m.group(3)))
+            agreed.setdefault(key, {})[int(m.group(1))] = (int(m.group(4)), int(m.group(5)))
+        for key, by_rank in sorted(agreed.items()):
+            if len(set(by_rank.values())) > 1:
+                problems.append(f"INCONSISTENT agreement at generation {key[0]} {at} {key[1]}: {by_rank}")
     return problems
 
 
@@ -204,9 +235,9 @@ def check(np, code, out, err, orphans):
     if code is None:
         problems.append("TIMEOUT (hang)")
     problems += output_problems(out)
+    problems += [f"CRASH {c}" for c in crashes(err)]
     if code is not None:
-        dead = dead_ranks(err)
-        problems += survivor_problems(out, [r for r in range(np) if r not in dead])
+        problems += survivor_problems(out, expected_survivors(out, np, dead_ranks(err)))
         if code != 0:
             problems.append(f"ftmpirun exited {code}")
     if orphans:
@@ -253,12 +284,12 @@ def main():
     ap.add_argument("--scenario", choices=["allreduce3000"], default=None)
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--stacks", action="store_true", help="at a hang, print every process's stack (gdb)")
-    ap.add_argument("--features", default="", help="what rounds may also run: rma,io,threads (each drawn per trial)")
+    ap.add_argument("--features", default="", help="what rounds may also run: rma,io,threads,spawn (each drawn per trial)")
     a = ap.parse_args()
     a.features = [f for f in a.features.split(",") if f]
     for f in a.features:
         if f not in FEATURES:
-            ap.error(f"unknown feature {f} (rma, io, threads)")
+            ap.error(f"unknown feature {f} ({', '.join(FEATURES)})")
     global DEBUG_HANGS
     DEBUG_HANGS = a.stacks
     a.providers = a.providers.split(",")

@@ -16,7 +16,11 @@
  *   ERR <world rank> <generation> <round> <call> <error class>   (any error)
  * Exit code 0 when this rank saw nothing wrong.
  *
- * usage: stress [-r ROUNDS] [-a COUNT] [-f FEATURES] [-d DIR] [-k RANK:ROUND:HOW]...   (HOW: kill, exit, stop)
+ *   BORN <id>                                   a respawned process started (id: ftmpirun's process id)
+ *   ABANDONED <id>                              a respawned process whose respawn failed: it leaves
+ *
+ * usage: stress [-r ROUNDS] [-a COUNT] [-f FEATURES] [-d DIR] [-k RANK:ROUND:HOW]... [-K SITE:RANK:NTH:HOW]
+ *   (HOW: kill, exit, stop)
  *   -a COUNT: each round is one MPI_Allreduce of COUNT ints and nothing else
  *             (a rank dying before the 3rd of 3000 ints was the first defect found).
  *   -f rma,io,threads: each round also
@@ -31,9 +35,21 @@
  *     threads: (MPI_THREAD_MULTIPLE) two more threads of each rank run ring
  *              exchanges on their own communicators while the main thread
  *              runs the round, so that ranks die with several threads inside MPI.
+ *     spawn:   after a shrink, the survivors spawn as many new processes as
+ *              died (at most twice per job) and merge with them, so the job
+ *              goes on at full size; they agree on whether the spawn worked
+ *              and, where it did not, revoke the new inter-communicator (the
+ *              children leave) and go on smaller. -K arms FTMPI_TEST_KILL_AT
+ *              in the children of the first respawn.
  *   A failure anywhere fails the round; the window, file and thread
  *   communicators of the generation are freed and made again after the shrink.
+ *
+ * A respawned process runs this program with -c GEN ROUND RESPAWNS WORLD: it
+ * merges with its parents and joins at the round after ROUND. Its id in the
+ * output is the one ftmpirun gives it in its messages (the spawned job's base,
+ * from PMIX_NAMESPACE "<job>.<base>", plus its rank).
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <mpi.h>
 #include <mpi-ext.h>
 #include <pthread.h>
@@ -47,8 +63,13 @@ static int wrank;
 static int bad;
 static MPI_Comm comm;
 static int gen, round_no;
-static int use_rma, use_io, use_threads;
+static int use_rma, use_io, use_threads, use_spawn;
 static const char *io_dir = "/tmp";
+static int rounds = 8;
+static const char *features = "";
+static const char *child_kill;  /* -K: the kills of the first respawn's children */
+static int world_size;          /* the job's size at the start: respawns go back to it */
+static int respawns;            /* respawns so far, the same in every member of comm */
 
 /* A failure explains an error when its class is one of these. */
 static int failure_class(int rc) {
@@ -363,24 +384,128 @@ static void app_kill(const char *spec) {
     raise(strcmp(how, "stop") == 0 ? SIGSTOP : SIGKILL);
 }
 
+/* ---- respawn (-f spawn) ---- */
+
+#define MAX_RESPAWNS 2
+
+/* After a shrink: brings comm back to world_size with new processes of this
+ * program. Everyone in comm takes part; comm is the merged communicator
+ * after a respawn that worked, unchanged otherwise. */
+static void respawn(const char *program) {
+    int n;
+    MPI_Comm_size(comm, &n);
+    if (n >= world_size || respawns >= MAX_RESPAWNS) return;
+    ++respawns;
+    char g[16], r[16], k[16], w[16];
+    snprintf(g, sizeof g, "%d", gen);
+    snprintf(r, sizeof r, "%d", round_no);
+    snprintf(k, sizeof k, "%d", respawns);
+    snprintf(w, sizeof w, "%d", world_size);
+    char rs[16];
+    snprintf(rs, sizeof rs, "%d", rounds);
+    char *args[16] = {"-r", rs, "-d", (char *)io_dir, "-c", g, r, k, w};
+    int na = 9;
+    if (*features) args[na++] = "-f", args[na++] = (char *)features;
+    if (child_kill && respawns == 1) args[na++] = "-K", args[na++] = (char *)child_kill;
+    args[na] = NULL;
+    MPI_Comm inter = MPI_COMM_NULL;
+    int rc = MPI_Comm_spawn(program, args, world_size - n, MPI_INFO_NULL, 0, comm, &inter, MPI_ERRCODES_IGNORE);
+    int c = 0;
+    MPI_Error_class(rc, &c);
+    if (rc != MPI_SUCCESS) printf("ERR %d %d %d Comm_spawn %d\n", wrank, gen, round_no, c);
+    /* A member or a child that died makes the spawn fail (MPI_ERR_SPAWN) or
+     * its inter-communicator hold a failed process. */
+    if (rc != MPI_SUCCESS && c != MPI_ERR_SPAWN && !failure_class(rc)) {
+        printf("BADCLASS %d Comm_spawn %d\n", wrank, c);
+        bad = 1;
+    }
+    int flag = rc == MPI_SUCCESS;
+    const int arc = MPIX_Comm_agree(comm, &flag);
+    MPI_Error_class(arc, &c);
+    if (arc != MPI_SUCCESS && !failure_class(arc)) {
+        printf("BADCLASS %d Comm_agree %d\n", wrank, c);
+        bad = 1;
+    }
+    printf("SPAWNAGREE %d %d %d %d %d\n", wrank, gen, respawns, flag, c);
+    if (arc != MPI_SUCCESS || !flag) {
+        /* The children wait in the merge: the revoke ends it, and they leave. */
+        if (inter != MPI_COMM_NULL) {
+            MPIX_Comm_revoke(inter);
+            MPI_Comm_free(&inter);
+        }
+        return;
+    }
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    MPI_Comm merged;
+    rc = MPI_Intercomm_merge(inter, 0, &merged);
+    MPI_Comm_free(&inter);
+    /* The merge succeeds everywhere or nowhere (its outcome is agreed). */
+    if (check_rc(rc, "Intercomm_merge")) return;
+    MPI_Comm_free(&comm);
+    comm = merged;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+}
+
+/* A respawned process: its id, then the merge with its parents. 0 when it
+ * is a member of comm, 1 when it leaves (the respawn failed). */
+static int join_parents(void) {
+    const char *ns = getenv("PMIX_NAMESPACE"), *pr = getenv("PMIX_RANK");
+    const char *dot = ns ? strrchr(ns, '.') : NULL;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    wrank = (dot ? atoi(dot + 1) : 100000) + (pr ? atoi(pr) : rank);
+    printf("BORN %d\n", wrank);
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
+    const int rc = MPI_Intercomm_merge(parent, 1, &comm);
+    if (rc != MPI_SUCCESS) {
+        int c = 0;
+        MPI_Error_class(rc, &c);
+        if (!failure_class(rc)) {
+            printf("BADCLASS %d Intercomm_merge %d\n", wrank, c);
+            bad = 1;
+        }
+        printf("ABANDONED %d\n", wrank);
+        MPI_Comm_free(&parent);
+        return 1;
+    }
+    MPI_Comm_free(&parent);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    int rounds = 8, only_allreduce = 0;
+    int only_allreduce = 0, child = 0, child_gen = 0, child_round = 0, child_respawns = 0, child_world = 0;
     const char *kills[16];
     int nkills = 0;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "-a") == 0 && i + 1 < argc) only_allreduce = atoi(argv[++i]);
         else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc && nkills < 16) kills[nkills++] = argv[++i];
+        else if (strcmp(argv[i], "-K") == 0 && i + 1 < argc) child_kill = argv[++i];
         else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) io_dir = argv[++i];
-        else if (strcmp(argv[i], "-f") == 0 && i + 1 < argc) {
-            const char *f = argv[++i];
-            use_rma = strstr(f, "rma") != NULL;
-            use_io = strstr(f, "io") != NULL;
-            use_threads = strstr(f, "threads") != NULL;
+        else if (strcmp(argv[i], "-c") == 0 && i + 4 < argc) {
+            child = 1;
+            child_gen = atoi(argv[++i]);
+            child_round = atoi(argv[++i]);
+            child_respawns = atoi(argv[++i]);
+            child_world = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "-f") == 0 && i + 1 < argc) {
+            features = argv[++i];
+            use_rma = strstr(features, "rma") != NULL;
+            use_io = strstr(features, "io") != NULL;
+            use_threads = strstr(features, "threads") != NULL;
+            use_spawn = strstr(features, "spawn") != NULL;
         } else {
-            fprintf(stderr, "usage: stress [-r ROUNDS] [-a COUNT] [-f rma,io,threads] [-d DIR] [-k RANK:ROUND:HOW]...\n");
+            fprintf(stderr, "usage: stress [-r ROUNDS] [-a COUNT] [-f rma,io,threads,spawn] [-d DIR] "
+                            "[-k RANK:ROUND:HOW]... [-K SITE:RANK:NTH:HOW]\n");
             return 2;
         }
+    }
+    /* The parents' FTMPI_TEST_KILL_AT names their ranks, not a child's: -K replaces it. */
+    if (child) {
+        if (child_kill) setenv("FTMPI_TEST_KILL_AT", child_kill, 1);
+        else unsetenv("FTMPI_TEST_KILL_AT");
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (use_threads) {
@@ -394,8 +519,19 @@ int main(int argc, char **argv) {
         MPI_Init(&argc, &argv);
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    if (check_rc(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "Comm_dup")) {
+    int first_round = 0;
+    if (child) {
+        if (join_parents()) {
+            MPI_Finalize();
+            return bad;
+        }
+        gen = child_gen;
+        first_round = child_round + 1;
+        respawns = child_respawns;
+        world_size = child_world;
+    } else if (check_rc(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "Comm_dup")) {
         /* A member died during the dup, which failed everywhere (uniform creation). */
         MPIX_Comm_revoke(MPI_COMM_WORLD);
         if (check_rc(MPIX_Comm_shrink(MPI_COMM_WORLD, &comm), "Comm_shrink")) return 1;
@@ -403,7 +539,7 @@ int main(int argc, char **argv) {
     }
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     setup_generation();
-    for (round_no = 0; round_no < rounds; ++round_no) {
+    for (round_no = first_round; round_no < rounds; ++round_no) {
         for (int k = 0; k < nkills; ++k) app_kill(kills[k]);
         int failed = setup_failed;
         setup_failed = 0;
@@ -475,6 +611,7 @@ int main(int argc, char **argv) {
             comm = next;
             MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
             ++gen;
+            if (use_spawn) respawn(argv[0]);
             setup_generation();
         }
     }
