@@ -114,7 +114,7 @@ int spawn(const char *call, int count, const char *commands[], char **argvs[], c
     if (root < 0 || root >= comm->size)
         return raise(comm, MPI_ERR_ROOT, call, "invalid root %d (comm has %d ranks)", root, comm->size);
     if (ft::failures().is_failed(comm->procs[static_cast<std::size_t>(root)]))
-        return raise(comm, MPI_ERR_RANK, call, "root %d is a failed process", root);
+        return raise(comm, MPI_ERR_PROC_FAILED, call, "root %d is a failed process", root);
     const bool is_root = comm->rank == root;
     // What the root found: its error class and the spawned job, for everyone.
     struct Outcome {

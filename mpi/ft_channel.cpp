@@ -41,10 +41,10 @@ struct Early {
 std::deque<Early> g_early;
 constexpr std::size_t k_early_max = 4096;
 
-// Freed communicators whose agreements decided, newest last: kept (the
-// object and its agreements) so that a member still in one of those
-// agreements gets the decision from this process, which moved on, freed the
-// communicator, and may be in MPI_Finalize.
+// Freed communicators whose agreements decided, or that were revoked, newest
+// last: kept (the object and its agreements) so that a member still in one
+// of those agreements gets the decision (or this process's part) from this
+// process, which moved on, freed the communicator, and may be in MPI_Finalize.
 constexpr std::size_t k_lingering_max = 16;
 std::deque<MPI_Comm> g_lingering;
 
@@ -112,7 +112,11 @@ void unregister_comm(MPI_Comm c) {
         g_comms.erase(it);
         g_closed[slot_of(c)] = c->uid;
     }
-    if (!agreements_decided(c)) {
+    // A revoked one lingers too: a member still in a creation over it (one
+    // this process skipped, as when it revoked the communicator and freed it
+    // instead of merging) asks for this process's part, which its aborted
+    // agreements give as zeros, so that the creation fails there too.
+    if (!agreements_decided(c) && !c->revoked) {
         forget_agreements(c);
         return;
     }

@@ -20,6 +20,12 @@ void child_exit(int status, void *) {
     ::_exit(status);
 }
 
+// The rank's: registered at the first MPI_Init, so it runs before the
+// handlers registered earlier and the libraries' destructors.
+void rank_exit(int status, void *) {
+    if (g_armed.load()) child_exit(status, nullptr);
+}
+
 void in_child() {
     if (!g_armed.exchange(false)) return;
     if (g_on_child != nullptr) g_on_child();
@@ -29,7 +35,8 @@ void in_child() {
 }  // namespace
 
 void arm_fork_guard(void (*on_child)()) {
-    static const bool registered = ::pthread_atfork(nullptr, nullptr, in_child) == 0;
+    static const bool registered =
+        ::pthread_atfork(nullptr, nullptr, in_child) == 0 && ::on_exit(rank_exit, nullptr) == 0;
     if (!registered) return;
     g_on_child = on_child;
     g_armed = true;

@@ -17,7 +17,9 @@
 // Every mask below is derived from its field width; nothing is written out by hand.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace ftmpi::transport {
 
@@ -118,5 +120,61 @@ struct CtsPayload {
     std::uint64_t transfer_id;  // the receiver's id: the bulk message carries pack_bulk(transfer_id)
     std::uint64_t length;       // bytes the receiver takes (min of both sides)
 };
+
+// ---- Decoding, with every length checked (the only way received bytes are read) ----
+
+// The fixed part an untagged message of protocol `p` starts its payload with
+// (`rts_bytes`: the transport's RTS payload, `frag_bytes`: its fragment
+// header, 0 where it has none); -1 for a protocol no untagged message
+// carries (bulk, unknown values).
+constexpr long fixed_payload(Proto p, std::size_t rts_bytes, std::size_t frag_bytes) {
+    switch (p) {
+    case Proto::eager:
+    case Proto::hello:
+        return 0;
+    case Proto::rts:
+        return static_cast<long>(rts_bytes);
+    case Proto::cts:
+    case Proto::fin:
+    case Proto::abort:
+        return static_cast<long>(sizeof(CtsPayload));
+    case Proto::frag:
+        return frag_bytes == 0 ? -1 : static_cast<long>(frag_bytes);
+    case Proto::bulk:
+        return -1;
+    }
+    return -1;
+}
+
+// Why an untagged message with these match bits and `len` bytes of payload
+// cannot be acted on, or nullptr when it can.
+constexpr const char *malformed(std::uint64_t match, std::size_t len, std::size_t rts_bytes, std::size_t frag_bytes) {
+    const long fixed = fixed_payload(unpack_match(match).proto, rts_bytes, frag_bytes);
+    if (fixed < 0) return "a protocol no untagged message carries";
+    if (len < static_cast<std::size_t>(fixed)) return "a payload shorter than its protocol's fixed part";
+    return nullptr;
+}
+
+// An untagged message of a network endpoint: Header, a 64-bit token, the payload.
+struct Untagged {
+    Header header{};
+    const char *payload = nullptr;
+    std::size_t len = 0;
+};
+inline constexpr std::size_t k_untagged_header = sizeof(Header) + sizeof(std::uint64_t);
+
+// Reads `len` bytes that arrived into `out`; why they cannot be acted on, or
+// nullptr. The token is compared before anything else is read.
+inline const char *read_untagged(const char *bytes, std::size_t len, std::uint64_t token, std::size_t rts_bytes,
+                                 Untagged &out) {
+    if (len < k_untagged_header) return "shorter than the header";
+    std::uint64_t theirs = 0;
+    std::memcpy(&theirs, bytes + sizeof(Header), sizeof theirs);
+    if (theirs != token) return "without the job's token";
+    std::memcpy(&out.header, bytes, sizeof(Header));
+    out.payload = bytes + k_untagged_header;
+    out.len = len - k_untagged_header;
+    return malformed(out.header.match, out.len, rts_bytes, 0);
+}
 
 }  // namespace ftmpi::transport

@@ -13,7 +13,7 @@ is lost and at which round, and sometimes (3 in 10) one more victim on the
 other node, SIGKILLed at the start of a round (-k). When the first rank
 reports that round's agreement, the node is lost: its link goes down and
 its tasks are SIGKILLed, so that nothing of their deaths reaches the other
-node, which must find them by the heartbeat (500 ms). Once the other
+node, which must find them by the heartbeat (--ft-timeout-ms, 1000 by default as in the library). Once the other
 node's ranks have finished (or 30 s passed) the link comes back, so that
 Slurm hears of the dead tasks.
 
@@ -153,7 +153,7 @@ def trial(a, seed):
         cmd += ["-f", features, "-d", workdir]
     if extra:
         cmd += ["-k", f"{extra[0]}:{extra[1]}:kill"]
-    env = dict(os.environ, FTMPI_FT_TIMEOUT_MS="500", FTMPI_FT_PERIOD_MS="50")
+    env = dict(os.environ, FTMPI_FT_TIMEOUT_MS=str(a.ft_timeout_ms), FTMPI_FT_PERIOD_MS=str(max(1, a.ft_timeout_ms // 10)))
     start = time.monotonic()
     deadline = start + a.timeout
     job = Job(cmd, env)
@@ -240,6 +240,9 @@ def main():
     ap.add_argument("--budget", type=float, default=None, help="stop starting trials after this many seconds")
     ap.add_argument("--log", default=None, help="one JSON line per trial")
     ap.add_argument("--replay", type=int, default=None)
+    ap.add_argument("--ft-timeout-ms", type=int, default=1000,
+                    help="the heartbeat timeout (FTMPI_FT_TIMEOUT_MS; the period is a tenth): how soon the lost "
+                         "node is found, and how long a live rank may go unscheduled on the oversubscribed rig")
     a = ap.parse_args()
     a.features = [f for f in a.features.split(",") if f]
     if any(f not in FEATURES for f in a.features):

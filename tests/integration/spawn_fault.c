@@ -19,7 +19,14 @@
  *   spawn_fault parent_during parent rank 1 dies as the spawn starts: the
  *                             other parents all succeed or all fail; on
  *                             success they talk with every child. Then a
- *                             spawn rooted at the dead rank is MPI_ERR_RANK.
+ *                             spawn rooted at the dead rank is MPI_ERR_PROC_FAILED.
+ *   spawn_fault abandoned     (no death) the parents revoke the new
+ *                             inter-communicator and free it while the
+ *                             children merge over it: the children's merge
+ *                             ends with MPI_ERR_REVOKED (the freed
+ *                             communicator still answers for the parents'
+ *                             part); they tell the parents over a new
+ *                             connection (a published port).
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -48,6 +55,24 @@ static void child(const char *mode, MPI_Comm parent) {
     MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_Comm_set_errhandler(parent, MPI_ERRORS_RETURN);
     if (strcmp(mode, "later") == 0 && rank == 1) raise(SIGKILL);
+    if (strcmp(mode, "abandoned") == 0) {
+        /* the parents revoke the new inter-communicator and free it instead of merging */
+        MPI_Comm merged = MPI_COMM_NULL;
+        int rc = MPI_Intercomm_merge(parent, 1, &merged);
+        CHECK(class_of(rc) == MPI_ERR_REVOKED, "merge abandoned by the parents: class %d", class_of(rc));
+        CHECK(merged == MPI_COMM_NULL, "a merged communicator after a failed merge");
+        MPI_OK(MPI_Comm_free(&parent));
+        /* then say so to the parents, over a new connection */
+        char port[MPI_MAX_PORT_NAME];
+        MPI_OK(MPI_Lookup_name("spawn_fault_abandoned", MPI_INFO_NULL, port));
+        MPI_Comm back;
+        MPI_OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &back));
+        int done = 1;
+        if (rank == 0) MPI_OK(MPI_Send(&done, 1, MPI_INT, 0, 13, back));
+        MPI_OK(MPI_Comm_disconnect(&back));
+        MPI_OK(MPI_Finalize());
+        return;
+    }
     if (strcmp(mode, "later") == 0) {
         int flag = 1;
         int rc = MPIX_Comm_agree(parent, &flag);
@@ -173,9 +198,33 @@ int main(int argc, char **argv) {
             MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
             MPI_Comm_disconnect(&inter);
         }
-        /* rank 1 is now a recognized failed process (the shrink above): as a root it is MPI_ERR_RANK */
+        /* rank 1 is now a known failed process (the shrink above): as a root it is MPI_ERR_PROC_FAILED */
         rc = MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 1, MPI_COMM_WORLD, &inter, codes);
-        CHECK(class_of(rc) == MPI_ERR_RANK, "spawn with a failed root: class %d", class_of(rc));
+        CHECK(class_of(rc) == MPIX_ERR_PROC_FAILED, "spawn with a failed root: class %d", class_of(rc));
+    } else if (strcmp(mode, "abandoned") == 0) {
+        /* A respawn given up (as when a parent failed while it was agreed):
+           the children wait in MPI_Intercomm_merge; the revoke ends it. */
+        char *args[] = {"child", "abandoned", NULL};
+        char port[MPI_MAX_PORT_NAME] = "";
+        if (rank == 0) {
+            MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
+            MPI_OK(MPI_Publish_name("spawn_fault_abandoned", MPI_INFO_NULL, port));
+        }
+        MPI_OK(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
+        MPI_OK(MPIX_Comm_revoke(inter));
+        MPI_OK(MPI_Comm_free(&inter));
+        /* The children's merge needs this group's part: a freed revoked
+           communicator still gives it (zeros), while this group waits here. */
+        MPI_Comm back;
+        MPI_OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &back));
+        int done = 0;
+        if (rank == 0) MPI_OK(MPI_Recv(&done, 1, MPI_INT, 0, 13, back, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Comm_disconnect(&back));
+        if (rank == 0) {
+            CHECK(done == 1, "the children said %d", done);
+            MPI_OK(MPI_Unpublish_name("spawn_fault_abandoned", MPI_INFO_NULL, port));
+            MPI_OK(MPI_Close_port(port));
+        }
     } else {
         CHECK(0, "unknown mode %s", mode);
     }

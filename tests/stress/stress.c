@@ -394,7 +394,10 @@ static void app_kill(const char *spec) {
 static void respawn(const char *program) {
     int n;
     MPI_Comm_size(comm, &n);
-    if (n >= world_size || respawns >= MAX_RESPAWNS) return;
+    /* Not after the last round: parents that gave a respawn up must still be
+     * there to answer for their part of the children's merge (MPI_Finalize is
+     * collective over connected processes). */
+    if (n >= world_size || respawns >= MAX_RESPAWNS || round_no + 1 >= rounds) return;
     ++respawns;
     char g[16], r[16], k[16], w[16];
     snprintf(g, sizeof g, "%d", gen);

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cstring>
+#include <vector>
+
 #include "transport/match_bits.hpp"
 
 using namespace ftmpi::transport;
@@ -45,4 +48,38 @@ TEST_CASE("CQ data carries the source process and rank", "[transport][match_bits
     CHECK(source_process(d) == 4000000000u);
     CHECK(source_rank(d) == 123456);
     CHECK(source_rank(pack_source(0, 0x7fffffff)) == 0x7fffffff);
+}
+
+TEST_CASE("untagged messages are read only with the token and a payload their protocol fits", "[transport][match_bits]") {
+    const std::uint64_t token = 0xabcdef0123456789ull;
+    auto message = [&](Proto p, std::size_t payload, std::uint64_t tok) {
+        std::vector<char> m(k_untagged_header + payload, 0);
+        const Header h{pack_match(p, 5, 9), 77};
+        std::memcpy(m.data(), &h, sizeof h);
+        std::memcpy(m.data() + sizeof h, &tok, sizeof tok);
+        return m;
+    };
+    Untagged out;
+    auto eager = message(Proto::eager, 3, token);
+    CHECK(read_untagged(eager.data(), eager.size(), token, sizeof(RtsPayload), out) == nullptr);
+    CHECK(out.len == 3);
+    CHECK(out.header.uid == 77);
+    CHECK(unpack_match(out.header.match).tag == 9);
+    auto forged = message(Proto::eager, 3, token ^ 1);
+    CHECK(read_untagged(forged.data(), forged.size(), token, sizeof(RtsPayload), out) != nullptr);
+    CHECK(read_untagged(eager.data(), k_untagged_header - 1, token, sizeof(RtsPayload), out) != nullptr);
+    auto short_rts = message(Proto::rts, sizeof(RtsPayload) - 1, token);
+    CHECK(read_untagged(short_rts.data(), short_rts.size(), token, sizeof(RtsPayload), out) != nullptr);
+    auto rts = message(Proto::rts, sizeof(RtsPayload), token);
+    CHECK(read_untagged(rts.data(), rts.size(), token, sizeof(RtsPayload), out) == nullptr);
+    auto short_cts = message(Proto::cts, sizeof(CtsPayload) - 1, token);
+    CHECK(read_untagged(short_cts.data(), short_cts.size(), token, sizeof(RtsPayload), out) != nullptr);
+    // Fragments are shm's only; bulk data is never untagged.
+    auto frag = message(Proto::frag, 64, token);
+    CHECK(read_untagged(frag.data(), frag.size(), token, sizeof(RtsPayload), out) != nullptr);
+    auto bulk = message(Proto::bulk, 64, token);
+    CHECK(read_untagged(bulk.data(), bulk.size(), token, sizeof(RtsPayload), out) != nullptr);
+    CHECK(malformed(pack_match(Proto::frag, 0, 0), sizeof(FragHeader), 32, sizeof(FragHeader)) == nullptr);
+    CHECK(malformed(pack_match(Proto::frag, 0, 0), sizeof(FragHeader) - 1, 32, sizeof(FragHeader)) != nullptr);
+    CHECK(malformed(std::uint64_t{7} << bits::proto_shift, 0, 32, sizeof(FragHeader)) != nullptr);  // no protocol 7
 }

@@ -165,3 +165,24 @@ TEST_CASE("a writer that finds the ring empty starts over at its beginning", "[s
     CHECK(taken == 40);
     CHECK(refused <= 1);
 }
+
+TEST_CASE("a record that does not fit the ring leaves it corrupt, and nothing more is read", "[shm][ring]") {
+    Mem m(4096);
+    RingWriter w(m.base, 4096);
+    RingReader r(m.base, 4096);
+    REQUIRE(w.write(1, 0, 0, "ok", 2));
+    // A second record whose length runs past the end of the ring (no writer
+    // makes one: a broken or hostile process of the job).
+    char *p = w.reserve(8);
+    REQUIRE(p != nullptr);
+    w.publish(2, 0, 0, 8);
+    auto *h = reinterpret_cast<RecordHeader *>(p - sizeof(RecordHeader));
+    h->length = 4096;
+    const RecordHeader *first = r.take();
+    REQUIRE(first != nullptr);
+    CHECK(first->match == 1);
+    CHECK(r.take() == nullptr);
+    CHECK(r.corrupt());
+    REQUIRE(w.write(3, 0, 0, "later", 5));
+    CHECK(r.take() == nullptr);  // stays stopped
+}

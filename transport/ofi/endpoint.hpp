@@ -25,7 +25,7 @@ namespace ftmpi::transport::ofi {
 inline constexpr std::size_t k_inject_stage = 256;
 // What precedes the payload of every untagged message: the Header, then the
 // universe's data token (runtime/auth.hpp), which the receiver checks first.
-inline constexpr std::size_t k_wire_header = sizeof(Header) + sizeof(std::uint64_t);
+inline constexpr std::size_t k_wire_header = k_untagged_header;
 
 class Endpoint {
 public:

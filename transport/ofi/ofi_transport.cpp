@@ -704,22 +704,20 @@ void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
 }
 
 void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
-    Header header;
-    std::uint64_t token = 0;
-    if (e.len >= k_wire_header) {
-        std::memcpy(&header, rx.data.data(), sizeof header);
-        std::memcpy(&token, rx.data.data() + sizeof header, sizeof token);
-    }
+    Untagged msg;
     const PeerId src = source_process(e.data);
-    if (e.len < k_wire_header || token != rx.ep->token()) {
-        // Not from a process of this universe (runtime/auth.hpp): dropped unread.
-        refuse("data", "a %zu-byte %s message claiming to be from process %u, without the job's token", e.len,
-               rx.ep->provider().c_str(), src);
+    const char *why = read_untagged(rx.data.data(), e.len, rx.ep->token(), sizeof(RtsPayload), msg);
+    if (why != nullptr) {
+        // Not from a process of this universe (runtime/auth.hpp), or not a
+        // message ftmpi sends: dropped unread.
+        refuse("data", "a %zu-byte %s message claiming to be from process %u: %s", e.len, rx.ep->provider().c_str(),
+               src, why);
         post_rx(rx);
         return;
     }
-    const char *payload = rx.data.data() + k_wire_header;
-    const std::size_t len = e.len - k_wire_header;
+    const Header &header = msg.header;
+    const char *payload = msg.payload;
+    const std::size_t len = msg.len;
     const Match m = unpack_match(header.match);
     // Once a peer's failure is processed nothing more from it is delivered, so
     // a receive failed for want of its message is never followed by one that
@@ -755,11 +753,16 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
                 given_up_.erase(g);
             }
             CtsPayload ab{cts.sender_id, cts.transfer_id, static_cast<std::uint64_t>(why)};
-            if (cts.length > 0 && !peers_[src].failed)
+            if (cts.length > 0 && src < peers_.size() && !peers_[src].failed)
                 send_control(src, Header{pack_match(Proto::abort, 0, 0), 0}, pack_source(self_, 0), &ab, sizeof ab);
             break;
         }
         Op *op = it->second;
+        if (op->peer != src || cts.length > op->length) {  // a CTS that no receiver of this send could send
+            refuse("data", "a CTS from process %u for %llu bytes of a send of %zu bytes to process %u", src,
+                   static_cast<unsigned long long>(cts.length), op->length, op->peer);
+            break;
+        }
         waiting_cts_.erase(it);
         if (cts.length == 0) {
             finish(op, Err::ok, 0);

@@ -163,19 +163,28 @@ public:
     RingReader(void *base, std::size_t capacity) : RingView(base, capacity) {}
 
     // The next published record, taken; nullptr if none. Its payload stays
-    // valid until release().
+    // valid until release(). A record that does not fit in the ring where it
+    // starts (no writer makes one) leaves the ring corrupt(): nothing more is
+    // read from it, since where the next record starts is unknown.
     const RecordHeader *take() {
         for (;;) {
+            if (corrupt_) return nullptr;
             RecordHeader *h = at(head_);
             if (h->stamp.load(std::memory_order_acquire) != head_ + 1) return nullptr;
+            const std::size_t off = head_ & mask_;
             if (h->length == k_pad) {
-                head_ += mask_ + 1 - (head_ & mask_);
+                head_ += mask_ + 1 - off;
                 continue;
+            }
+            if (h->length > mask_ || off + record_bytes(h->length) > mask_ + 1) {
+                corrupt_ = true;
+                return nullptr;
             }
             head_ += record_bytes(h->length);
             return h;
         }
     }
+    bool corrupt() const { return corrupt_; }
     static const char *payload(const RecordHeader *h) { return reinterpret_cast<const char *>(h) + sizeof *h; }
     // Gives the producer the space of every record taken.
     void release() {
@@ -185,6 +194,7 @@ public:
 private:
     std::uint64_t head_ = 0;      // bytes taken
     std::uint64_t released_ = 0;  // bytes given back
+    bool corrupt_ = false;
 };
 
 }  // namespace ftmpi::transport::shm

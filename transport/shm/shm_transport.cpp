@@ -35,6 +35,7 @@
 #include "runtime/process_manager.hpp"
 #include "runtime/test_hooks.hpp"
 #include "transport/copy.hpp"
+#include "transport/refused.hpp"
 #include "transport/shm/ring.hpp"
 
 namespace ftmpi::transport {
@@ -144,6 +145,7 @@ struct Peer {
     enum class Cma : std::uint8_t { unknown, yes, no };
     bool mapped = false;
     bool failed = false;
+    bool corrupt_told = false;  // its ring was found corrupt (and refused)
     bool lo = false;     // this process has the lower id: it unlinks the name
     bool hello = false;  // the higher id mapped the segment
     pid_t pid = 0;
@@ -886,8 +888,20 @@ int ShmTransport::drain_ring(PeerId src) {
     // unexpected first.
     while (!p.failed) {
         const RecordHeader *h = p.in.take();
-        if (h == nullptr) break;
+        if (h == nullptr) {
+            if (p.in.corrupt() && !p.corrupt_told) {
+                // Only a broken process writes such a record: it is lost to the job.
+                p.corrupt_told = true;
+                refuse("shm", "a record from process %u that does not fit its ring: the ring is no longer read", src);
+                if (unreachable_) unreachable_(src);
+            }
+            break;
+        }
         ++n;
+        if (const char *why = malformed(h->match, h->length, sizeof(ShmRts), sizeof(FragHeader))) {
+            refuse("shm", "a %u-byte record from process %u: %s", h->length, src, why);
+            continue;
+        }
         if (handle(src, p, *h)) break;
     }
     // A reader nested in a handler (a callback that polls) leaves the space
