@@ -13,7 +13,7 @@ is lost and at which round, and sometimes (3 in 10) one more victim on the
 other node, SIGKILLed at the start of a round (-k). When the first rank
 reports that round's agreement, the node is lost: its link goes down and
 its tasks are SIGKILLed, so that nothing of their deaths reaches the other
-node, which must find them by the heartbeat (--ft-timeout-ms, 1000 by default as in the library). Once the other
+node, which must find them by the heartbeat (--ft-timeout-ms, 500 by default). Once the other
 node's ranks have finished (or 30 s passed) the link comes back, so that
 Slurm hears of the dead tasks.
 
@@ -240,9 +240,10 @@ def main():
     ap.add_argument("--budget", type=float, default=None, help="stop starting trials after this many seconds")
     ap.add_argument("--log", default=None, help="one JSON line per trial")
     ap.add_argument("--replay", type=int, default=None)
-    ap.add_argument("--ft-timeout-ms", type=int, default=1000,
+    ap.add_argument("--ft-timeout-ms", type=int, default=500,
                     help="the heartbeat timeout (FTMPI_FT_TIMEOUT_MS; the period is a tenth): how soon the lost "
-                         "node is found, and how long a live rank may go unscheduled on the oversubscribed rig")
+                         "node is found, and how long a live rank may go unscheduled on the oversubscribed rig "
+                         "(the library's default is 1000)")
     a = ap.parse_args()
     a.features = [f for f in a.features.split(",") if f]
     if any(f not in FEATURES for f in a.features):
