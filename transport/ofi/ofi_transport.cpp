@@ -706,12 +706,12 @@ void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
 void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
     Untagged msg;
     const PeerId src = source_process(e.data);
-    const char *why = read_untagged(rx.data.data(), e.len, rx.ep->token(), sizeof(RtsPayload), msg);
-    if (why != nullptr) {
+    const char *bad = read_untagged(rx.data.data(), e.len, rx.ep->token(), sizeof(RtsPayload), msg);
+    if (bad != nullptr) {
         // Not from a process of this universe (runtime/auth.hpp), or not a
         // message ftmpi sends: dropped unread.
         refuse("data", "a %zu-byte %s message claiming to be from process %u: %s", e.len, rx.ep->provider().c_str(),
-               src, why);
+               src, bad);
         post_rx(rx);
         return;
     }
