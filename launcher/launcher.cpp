@@ -39,6 +39,7 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kEscalateAfter = std::chrono::seconds(5);  // SIGINT/SIGTERM -> SIGKILL
 constexpr auto kDrainGrace = std::chrono::seconds(1);     // pipes held by grandchildren
 constexpr auto kStrandedPoll = std::chrono::milliseconds(100);  // check_stranded
+constexpr auto kStoppedPoll = std::chrono::milliseconds(250);   // check_lone_stopped, while no one is watched
 constexpr auto kLeftoverWait = std::chrono::seconds(2);   // SIGKILLed leftovers to be gone
 constexpr auto kSignalGrace = std::chrono::milliseconds(500);  // signalled ones to die of it
 
@@ -178,8 +179,9 @@ class Runner {
   // Every rank still there is stopped while another finalized and left
   // (check_stranded): since then, and when to look again.
   std::optional<Clock::time_point> stranded_since_, stranded_check_;
-  // Spawned processes alone in their namespace (no heartbeat ring watches
-  // them): since when each has been seen stopped, and when to look again.
+  // Stopped processes of a namespace whose live processes are all stopped
+  // (no heartbeat ring watches them): since when each has been seen stopped,
+  // and when to look again.
   std::unordered_map<int, Clock::time_point> lone_stopped_since_;
   std::optional<Clock::time_point> lone_check_;
   std::unordered_map<int, int> job_sizes_;  // spawned namespaces: first id -> size
@@ -701,37 +703,45 @@ void Runner::check_stranded(Clock::time_point now) {
   }
 }
 
-// A spawned process alone in its namespace has no heartbeat ring (the
-// detector watches the processes of one namespace): stopped (SIGSTOP), it
-// would hold up forever every process that waits for it. ftmpirun does the
-// ring's job for it: stopped for the ranks' detector timeout while another
-// process of the job still runs, it is killed as a failed process (spec 000
-// §17.3: a stopped process is excluded), which every process then hears of.
+// The ranks' detector watches the processes of one namespace. When every
+// live process of a namespace is stopped (SIGSTOP) while a process of another
+// namespace still runs (a spawned process alone in its job, or the last
+// child left after its siblings gave up the connection to their parents, or
+// parents stopped while their children run), nothing would ever find them,
+// and every process that waits for them would wait for ever. ftmpirun does
+// the detector's job: stopped for the ranks' detector timeout, they are
+// killed as failed processes (spec 000 §17.3: a stopped process is
+// excluded), which every process then hears of.
 void Runner::check_lone_stopped(Clock::time_point now) {
   lone_check_.reset();
   if (!o_.ft || teardown_ || job_sizes_.empty()) return;
-  bool any_lone = false, someone_runs = false;
-  std::vector<int> stopped;
+  std::unordered_map<int, bool> all_stopped;  // namespace (first id) -> every live process is stopped
+  std::vector<std::pair<int, bool>> live;     // id, stopped
+  bool someone_runs = false;
   for (int id = 0; id < static_cast<int>(ranks_.size()); ++id) {
     const RankState& st = ranks_[static_cast<size_t>(id)];
     if (st.reaped || st.pid <= 0) continue;
     const bool is_stopped = ftmpi::runtime::process_state(st.pid) == 'T';
-    if (!is_stopped) someone_runs = true;
-    auto size = job_sizes_.find(st.base);
-    if (size == job_sizes_.end() || size->second != 1) continue;
-    any_lone = true;
-    if (is_stopped) stopped.push_back(id);
-    else lone_stopped_since_.erase(id);
+    someone_runs = someone_runs || !is_stopped;
+    live.emplace_back(id, is_stopped);
+    all_stopped.try_emplace(st.base, true).first->second &= is_stopped;
   }
-  for (int id : stopped) {
+  bool watching = false;
+  for (const auto& [id, is_stopped] : live) {
+    if (!is_stopped || !all_stopped[ranks_[static_cast<size_t>(id)].base]) {
+      lone_stopped_since_.erase(id);
+      continue;
+    }
+    watching = true;  // a namespace all stopped cannot run anyone: someone_runs is another namespace's
     auto [it, fresh] = lone_stopped_since_.emplace(id, now);
     if (fresh || now - it->second < ft_timeout_ || !someone_runs) continue;
     lone_stopped_since_.erase(it);
     say(label(id, ranks_[static_cast<size_t>(id)]) +
-        " is stopped and alone in its job, so no failure detector watches it: killing it");
+        " is stopped and so is every other live process of its job, so no failure detector watches it: killing it");
     kill_rank(id, SIGKILL, false);
   }
-  if (any_lone) lone_check_ = now + kStrandedPoll;
+  // A process may stop at any time: look again soon while one is watched, less often otherwise.
+  if (!live.empty()) lone_check_ = now + (watching ? kStrandedPoll : kStoppedPoll);
 }
 
 int Runner::run() {

@@ -10,6 +10,14 @@
  *                             succeeds at every parent or fails at every
  *                             parent; if it succeeded, child 1 is a failed
  *                             process of the inter-communicator.
+ *   spawn_fault child_stopped the children's leader (of 2) is stopped
+ *                             (SIGSTOP) there: the other child's detector
+ *                             fails it and the spawn fails; the other child
+ *                             leaves, often before its request that the
+ *                             launcher kill the stopped one is served, and
+ *                             then ftmpirun must (no detector watches a
+ *                             namespace all stopped): the parents' spawn
+ *                             hung in about half the runs before.
  *   spawn_fault child_later   child 1 of 2 dies after the spawn: a receive
  *                             from it is MPI_ERR_PROC_FAILED, an agreement
  *                             over the inter-communicator completes, a
@@ -133,25 +141,29 @@ int main(int argc, char **argv) {
         if (rank == 0)
             for (int c = 0; c < 2; ++c) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
         MPI_OK(MPI_Comm_disconnect(&inter));
-    } else if (strcmp(mode, "child_during") == 0) {
+    } else if (strcmp(mode, "child_during") == 0 || strcmp(mode, "child_stopped") == 0) {
+        /* child_stopped: the children's leader is stopped (SIGSTOP) there instead */
+        const int stopped = strcmp(mode, "child_stopped") == 0, dead = stopped ? 0 : 1, nchild = stopped ? 2 : 3;
         char *args[] = {"child", "bye", NULL};
         MPI_Info info;
         MPI_OK(MPI_Info_create(&info));
-        MPI_OK(MPI_Info_set(info, "env", "FTMPI_TEST_KILL_AT=connect.joined:1"));
-        int rc = MPI_Comm_spawn(argv[0], args, 3, info, 0, MPI_COMM_WORLD, &inter, codes);
+        MPI_OK(MPI_Info_set(info, "env", stopped ? "FTMPI_TEST_KILL_AT=connect.joined:0:1:stop"
+                                                 : "FTMPI_TEST_KILL_AT=connect.joined:1"));
+        int rc = MPI_Comm_spawn(argv[0], args, nchild, info, 0, MPI_COMM_WORLD, &inter, codes);
         MPI_OK(MPI_Info_free(&info));
         CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_SPAWN, "spawn with a child dying: class %d", class_of(rc));
-        for (int i = 0; i < 3; ++i)
+        for (int i = 0; i < nchild; ++i)
             CHECK(class_of(codes[i]) == class_of(rc), "errcode %d: class %d, the call's %d", i, class_of(codes[i]),
                   class_of(rc));
-        check_uniform(rc == MPI_SUCCESS, "child_during");
+        check_uniform(rc == MPI_SUCCESS, mode);
         if (rc == MPI_SUCCESS) {
             MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
             int bye = 42;
             if (rank == 0) {
-                for (int c = 0; c < 3; c += 2) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
+                for (int c = 0; c < nchild; ++c)
+                    if (c != dead) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
                 int x;
-                rc = MPI_Recv(&x, 1, MPI_INT, 1, 9, inter, MPI_STATUS_IGNORE);
+                rc = MPI_Recv(&x, 1, MPI_INT, dead, 9, inter, MPI_STATUS_IGNORE);
                 CHECK(class_of(rc) == MPI_ERR_PROC_FAILED, "receive from the dead child: class %d", class_of(rc));
             }
             MPI_Comm_disconnect(&inter);
