@@ -5,9 +5,9 @@ usage: nodeloss.py --cut NODE --ranks-per-node N --timeout-ms T -- PROGRAM ARGS.
 
 Runs PROGRAM (cluster_fault nodeloss) under `srun --mpi=pmix` on both nodes,
 with the heartbeat at T ms (period T/10). Once every rank printed "ready", the
-node NODE is lost: its link goes down and its tasks are SIGKILLed (nothing of
-their deaths can reach the other node). Every rank of the other node must
-then have:
+node NODE is lost: its link goes down and its tasks stop (nothing of them
+can reach the other node; they are SIGKILLed once the link is back). Every
+rank of the other node must then have:
   * printed "detected" (it knew of a failure) within 2*T ms of the cut,
   * printed "failed" (its allreduce failed with a ULFM error),
   * printed "shrunk ... size=N sum=N" (a shrink to the other node's ranks).
@@ -33,10 +33,10 @@ def ip_link(node, state):
     subprocess.run(["ip", "-n", node, "link", "set", "rig0", state], check=True)
 
 
-def kill_tasks(node, prog):
-    """SIGKILLs the job's processes in NODE's namespace (not the Slurm daemons):
-    the ranks and their keepers (runtime/task_keeper.hpp), the tasks Slurm
-    started, as a lost node loses them all. Returns the number of ranks."""
+def signal_tasks(node, prog, sig):
+    """Sends sig to the job's processes in NODE's namespace (not the Slurm
+    daemons): the ranks and their keepers (runtime/task_keeper.hpp), the
+    tasks Slurm started. Returns the number of ranks."""
     out = subprocess.run(["ip", "netns", "pids", node], capture_output=True, text=True).stdout
     name = os.path.basename(prog)[:15]
     n = 0
@@ -45,11 +45,29 @@ def kill_tasks(node, prog):
             with open(f"/proc/{pid}/comm") as f:
                 comm = f.read().strip()
             if comm in (name, "ftmpi-keeper"):
-                os.kill(int(pid), signal.SIGKILL)
+                os.kill(int(pid), sig)
                 n += comm == name
         except OSError:
             pass
     return n
+
+
+def lose_node(node, prog):
+    """NODE is lost: its link goes down and its tasks freeze (SIGSTOP), so
+    that nothing of them reaches the other node. Returns the number of ranks.
+    They are SIGKILLed by restore_node, once the link is back: a task killed
+    while the link is down makes its slurmstepd report the exit at once, which
+    fails ("Network is unreachable") and is never retried, and srun then
+    waits for it for ever (seen on the rig: not what a lost node does, whose
+    step Slurm ends when it declares the node down)."""
+    ip_link(node, "down")
+    return signal_tasks(node, prog, signal.SIGSTOP)
+
+
+def restore_node(node, prog):
+    """The link comes back and the lost node's tasks die (SIGKILL)."""
+    ip_link(node, "up")
+    signal_tasks(node, prog, signal.SIGKILL)
 
 
 errors = []  # srun's stderr lines
@@ -109,11 +127,9 @@ def main():
             problems.append(f"ranks per node: {node_of}")
             return finish(proc, problems)
         cut_at = time.monotonic()
-        ip_link(a.cut, "down")
-        # The node is lost: its tasks die with it (their deaths cannot reach
-        # the other node: its link is down).
-        killed = kill_tasks(a.cut, cmd[0])
-        print(f"nodeloss: {a.cut} cut off at t={cut_at:.6f}, {killed} tasks killed there; "
+        # The node is lost: nothing of its tasks can reach the other node.
+        killed = lose_node(a.cut, cmd[0])
+        print(f"nodeloss: {a.cut} cut off at t={cut_at:.6f}, {killed} tasks stopped there; "
               f"survivors {survivors}", flush=True)
         if killed != n:
             problems.append(f"killed {killed} tasks on {a.cut}, expected {n}")
@@ -141,7 +157,7 @@ def main():
                     problems.append(f"rank {r} shrunk to size {size} (sum {total}), expected {n}")
     finally:
         if cut_at is not None:
-            ip_link(a.cut, "up")
+            restore_node(a.cut, cmd[0])
     return finish(proc, problems, pump)
 
 

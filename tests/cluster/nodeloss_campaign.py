@@ -12,10 +12,11 @@ of --features its rounds also run (each with probability 1/2), which node
 is lost and at which round, and sometimes (3 in 10) one more victim on the
 other node, SIGKILLed at the start of a round (-k). When the first rank
 reports that round's agreement, the node is lost: its link goes down and
-its tasks are SIGKILLed, so that nothing of their deaths reaches the other
-node, which must find them by the heartbeat (--ft-timeout-ms, 500 by default). Once the other
-node's ranks have finished (or 30 s passed) the link comes back, so that
-Slurm hears of the dead tasks.
+its tasks stop, so that nothing of them reaches the other node, which must
+find them by the heartbeat (--ft-timeout-ms, 500 by default). Once the
+other node's ranks have finished (or 30 s passed) the link comes back and
+the lost node's tasks are SIGKILLed, so that Slurm hears of their deaths
+(tests/cluster/nodeloss.py: lose_node).
 
 A live rank that the heartbeat takes for failed (descheduled too long: the
 rig's nodes share this machine's cores) leaves the job, and the others go
@@ -45,7 +46,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, "..", "stress"))
-from nodeloss import ip_link, kill_tasks  # noqa: E402
+from nodeloss import lose_node, restore_node  # noqa: E402
 from campaign import FEATURES, output_problems, run_trials, survivor_problems, trial_seeds  # noqa: E402
 
 NODES = ["ftn1", "ftn2"]
@@ -77,12 +78,15 @@ class Job:
                 self.text[key.data] += data.decode(errors="replace")
         return True
 
-    def finish(self, until):
-        """srun's exit code, or None when it had to be killed at the deadline."""
+    def finish(self, until, at_hang=None):
+        """srun's exit code, or None when it had to be killed at the deadline
+        (after at_hang(), if given)."""
         self.pump(until, lambda: self.proc.poll() is not None)
         try:
             return self.proc.wait(timeout=max(0.1, until - time.monotonic()))
         except subprocess.TimeoutExpired:
+            if at_hang:
+                at_hang()
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
             return None
@@ -113,6 +117,17 @@ GONE = re.compile(r"^ftmpi\[(\d+)\] (?:warning: this rank \(pid \d+\) died of si
 
 def gone(err):
     return {int(m[1]) for m in GONE.finditer(err)}
+
+
+def task_stacks(prog):
+    """Every live task's threads' stacks (gdb), for a hang."""
+    text = []
+    for item in leftovers(prog):
+        pid = item.split(":")[1]
+        r = subprocess.run(["gdb", "-p", pid, "-batch", "-ex", "thread apply all bt 14"], capture_output=True,
+                           text=True, timeout=60)
+        text.append(f"---- {item} ----\n" + "\n".join(l for l in r.stdout.splitlines() if l.startswith(("#", "Thread"))))
+    return "\n".join(text)
 
 
 def release_allocations():
@@ -165,9 +180,8 @@ def trial(a, seed):
         if not reached:
             problems.append(f"round {cut_round} never agreed" + (" (TIMEOUT)" if time.monotonic() >= deadline else ""))
         else:
-            ip_link(cut, "down")
             cut_done = True
-            killed = kill_tasks(cut, a.program)
+            killed = lose_node(cut, a.program)
             alive = [r for r in survivors if not extra or r != extra[0]]
 
             def finished():
@@ -176,8 +190,9 @@ def trial(a, seed):
             job.pump(min(deadline, time.monotonic() + 30), finished)
     finally:
         if cut_done:
-            ip_link(cut, "up")
-    code = job.finish(deadline)
+            restore_node(cut, a.program)
+    stacks = []
+    code = job.finish(deadline, (lambda: stacks.append(task_stacks(a.program))) if a.stacks else None)
     secs = time.monotonic() - start
     if code is None:
         release_allocations()
@@ -225,7 +240,7 @@ def trial(a, seed):
            "outcome": "hang" if code is None else ("ok" if not problems else "fail")}
     if rec["outcome"] != "ok":
         rec["stdout"] = out[-4000:]
-        rec["stderr"] = err[-8000:]
+        rec["stderr"] = err[-8000:] + ("\n---- stacks at the deadline ----\n" + stacks[0] if stacks else "")
     return rec
 
 
@@ -240,6 +255,7 @@ def main():
     ap.add_argument("--budget", type=float, default=None, help="stop starting trials after this many seconds")
     ap.add_argument("--log", default=None, help="one JSON line per trial")
     ap.add_argument("--replay", type=int, default=None)
+    ap.add_argument("--stacks", action="store_true", help="at a hang, print every live task's stack (gdb)")
     ap.add_argument("--ft-timeout-ms", type=int, default=500,
                     help="the heartbeat timeout (FTMPI_FT_TIMEOUT_MS; the period is a tenth): how soon the lost "
                          "node is found, and how long a live rank may go unscheduled on the oversubscribed rig "
@@ -257,7 +273,7 @@ def main():
 
     taken = []
     r = run_trials(seeds, lambda seed: taken.append(trial(a, seed)) or taken[-1], describe, a.budget, a.log,
-                   replay_hint="nodeloss_campaign.py --replay")
+                   replay_hint="nodeloss_campaign.py --replay", tail=40000 if a.stacks else 1500)
     print(f"\n{r.ran} node-loss trials in {r.seconds:.0f} s: {r.tally['ok']} clean, {r.tally['hang']} hangs, "
           f"{r.tally['fail']} failed; {sum(bool(t['false_failures']) for t in taken)} trials where a live rank "
           "was taken for failed")
