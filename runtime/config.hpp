@@ -3,7 +3,7 @@
 // Every knob is read once, at MPI_Init, from the environment (MPI_T_init_thread
 // before MPI_Init reads it too, so that a tool sees the values MPI_Init will
 // use). The table below generates the struct, the parser, the help text
-// (`ftmpi_info --knobs`, README) and the MPI_T control variables
+// (`ftmpi_info --knobs`, docs/running.md) and the MPI_T control variables
 // (mpi/tools.cpp), so a knob exists in exactly one place.
 #pragma once
 

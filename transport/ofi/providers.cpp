@@ -104,7 +104,7 @@ void set_libfabric_defaults() {
     // receive context and, when the endpoint is enabled, fills it with
     // FI_OFI_RXM_MSG_RX_SIZE bounce buffers of 16 KiB. Its default there,
     // 4096, writes 64 MiB per endpoint: 0.2 s of page faults here. 1024
-    // costs 0.05 s and the same ping-pong figures (README, "Side by side").
+    // costs 0.05 s and the same ping-pong figures (docs/performance.md, "Side by side").
     // Over verbs the same knob sizes each connection's queue (default 128),
     // so it is left alone unless a provider this process may open shares
     // one. The user's value wins.
