@@ -94,10 +94,7 @@ int claim_lowest(const SlotMask &m) {
 // TODO(issue 3): switch to the logarithmic collectives of mpi/coll.
 
 int next_team_tag(MPI_Comm team) {
-    // Never bits 28-30 (k_coll_error, k_cross_tag, k_coll_poison): the sequence wraps in 23 bits.
-    constexpr auto mask =
-        static_cast<std::uint32_t>(transport::max_tag & ~k_coll_poison & ~k_cross_tag & ~k_coll_error);
-    return static_cast<int>((team->coll_seq++ << 5) & mask);
+    return itag::make(team->coll_seq++);  // the sequence wraps in its width
 }
 
 int team_send(MPI_Comm team, int peer, int tag, const void *buf, int bytes) {
@@ -480,7 +477,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     team.procs = group->procs;
     team.size = static_cast<int>(group->procs.size());
     team.rank = static_cast<int>(at - group->procs.begin());
-    team.coll_seq = (1u << 21) | (static_cast<std::uint32_t>(tag) & 0xfffffu);
+    team.coll_seq = itag::group_seq(tag);
     int slot = -1;
     std::uint64_t uid = 0;
     if (int err = agree_slot(&team, &slot, &uid); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create_group");

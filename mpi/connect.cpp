@@ -188,7 +188,7 @@ int join_groups(MPI_Comm comm, int root, MPI_Comm bridge, int err, MPI_Comm *new
         const std::vector<int> mine = describe(comm);
         int theirs = 0, count = static_cast<int>(mine.size());
         const int peer = 1 - bridge->rank;
-        const int tag = k_cross_tag | (1 << 5);
+        const int tag = itag::cross(1);
         int e = team_swap(bridge, peer, tag, &count, sizeof count, &theirs, sizeof theirs);
         if (e == MPI_SUCCESS && (theirs <= 0 || theirs % 2 != 0)) e = MPI_ERR_INTERN;
         if (e == MPI_SUCCESS) {
@@ -222,7 +222,7 @@ int join_groups(MPI_Comm comm, int root, MPI_Comm bridge, int err, MPI_Comm *new
     // Uniform from here on, whatever failed at this member.
     const char *failed = nullptr;
     const int e = intercomm_from_leaders(comm, root, is_root ? bridge : comm, is_root ? 1 - bridge->rank : 0,
-                                         k_cross_tag | (2 << 5), made, newcomm, &failed);
+                                         itag::cross(2), made, newcomm, &failed);
     if (e != MPI_SUCCESS && why.empty()) why = failed;
     return e;
 }

@@ -85,10 +85,9 @@ int check_inter(const char *call, MPI_Comm comm) {
     return MPI_SUCCESS;
 }
 
-// Tags for the leaders' exchange on peer_comm, above any its collectives use.
-// Bit 29: apart from next_team_tag values (which never set it) and
-// from k_coll_poison (bit 30), which matching ignores on collective contexts.
-int leader_tag(int tag) { return k_cross_tag | ((tag & 0x7fff) << 5); }
+// Tags for the leaders' exchange on peer_comm: cross tags, apart from any
+// of its collectives (internal_tag.hpp).
+int leader_tag(int tag) { return itag::leader(tag); }
 
 }  // namespace
 

@@ -24,11 +24,10 @@ void recognize(MPI_Comm c, const Agreed &a) {
     // numbers of calls (an error stops a loop at some ranks only): all restart
     // the collective sequence at an epoch named by the agreement, and drop
     // what abandoned collectives of older epochs left behind.
-    const std::uint32_t epoch = static_cast<std::uint32_t>(a.seq + 1) & 0xffu;
-    c->coll_seq = epoch << 16;
-    c->coll_queue->drop_unexpected([epoch](int tag) {
-        return (tag & k_cross_tag) == 0 && ((static_cast<std::uint32_t>(tag) >> 21) & 0xffu) != epoch;
-    });
+    const std::uint32_t epoch = itag::epoch_number(a.seq + 1);
+    c->coll_seq = itag::epoch_start(epoch);
+    c->coll_queue->drop_unexpected(
+        [epoch](int tag) { return !itag::is_cross(tag) && itag::epoch_of(tag) != epoch; });
 }
 
 MPI_Group recognized_group(MPI_Comm c) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "mpi/objects.hpp"
+#include "mpi/p2p/internal_tag.hpp"
 #include "mpi/recovery.hpp"
 #include "transport/transport.hpp"
 
@@ -42,15 +43,12 @@ inline bool matches(int want_source, int want_tag, int source, int tag) {
     return (want_source == MPI_ANY_SOURCE || want_source == source) && (want_tag == MPI_ANY_TAG || want_tag == tag);
 }
 
-// Collective traffic (the odd, internal contexts): a sender that has seen a
-// failure during the operation sets this tag bit on its remaining messages,
-// so the error reaches every rank downstream of it (mpi/coll). Matching
-// ignores the bit there; the receiver reads it from the status.
-inline constexpr std::int32_t k_coll_poison = 1 << 30;
-// With k_coll_poison: the sender's error was not a process failure (a count
-// that differs between members truncated a message, say). Ignored by matching
-// too.
-inline constexpr std::int32_t k_coll_error = 1 << 28;
+// Collective traffic (the odd, internal contexts; tags: internal_tag.hpp): a
+// sender that has seen a failure during the operation sets k_coll_poison on
+// its remaining messages, so the error reaches every rank downstream of it
+// (mpi/coll), and k_coll_error too when the error was not a process failure
+// (a count that differs between members truncated a message, say). Matching
+// ignores both there; the receiver reads them from the status.
 
 // The tag that carries `err`, the sender's first error in the operation, on.
 inline int poisoned_tag(int tag, int err) {
@@ -64,9 +62,8 @@ inline int poison_of(int tag) {
     if ((tag & k_coll_poison) == 0) return MPI_SUCCESS;
     return (tag & k_coll_error) != 0 ? MPI_ERR_OTHER : MPI_ERR_PROC_FAILED;
 }
-// Tags with this bit on a collective context carry the leaders' exchange of
+// k_cross_tag on a collective context: the leaders' exchange of
 // MPI_Intercomm_create over peer_comm, not a collective of that communicator.
-inline constexpr std::int32_t k_cross_tag = 1 << 29;
 
 // Whether request r is collective traffic of its communicator (an internal
 // collective context, not the leaders' exchange): the 2011 API's collective

@@ -27,6 +27,13 @@
  *                      every survivor, until the next validate. Also the
  *                      counting calls: validate_local/global, get_failed_local/
  *                      global, and MPI_Icomm_validate.
+ *   validate many      (no failure) 300 rounds on one communicator of
+ *                      MPI_Comm_validate, a broadcast from a rotating root
+ *                      (whose message often arrives while the others are
+ *                      still in the validate), an agreement and a
+ *                      Comm_dup/free: every internal tag field must survive
+ *                      more validations, agreements and creations than its
+ *                      width would hold if miscounted.
  */
 #define _DEFAULT_SOURCE
 #include <stdlib.h>
@@ -411,6 +418,29 @@ static void inactive(void) {
     MPI_Comm_free(&dup);
 }
 
+static void many(void) {
+    for (int round = 0; round < 300; ++round) {
+        MPI_Group failed;
+        int num_failed = -1;
+        MPI_OK(MPI_Comm_validate(comm, &failed));
+        MPI_OK(MPI_Group_size(failed, &num_failed));
+        CHECK(num_failed == 0, "round %d: validate found %d failed", round, num_failed);
+        MPI_Group_free(&failed);
+        int v = me == round % size ? round * 7 + 1 : -1;
+        MPI_OK(MPI_Bcast(&v, 1, MPI_INT, round % size, comm));
+        CHECK(v == round * 7 + 1, "round %d: bcast gave %d", round, v);
+        int flag = 1;
+        MPI_OK(MPIX_Comm_agree(comm, &flag));
+        CHECK(flag == 1, "round %d: agreed %d", round, flag);
+        MPI_Comm dup;
+        MPI_OK(MPI_Comm_dup(comm, &dup));
+        int sum = 0;
+        MPI_OK(MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, dup));
+        CHECK(sum == size * (size - 1) / 2, "round %d: allreduce on the dup gave %d", round, sum);
+        MPI_OK(MPI_Comm_free(&dup));
+    }
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "barrier";
     /* Example 17.6's victim (rank 1) dies in its first collective round: the barrier's. */
@@ -432,6 +462,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "inactive") == 0) {
         CHECK(size >= 3, "validate inactive needs 3 ranks or more");
         inactive();
+    } else if (strcmp(mode, "many") == 0) {
+        many();
     } else {
         CHECK(0, "unknown mode %s", mode);
     }
