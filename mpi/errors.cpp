@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "runtime/config.hpp"
 #include "mpi/objects.hpp"
 #include "mpi/state.hpp"
 
@@ -162,8 +163,14 @@ MPI_Errhandler predefined_errhandler(const char *name) {
 }
 
 MPI_Errhandler initial_errhandler() {
-    const char *v = std::getenv("FTMPI_ERRHANDLER");
-    MPI_Errhandler h = v && *v ? predefined_errhandler(v) : nullptr;
+    // Also before MPI_Init (an error raised then), when config() holds the defaults.
+    std::string v;
+    try {
+        v = ftmpi::runtime::config_from_environment().ERRHANDLER;
+    } catch (const std::exception &) {
+        v = ftmpi::runtime::config().ERRHANDLER;  // another knob is malformed: MPI_Init will say so
+    }
+    MPI_Errhandler h = predefined_errhandler(v.c_str());
     return h ? h : MPI_ERRORS_ARE_FATAL;
 }
 

@@ -40,23 +40,28 @@ std::string show(const T &v) {
 
 }  // namespace
 
-void load_config() {
+Config config_from_environment() {
     Config c;
-#define FTMPI_KNOB_PARSE(name, type, def, layer, help)                       \
-    if (const char *s = std::getenv("FTMPI_" #name); s && *s != '\0') \
-        parse("FTMPI_" #name, s, c.name);
+#define FTMPI_KNOB_PARSE(name, type, def, layer, help)                 \
+    if (const char *s = std::getenv("FTMPI_" #name); s && *s != '\0') { \
+        parse("FTMPI_" #name, s, c.name);                             \
+        c.set.name = true;                                            \
+    }
     FTMPI_KNOBS(FTMPI_KNOB_PARSE)
 #undef FTMPI_KNOB_PARSE
-    g_config = c;
+    return c;
 }
+
+void load_config() { g_config = config_from_environment(); }
 
 const Config &config() { return g_config; }
 
-std::string knob_help() {
+std::string knob_help(const Config &now) {
     std::ostringstream os;
-    Config defaults;
-#define FTMPI_KNOB_HELP(name, type, def, layer, help) \
-    os << "FTMPI_" #name << "  (default " << show(defaults.name) << ")\n    " << help << "\n";
+    const Config defaults;
+#define FTMPI_KNOB_HELP(name, type, def, layer, help)                                                        \
+    os << "  FTMPI_" #name << " = " << show(now.name) << " (" << (now.set.name ? "set" : "unset")          \
+       << "; default " << show(defaults.name) << ")\n      " << help << "\n";
     FTMPI_KNOBS(FTMPI_KNOB_HELP)
 #undef FTMPI_KNOB_HELP
     return os.str();

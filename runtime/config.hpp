@@ -93,14 +93,30 @@ namespace ftmpi::runtime {
       "sets it to the CPUs it was given when it binds ranks; empty: the rank's own")      \
     X(LOG, int, 1, runtime,                                                               \
       "log level: 0 errors only, 1 warnings, 2 info, 3 debug (the MPI_T control "         \
-      "variable FTMPI_LOG changes it at run time)")
+      "variable FTMPI_LOG changes it at run time)")                                       \
+    X(LAUNCHER, std::string, "", runtime,                                                 \
+      "set by ftmpirun in the processes it starts (ftmpirun): they stay connected to "    \
+      "its PMIx server, which sends failure events, spawns and kills; under any other "   \
+      "launcher they leave its PMIx server after the wire-up")                            \
+    X(PARENT_PORT, std::string, "", runtime,                                              \
+      "set by MPI_Comm_spawn in the processes it starts: the port on which their "        \
+      "parents accept them")
 
 enum class KnobLayer { runtime, transport, ft, mpi, testing };
+
+// Which knobs the environment gave (a non-empty value), as the defaults
+// cannot say it: "unset" may mean something of its own.
+struct KnobsSet {
+#define FTMPI_KNOB_SETFLAG(name, type, def, layer, help) bool name = false;
+    FTMPI_KNOBS(FTMPI_KNOB_SETFLAG)
+#undef FTMPI_KNOB_SETFLAG
+};
 
 struct Config {
 #define FTMPI_KNOB_FIELD(name, type, def, layer, help) type name = def;
     FTMPI_KNOBS(FTMPI_KNOB_FIELD)
 #undef FTMPI_KNOB_FIELD
+    KnobsSet set;
 };
 
 // Parses the environment into the process-wide configuration. Throws
@@ -109,10 +125,17 @@ struct Config {
 // MPI_Init, or MPI_T_init_thread before MPI_Init.
 void load_config();
 
+// The environment's configuration, parsed now and not kept (throws as
+// load_config does): for what must be known before MPI_Init, such as the
+// initial error handler of an error raised then. The one reader of the
+// FTMPI_* environment, with load_config.
+Config config_from_environment();
+
 // The configuration in force (defaults before load_config()).
 const Config &config();
 
-// "FTMPI_NAME  default  help" lines, one per knob.
-std::string knob_help();
+// Every knob, two lines each: "FTMPI_NAME = value (set|unset; default D)",
+// then its meaning (ftmpi_info --knobs).
+std::string knob_help(const Config &now);
 
 }  // namespace ftmpi::runtime

@@ -187,7 +187,7 @@ public:
         job_.rank = static_cast<int>(me_.rank);
         std::strncpy(g_nspace, me_.nspace, PMIX_MAX_NSLEN);
         job_.id_base = std::max(id_base_of(me_.nspace), 0);
-        if (const char *port = std::getenv("FTMPI_PARENT_PORT")) job_.parent_port = port;
+        job_.parent_port = config().PARENT_PORT;
 
         pmix_proc_t wild;
         PMIX_LOAD_PROCID(&wild, me_.nspace, PMIX_RANK_WILDCARD);
@@ -207,8 +207,7 @@ public:
         }
         if (job_.local_peers.empty()) job_.local_peers.push_back(job_.rank);
 
-        const char *launcher = std::getenv("FTMPI_LAUNCHER");
-        stay_ = launcher != nullptr && std::strcmp(launcher, "ftmpirun") == 0;
+        stay_ = config().LAUNCHER == "ftmpirun";
         if (!stay_) {
             // Once we have left the server, a hung rank can still be killed by pid.
             Identity me;

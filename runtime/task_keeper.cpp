@@ -165,9 +165,8 @@ pid_t start_task_keeper(pid_t launcher) {
 void keep_slurm_task() {
     if (config().SLURM_KEEPER != 1 || config().FT == 0) return;
     const char *tasks = std::getenv("SLURM_STEP_NUM_TASKS");
-    const char *launcher = std::getenv("FTMPI_LAUNCHER");
     if (tasks == nullptr || std::atoi(tasks) < 2 || std::getenv("PMIX_NAMESPACE") == nullptr ||
-        (launcher != nullptr && std::strcmp(launcher, "ftmpirun") == 0))
+        config().LAUNCHER == "ftmpirun")
         return;
     const pid_t parent = getppid();
     if (!process_is(parent, "slurmstepd")) return;

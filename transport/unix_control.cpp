@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/config.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
 #include "transport/control.hpp"
@@ -196,9 +197,9 @@ private:
 
 std::unique_ptr<ControlChannel> open_control(runtime::ProcessManager &pm) {
     const auto &job = pm.job();
-    const char *chosen = std::getenv("FTMPI_FT_PROVIDER");
+    const auto &cfg = runtime::config();
     const bool one_node = job.local_peers.size() == static_cast<std::size_t>(job.size);
-    if (chosen != nullptr ? std::string(chosen) == "unix" : one_node) return std::make_unique<UnixControl>(pm);
+    if (cfg.set.FT_PROVIDER ? cfg.FT_PROVIDER == "unix" : one_node) return std::make_unique<UnixControl>(pm);
     return open_ofi_control(pm);
 }
 

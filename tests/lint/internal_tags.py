@@ -10,6 +10,9 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report import report  # noqa: E402
+
 LAYOUT = {os.path.join("mpi", "p2p", "internal_tag.hpp"), os.path.join("transport", "match_bits.hpp")}
 NAMES = re.compile(r"tag|epoch", re.I)
 HAND = re.compile(r"(<<|>>)\s*\d+|&\s*(0x[0-9a-fA-F]+|\d{2,})\b")
@@ -32,10 +35,7 @@ def main():
                         code = line.split("//")[0]
                         if NAMES.search(code) and HAND.search(code):
                             found.append(f"{rel}:{n}: {line.strip()}")
-    for f in found:
-        print(f)
-    print(f"internal tags built by hand outside the layout: {len(found)}")
-    return 1 if found else 0
+    return report(found, f"internal tags built by hand outside the layout: {len(found)}")
 
 
 if __name__ == "__main__":

@@ -39,9 +39,16 @@ TEST_CASE("malformed knob values are rejected with the variable's name", "[runti
     load_config();
 }
 
-TEST_CASE("help text lists every knob", "[runtime][config]") {
-    const std::string help = knob_help();
+TEST_CASE("help text lists every knob with its value, whether set, and its default", "[runtime][config]") {
+    ::setenv("FTMPI_RX_BUFFERS", "32", 1);
+    const Config now = config_from_environment();
+    ::unsetenv("FTMPI_RX_BUFFERS");
+    CHECK(now.set.RX_BUFFERS);
+    CHECK_FALSE(now.set.EAGER_LIMIT);
+    const std::string help = knob_help(now);
     for (const char *k : {"FTMPI_PROVIDER", "FTMPI_NET_PROVIDER", "FTMPI_NET_IFACE", "FTMPI_EAGER_LIMIT",
-                          "FTMPI_RX_BUFFERS", "FTMPI_YIELD", "FTMPI_LOG"})
+                          "FTMPI_RX_BUFFERS", "FTMPI_YIELD", "FTMPI_LOG", "FTMPI_LAUNCHER", "FTMPI_PARENT_PORT"})
         CHECK(help.find(k) != std::string::npos);
+    CHECK(help.find("FTMPI_RX_BUFFERS = 32 (set; default 64)") != std::string::npos);
+    CHECK(help.find("FTMPI_EAGER_LIMIT = 16384 (unset; default 16384)") != std::string::npos);
 }

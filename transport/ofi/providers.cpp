@@ -85,7 +85,7 @@ ProviderInfo network_provider() {
 
 std::vector<ProviderInfo> control_providers(bool local_only) {
     const auto &cfg = runtime::config();
-    if (std::getenv("FTMPI_FT_PROVIDER") != nullptr) return {lookup_provider(cfg.FT_PROVIDER)};
+    if (cfg.set.FT_PROVIDER) return {lookup_provider(cfg.FT_PROVIDER)};
     std::vector<ProviderInfo> out;
     auto add = [&](const ProviderInfo &p) {
         if (p.fi_name.empty() || !allowed_by_user(p.fi_name)) return;
