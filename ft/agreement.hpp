@@ -2,7 +2,7 @@
 // shrink, validate, uniform creation, MPI_Finalize's closing step) as a pure
 // state machine: no MPI handles, no transport, no threads, no clock. Events go
 // in (enter, a message, new failures, a revoke); effects come out (messages
-// to send, agreements decided). mpi/agree.cpp adapts it to communicators;
+// to send, agreements decided). mpi/ulfm/agree.cpp adapts it to communicators;
 // ft/sim/ runs it for up to 100,000 simulated processes.
 //
 // Protocol: an early returning agreement (ERA, spec 003) over the k-nomial

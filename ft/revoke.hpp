@@ -3,7 +3,7 @@
 // revoked, from its own call or a peer's notice, it delivers the revoke and
 // sends one notice to each live BMG neighbour; later notices change nothing.
 // Every live member hears of it within O(log n) steps of the first, around
-// failed forwarders. Pure: mpi/revoke.cpp delivers it (fails pending
+// failed forwarders. Pure: mpi/ulfm/revoke.cpp delivers it (fails pending
 // operations) and sends the notices; ft/sim/ runs it at scale.
 #pragma once
 

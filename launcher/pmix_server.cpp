@@ -215,7 +215,7 @@ pmix_status_t up_job_control(const pmix_proc_t* requestor, const pmix_proc_t tar
 // PMIx_Connect / PMIx_Disconnect among processes of any of our namespaces:
 // every one is local, so PMIx has collected the participants already (as for
 // fence_nb); there is nothing to wire up across nodes. ftmpi's own
-// connections are made in-band (mpi/connect.hpp); these serve other PMIx
+// connections are made in-band (mpi/dynamic/connect.hpp); these serve other PMIx
 // clients.
 pmix_status_t up_connect(const pmix_proc_t[], size_t, const pmix_info_t[], size_t, pmix_op_cbfunc_t cbfunc,
                          void* cbdata) {

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "ftmpi_config.h"
-#include "mpi/attributes.hpp"
+#include "mpi/comm/attributes.hpp"
 #include "mpi/checks.hpp"
 #include "mpi/info.hpp"
 #include "mpi/coll/barrier.hpp"
@@ -27,7 +27,7 @@
 #include "runtime/topology.hpp"
 #include "transport/control.hpp"
 #include "transport/shm/shm_transport.hpp"
-#include "mpi/connect.hpp"
+#include "mpi/dynamic/connect.hpp"
 
 namespace ftmpi::mpi {
 
@@ -57,7 +57,7 @@ void forked_child() {
 }
 
 // A spawned job: MPI_COMM_WORLD connects to its parents' port
-// (mpi/connect.hpp). If that fails, so did the spawn (every parent got an
+// (mpi/dynamic/connect.hpp). If that fails, so did the spawn (every parent got an
 // error), and these processes leave.
 void connect_to_parents() {
     Port port;
@@ -127,7 +127,7 @@ int init(const char *call, int required, int *provided) {
         return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "%s", e.what());
     }
     // The data path is single-threaded; under MPI_THREAD_MULTIPLE every MPI
-    // call holds the library lock (mpi/api_lock.hpp).
+    // call holds the library lock (mpi/api/api_lock.hpp).
     g.thread_level = required;
     fill_info_env(g.pm->job().size, required);
     g_api_locking = required == MPI_THREAD_MULTIPLE;

@@ -89,7 +89,7 @@ struct ftmpi_comm_s {
     char name[MPI_MAX_OBJECT_NAME] = {};
     bool predefined = false;
     std::uint32_t coll_seq = 0;  // sequence number of internal collectives (tags)
-    ftmpi::mpi::AttrList attrs;  // (keyval, value) in the order first set (mpi/attributes.cpp)
+    ftmpi::mpi::AttrList attrs;  // (keyval, value) in the order first set (mpi/comm/attributes.cpp)
     // Inter-communicators: procs/size above are the REMOTE group (the group
     // point-to-point addresses); rank is this process's rank in its own group,
     // local_procs. `local` is a hidden intra-communicator over local_procs for
@@ -99,12 +99,12 @@ struct ftmpi_comm_s {
     ftmpi_comm_s *local = nullptr;
     // Inter-communicators: `ft` is a hidden view over both groups (the group
     // whose first process has the lower job rank first) on the same context
-    // slot; revoke, agree and shrink run on it (mpi/revoke.cpp, agree.cpp, shrink.cpp), and it
+    // slot; revoke, agree and shrink run on it (mpi/ulfm/revoke.cpp, agree.cpp, shrink.cpp), and it
     // points back at its inter-communicator through `ft_owner`.
     ftmpi_comm_s *ft = nullptr;
     ftmpi_comm_s *ft_owner = nullptr;
     // Failures among procs (the group point-to-point addresses), as comm ranks
-    // in the order they became known here; mpi/ulfm.cpp keeps it up to date.
+    // in the order they became known here; mpi/ulfm/ulfm.cpp keeps it up to date.
     struct Failed {
         std::size_t scanned = 0;  // entries of the process's failure record looked at
         std::vector<int> ranks;
@@ -122,12 +122,12 @@ struct ftmpi_comm_s {
     // Collectives skip the recognized failures (spec 000 §17.7): with `global`
     // not empty they run over these comm ranks (virtual rank -> comm rank).
     std::vector<int> coll_ranks;
-    bool revoked = false;        // MPIX_Comm_revoke (mpi/revoke.cpp)
+    bool revoked = false;        // MPIX_Comm_revoke (mpi/ulfm/revoke.cpp)
     // References to this communicator: its requests, and whatever else holds
-    // it (comm_retain / CommRef in mpi/comm_internal.hpp). MPI_Comm_free lets
+    // it (comm_retain / CommRef in mpi/comm/comm_internal.hpp). MPI_Comm_free lets
     // pending operations complete normally: `freed` is set (and magic is dead
     // for the user) at once, the communicator is retired (context released,
-    // queues closed, mpi/comm_create.cpp) when the last reference is
+    // queues closed, mpi/comm/comm_create.cpp) when the last reference is
     // released, and the object, with its error handler and name, goes when
     // nothing refers to it any more.
     int refs = 0;

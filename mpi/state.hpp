@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "ft/failures.hpp"
-#include "mpi/api_lock.hpp"
+#include "mpi/api/api_lock.hpp"
 #include "runtime/process_manager.hpp"
 #include "transport/transport.hpp"
 
@@ -23,9 +23,9 @@ class Engine;
 
 // Point-to-point traffic of this process on the communicators' point-to-point
 // context (collectives, one-sided and fault-tolerance messages are not
-// counted), for the MPI_T performance variables (mpi/tools.cpp). Plain
+// counted), for the MPI_T performance variables (mpi/tools/mpit.cpp). Plain
 // counters: one thread at a time runs the data path (under MPI_THREAD_MULTIPLE, the
-// one holding the library lock, mpi/api_lock.hpp).
+// one holding the library lock, mpi/api/api_lock.hpp).
 struct P2pCounts {
     // Sends handed to the transport: not those to MPI_PROC_NULL, nor those
     // refused or failed before they started; bytes as sent (packed).
@@ -84,7 +84,7 @@ void yield_cpu();
 
 // The end of a turn of a blocking wait that is not over, after a progress()
 // that handled `events`: under MPI_THREAD_MULTIPLE the library lock goes to
-// the threads waiting for it, if any (mpi/api_lock.hpp), so that one of them
+// the threads waiting for it, if any (mpi/api/api_lock.hpp), so that one of them
 // may post what the wait needs; otherwise, oversubscribed, the CPU goes to
 // the other processes when nothing came.
 inline void end_turn(int events) {

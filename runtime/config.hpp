@@ -4,7 +4,7 @@
 // before MPI_Init reads it too, so that a tool sees the values MPI_Init will
 // use). The table below generates the struct, the parser, the help text
 // (`ftmpi_info --knobs`, docs/running.md) and the MPI_T control variables
-// (mpi/tools.cpp), so a knob exists in exactly one place.
+// (mpi/tools/mpit.cpp), so a knob exists in exactly one place.
 #pragma once
 
 #include <cstddef>
@@ -13,7 +13,7 @@
 namespace ftmpi::runtime {
 
 // X(name, type, default, layer, help). `layer` is the part of ftmpi that reads
-// the knob (KnobLayer); the tools interface (mpi/tools.cpp) files each knob's
+// the knob (KnobLayer); the tools interface (mpi/tools/mpit.cpp) files each knob's
 // control variable under that layer's category.
 #define FTMPI_KNOBS(X)                                                                    \
     X(PROVIDER, std::string, "", transport,                                               \

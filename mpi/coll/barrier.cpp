@@ -4,10 +4,10 @@
 #include "mpi/checks.hpp"
 #include "mpi/coll/common.hpp"
 #include "mpi/coll/direct.hpp"
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 #include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "mpi/checks.hpp"
-#include "mpi/dt/checks.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/coll/ops.hpp"
 #include "mpi/coll/sched.hpp"
 

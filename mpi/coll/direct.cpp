@@ -5,7 +5,7 @@
 #include "ft/failures.hpp"
 #include "mpi/coll/barrier.hpp"
 #include "mpi/coll/ops.hpp"
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "runtime/test_hooks.hpp"

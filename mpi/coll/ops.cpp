@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "mpi/checks.hpp"
-#include "mpi/dt/checks.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/dt/predefined.hpp"
 

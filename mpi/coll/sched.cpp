@@ -4,12 +4,12 @@
 #include <cstring>
 
 #include "mpi/checks.hpp"
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "runtime/test_hooks.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 
 namespace ftmpi::mpi {
 

@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "mpi/attributes.hpp"
-#include "mpi/dt/checks.hpp"
+#include "mpi/comm/attributes.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/dt/derived.hpp"
 
 using namespace ftmpi::mpi;

@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "mpi/dt/checks.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/dt/derived.hpp"
 
 using namespace ftmpi::mpi;

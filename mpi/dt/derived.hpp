@@ -15,7 +15,7 @@
 // them, and an input lives as long as a type built from it.
 //
 // Threading: like the rest of libftmpi's MPI layer, one thread at a time (under
-// MPI_THREAD_MULTIPLE, the one holding the library lock: mpi/api_lock.hpp).
+// MPI_THREAD_MULTIPLE, the one holding the library lock: mpi/api/api_lock.hpp).
 #pragma once
 
 #include <mpi.h>

@@ -6,7 +6,7 @@
 // for a NULL output, max_* too small, or contents asked of a named type.
 #include <algorithm>
 
-#include "mpi/dt/checks.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/dt/derived.hpp"
 
 using namespace ftmpi::mpi;

@@ -14,7 +14,7 @@
 #include <array>
 #include <map>
 
-#include "mpi/dt/checks.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/dt/derived.hpp"
 
 using namespace ftmpi::mpi;

@@ -9,7 +9,7 @@
 // the argument checks below; the external ones report on MPI_COMM_NULL.
 #include <cstring>
 
-#include "mpi/dt/checks.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/dt/derived.hpp"
 
 using namespace ftmpi::mpi;

@@ -11,10 +11,10 @@
 #include <cstring>
 
 #include "mpi/checks.hpp"
-#include "mpi/comm_internal.hpp"
-#include "mpi/group.hpp"
-#include "mpi/recovery.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/comm/comm_internal.hpp"
+#include "mpi/comm/group.hpp"
+#include "mpi/ulfm/recovery.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 
 namespace ftmpi::mpi {
 

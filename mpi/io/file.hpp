@@ -17,7 +17,7 @@
 // communicator's, validate recognizes failures on it.
 //
 // Threading: like the rest of libftmpi's MPI layer, one thread at a time (under
-// MPI_THREAD_MULTIPLE, the one holding the library lock: mpi/api_lock.hpp).
+// MPI_THREAD_MULTIPLE, the one holding the library lock: mpi/api/api_lock.hpp).
 #pragma once
 
 #include <cstddef>

@@ -25,11 +25,11 @@
 
 #include "ft/failures.hpp"
 #include "mpi/checks.hpp"
-#include "mpi/group.hpp"
+#include "mpi/comm/group.hpp"
 #include "mpi/io/file.hpp"
-#include "mpi/recovery.hpp"
+#include "mpi/ulfm/recovery.hpp"
 #include "mpi/state.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 
 namespace ftmpi::mpi {
 

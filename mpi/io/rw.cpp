@@ -22,8 +22,8 @@
 #include <cstring>
 
 #include "mpi/checks.hpp"
-#include "mpi/comm_internal.hpp"
-#include "mpi/dt/checks.hpp"
+#include "mpi/comm/comm_internal.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/io/file.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "runtime/test_hooks.hpp"

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "mpi/checks.hpp"
-#include "mpi/dt/checks.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/p2p/requests.hpp"

@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "mpi/checks.hpp"
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 

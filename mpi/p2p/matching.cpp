@@ -1,8 +1,8 @@
 #include "mpi/p2p/matching.hpp"
 
 #include "mpi/p2p/requests.hpp"
-#include "mpi/connect.hpp"
-#include "mpi/recovery.hpp"
+#include "mpi/dynamic/connect.hpp"
+#include "mpi/ulfm/recovery.hpp"
 
 namespace ftmpi::mpi {
 
@@ -106,7 +106,7 @@ void Engine::destroy(MatchQueue *q) {
 }
 
 bool Engine::on_arrival(const transport::Arrival &a) {
-    if (is_ft_context(a.context)) {  // revoke and agreement traffic (mpi/ft_channel.cpp)
+    if (is_ft_context(a.context)) {  // revoke and agreement traffic (mpi/ulfm/ft_channel.cpp)
         on_ft_message(a);
         return false;
     }

@@ -18,7 +18,7 @@
 
 #include "mpi/objects.hpp"
 #include "mpi/p2p/internal_tag.hpp"
-#include "mpi/recovery.hpp"
+#include "mpi/ulfm/recovery.hpp"
 #include "transport/transport.hpp"
 
 namespace ftmpi::mpi {

@@ -1,9 +1,9 @@
 // Probe, Iprobe, Mprobe, Improbe, Mrecv, Imrecv.
 #include "mpi/checks.hpp"
-#include "mpi/dt/checks.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 
 namespace ftmpi::mpi {
 namespace {

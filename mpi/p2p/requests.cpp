@@ -7,13 +7,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/rma/window.hpp"
-#include "mpi/recovery.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/recovery.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 #include "runtime/test_hooks.hpp"
 #include "transport/copy.hpp"
 
@@ -343,7 +343,7 @@ int retire_request(MPI_Request *slot, MPI_Status *status) {
     return err;
 }
 
-// A failure became known: fail what it makes impossible (mpi/ulfm.cpp), and
+// A failure became known: fail what it makes impossible (mpi/ulfm/ulfm.cpp), and
 // recycle requests that libfabric returned meanwhile.
 void on_new_failures() {
     g.seen_epoch = ft::failures().epoch();

@@ -9,16 +9,16 @@
 #include <cstring>
 #include <iterator>
 
-#include "mpi/attributes.hpp"
+#include "mpi/comm/attributes.hpp"
 #include "mpi/checks.hpp"
 #include "mpi/coll/ops.hpp"
-#include "mpi/comm_internal.hpp"
-#include "mpi/dt/checks.hpp"
+#include "mpi/comm/comm_internal.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/dt/derived.hpp"
-#include "mpi/group.hpp"
+#include "mpi/comm/group.hpp"
 #include "mpi/info.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/recovery.hpp"
+#include "mpi/ulfm/recovery.hpp"
 #include "mpi/rma/protocol.hpp"
 #include "runtime/config.hpp"
 #include "runtime/shm_segment.hpp"

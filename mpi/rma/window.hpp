@@ -132,7 +132,7 @@ struct ftmpi_win_s {
     std::vector<int> shared_holders;
     std::deque<ftmpi::mpi::rma::LockRequest> lock_queue;
     int lock_poisoned_by = -1;  // a holder that failed: the lock is never granted again
-    ftmpi::mpi::AttrList attrs;  // (keyval, value) in the order first set (mpi/attributes.cpp)
+    ftmpi::mpi::AttrList attrs;  // (keyval, value) in the order first set (mpi/comm/attributes.cpp)
 };
 
 namespace ftmpi::mpi {

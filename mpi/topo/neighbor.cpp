@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "mpi/coll/common.hpp"
-#include "mpi/dt/checks.hpp"
+#include "mpi/dt/type_checks.hpp"
 #include "mpi/topo/topology.hpp"
 
 namespace ftmpi::mpi {

@@ -3,7 +3,7 @@
 #include "mpi/topo/topology.hpp"
 
 #include "mpi/checks.hpp"
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 
 namespace ftmpi::mpi {
 

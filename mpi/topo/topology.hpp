@@ -56,7 +56,7 @@ std::vector<int> first_ranks(int n);
 // Creates the communicator of a topology constructor: the members of `comm`
 // whose comm ranks are listed in `ranks` (ascending), the others get
 // MPI_COMM_NULL, and `topo` goes to the new communicator. Collective over
-// comm, and uniform under failures like every creator (mpi/comm_create.cpp):
+// comm, and uniform under failures like every creator (mpi/comm/comm_create.cpp):
 // `err` is this member's outcome of any exchange done before. Errors are
 // raised on comm from `call`.
 int create_topo_comm(MPI_Comm comm, const char *call, int err, const std::vector<int> &ranks,

@@ -1,4 +1,4 @@
-// The tools interface (mpi/tools.cpp) in one process, without MPI_Init: the
+// The tools interface (mpi/tools/mpit.cpp) in one process, without MPI_Init: the
 // control variables follow the knob table, FTMPI_LOG changes what the logger
 // prints, and a session's counters follow the process's counters exactly.
 #include <mpi.h>

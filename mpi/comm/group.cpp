@@ -4,7 +4,7 @@
 #include <unordered_set>
 
 #include "mpi/checks.hpp"
-#include "mpi/group.hpp"
+#include "mpi/comm/group.hpp"
 
 namespace ftmpi::mpi {
 

@@ -19,12 +19,12 @@
 #include <utility>
 #include <vector>
 
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/recovery.hpp"
-#include "mpi/recovery_internal.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/recovery.hpp"
+#include "mpi/ulfm/recovery_internal.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 
 namespace ftmpi::mpi {
 namespace {

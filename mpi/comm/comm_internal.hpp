@@ -18,7 +18,7 @@ using SlotMask = std::array<std::uint64_t, k_slot_words>;
 const SlotMask &free_slots();
 // Slots of communicators made by nonblocking creation (MPI_Comm_idup):
 // k_idup_first_slot + i for bit i of their own mask, so that a blocking
-// creation never races one in flight for a slot (mpi/comm_idup.cpp).
+// creation never races one in flight for a slot (mpi/comm/comm_idup.cpp).
 inline constexpr int k_idup_first_slot = k_slot_words * 64;
 const SlotMask &free_idup_slots();
 // Claims idup slot `slot` (k_idup_first_slot + i) here; false when taken.

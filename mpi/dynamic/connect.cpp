@@ -1,5 +1,5 @@
-// Connections between jobs (mpi/connect.hpp).
-#include "mpi/connect.hpp"
+// Connections between jobs (mpi/dynamic/connect.hpp).
+#include "mpi/dynamic/connect.hpp"
 
 #include <chrono>
 #include <cinttypes>
@@ -9,11 +9,11 @@
 #include <map>
 #include <vector>
 
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/errors.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/recovery.hpp"
+#include "mpi/ulfm/recovery.hpp"
 #include "mpi/state.hpp"
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"

@@ -17,14 +17,14 @@
 #include <tuple>
 #include <vector>
 
-#include "mpi/attributes.hpp"
-#include "mpi/comm_internal.hpp"
-#include "mpi/connect.hpp"
+#include "mpi/comm/attributes.hpp"
+#include "mpi/comm/comm_internal.hpp"
+#include "mpi/dynamic/connect.hpp"
 #include "mpi/checks.hpp"
-#include "mpi/group.hpp"
-#include "mpi/recovery.hpp"
+#include "mpi/comm/group.hpp"
+#include "mpi/ulfm/recovery.hpp"
 #include "mpi/topo/topology.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "runtime/test_hooks.hpp"
@@ -37,7 +37,7 @@ SlotMask initial_mask() {
     SlotMask m;
     m.fill(~std::uint64_t{0});
     // MPI_COMM_WORLD, MPI_COMM_SELF, the bridge and the dials of
-    // connections between jobs (mpi/connect.hpp).
+    // connections between jobs (mpi/dynamic/connect.hpp).
     m[0] &= ~std::uint64_t{15};
     return m;
 }
@@ -396,7 +396,7 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
     return MPI_SUCCESS;
 }
 
-// MPI_Comm_idup is in mpi/comm_idup.cpp.
+// MPI_Comm_idup is in mpi/comm/comm_idup.cpp.
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_split"));

@@ -1,4 +1,4 @@
-// Attributes of communicators, datatypes and windows (mpi/attributes.cpp).
+// Attributes of communicators, datatypes and windows (mpi/comm/attributes.cpp).
 #pragma once
 
 #include "mpi/objects.hpp"

@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "mpi/checks.hpp"
-#include "mpi/recovery.hpp"
+#include "mpi/ulfm/recovery.hpp"
 #include "mpi/p2p/matching.hpp"
 
 extern "C" {
@@ -26,7 +26,7 @@ ftmpi_predefined_errhandler_s ftmpi_errors_abort{
 
 namespace ftmpi::mpi {
 
-// Context ids of the predefined communicators; 4 to 7 are mpi/connect.hpp's,
+// Context ids of the predefined communicators; 4 to 7 are mpi/dynamic/connect.hpp's,
 // user ones start at 8.
 constexpr std::uint32_t k_world_context = 0;
 constexpr std::uint32_t k_self_context = 2;

@@ -6,10 +6,10 @@
 #include <utility>
 
 #include "mpi/checks.hpp"
-#include "mpi/group.hpp"
+#include "mpi/comm/group.hpp"
 #include "mpi/p2p/matching.hpp"
-#include "mpi/recovery_internal.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/recovery_internal.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 
 namespace ftmpi::mpi {
 namespace {

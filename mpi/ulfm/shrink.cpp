@@ -6,8 +6,8 @@
 
 #include "mpi-ext.h"
 #include "mpi/checks.hpp"
-#include "mpi/comm_internal.hpp"
-#include "mpi/recovery_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
+#include "mpi/ulfm/recovery_internal.hpp"
 #include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {

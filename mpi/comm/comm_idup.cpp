@@ -39,16 +39,16 @@
 #include <map>
 #include <vector>
 
-#include "mpi/attributes.hpp"
+#include "mpi/comm/attributes.hpp"
 #include "mpi/checks.hpp"
 #include "mpi/coll/common.hpp"
 #include "mpi/coll/sched.hpp"
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/recovery.hpp"
-#include "mpi/recovery_internal.hpp"
+#include "mpi/ulfm/recovery.hpp"
+#include "mpi/ulfm/recovery_internal.hpp"
 #include "mpi/topo/topology.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 #include "runtime/test_hooks.hpp"
 
 namespace ftmpi::mpi {

@@ -6,7 +6,7 @@
 //
 // One keyval table serves the three kinds of object: a keyval belongs to the
 // kind that created it, and using it on another kind is MPI_ERR_KEYVAL.
-#include "mpi/attributes.hpp"
+#include "mpi/comm/attributes.hpp"
 
 #include <algorithm>
 #include <map>

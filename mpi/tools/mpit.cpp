@@ -20,7 +20,7 @@
 //
 // Thread level: MPI_T_init_thread grants MPI_THREAD_SERIALIZED at most, and
 // once MPI_Init_thread granted MPI_THREAD_MULTIPLE every MPI_T call holds the
-// library lock (mpi/api_lock.hpp): MPI_T calls never overlap each other or MPI
+// library lock (mpi/api/api_lock.hpp): MPI_T calls never overlap each other or MPI
 // calls, so handles and sessions need no lock of their own.
 // Every call works before MPI_Init and after MPI_Finalize, returns MPI_SUCCESS
 // or an MPI_T_ERR_ class, and never invokes an error handler.

@@ -9,12 +9,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/checks.hpp"
-#include "mpi/group.hpp"
+#include "mpi/comm/group.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/recovery.hpp"
+#include "mpi/ulfm/recovery.hpp"
 
 namespace ftmpi::mpi {
 

@@ -1,4 +1,4 @@
-#include "mpi/api_lock.hpp"
+#include "mpi/api/api_lock.hpp"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>

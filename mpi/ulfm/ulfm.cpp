@@ -14,10 +14,10 @@
 
 #include "mpi-ext.h"
 #include "mpi/checks.hpp"
-#include "mpi/group.hpp"
+#include "mpi/comm/group.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/ulfm.hpp"
+#include "mpi/ulfm/ulfm.hpp"
 
 namespace ftmpi::mpi {
 

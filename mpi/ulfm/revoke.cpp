@@ -5,10 +5,10 @@
 #include "mpi-ext.h"
 #include "ft/revoke.hpp"
 #include "mpi/checks.hpp"
-#include "mpi/comm_internal.hpp"
+#include "mpi/comm/comm_internal.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
-#include "mpi/recovery_internal.hpp"
+#include "mpi/ulfm/recovery_internal.hpp"
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
 

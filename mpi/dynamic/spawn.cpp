@@ -1,6 +1,6 @@
 // Dynamic processes (MPI 3.1 chapter 10): spawn, ports, accept/connect,
 // join, disconnect and the name service. The connections themselves are
-// mpi/connect.hpp's; docs/dynamic.md has the design.
+// mpi/dynamic/connect.hpp's; docs/dynamic.md has the design.
 //
 // A port name names this process and a random key ("ftmpi-port:<id>:<job's
 // first id>:<key>"), open until MPI_Close_port. The name service maps
@@ -22,10 +22,10 @@
 #include <string>
 
 #include "mpi/checks.hpp"
-#include "mpi/comm_internal.hpp"
-#include "mpi/connect.hpp"
+#include "mpi/comm/comm_internal.hpp"
+#include "mpi/dynamic/connect.hpp"
 #include "mpi/info.hpp"
-#include "mpi/recovery.hpp"
+#include "mpi/ulfm/recovery.hpp"
 #include "mpi/state.hpp"
 
 namespace ftmpi::mpi {
