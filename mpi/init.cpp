@@ -28,6 +28,8 @@
 #include "transport/control.hpp"
 #include "transport/shm/shm_transport.hpp"
 #include "mpi/dynamic/connect.hpp"
+#include "mpi/rma/window.hpp"
+#include "mpi/ulfm/recovery.hpp"
 
 namespace ftmpi::mpi {
 
@@ -77,6 +79,9 @@ int init(const char *call, int required, int *provided) {
         return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "MPI is already initialized");
     try {
         runtime::load_config();
+        // What each layer does when a failure becomes known (mpi/state.hpp).
+        subscribe_failures(recovery_on_failures);
+        subscribe_failures(rma_on_failures);
         if (predefined_errhandler(runtime::config().ERRHANDLER.c_str()) == nullptr)
             throw std::runtime_error("invalid value '" + runtime::config().ERRHANDLER +
                                      "' for FTMPI_ERRHANDLER (expected mpi_errors_are_fatal, mpi_errors_return or "

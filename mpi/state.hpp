@@ -57,6 +57,12 @@ extern State g;
 
 // Fails what a newly recorded peer failure makes impossible. Failure path only.
 void on_new_failures();
+// A layer that must act when a failure becomes known (recovery's
+// agreements, RMA's windows, ...) subscribes its handler, which
+// on_new_failures calls, in subscription order, after point-to-point has
+// failed what the failure makes impossible: p2p knows none of them.
+// MPI_Init subscribes the layers; a handler subscribed twice runs once.
+void subscribe_failures(void (*handler)());
 
 // Returns the number of transport events handled.
 //

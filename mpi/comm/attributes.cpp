@@ -18,11 +18,11 @@
 namespace ftmpi::mpi {
 namespace {
 
-enum class Kind { comm, type, win };
+enum class AttrKind { comm, type, win };
 using AnyFn = void (*)();
 
 struct Keyval {
-    Kind kind;
+    AttrKind kind;
     AnyFn copy;  // the kind's copy callback (null: never copied)
     AnyFn del;   // the kind's delete callback (may be null)
     void *extra_state;
@@ -43,7 +43,7 @@ static_assert(MPI_LASTUSEDCODE < MPI_FT && MPI_WIN_MODEL < k_first_user_keyval,
 // What differs between the kinds of object.
 template <typename H> struct Object;
 template <> struct Object<MPI_Comm> {
-    static constexpr Kind kind = Kind::comm;
+    static constexpr AttrKind kind = AttrKind::comm;
     static constexpr const char *what = "communicator";
     using Copy = MPI_Comm_copy_attr_function;
     using Del = MPI_Comm_delete_attr_function;
@@ -52,7 +52,7 @@ template <> struct Object<MPI_Comm> {
     static int check(const char *call, MPI_Comm c) { return check_comm(call, c); }
 };
 template <> struct Object<MPI_Datatype> {
-    static constexpr Kind kind = Kind::type;
+    static constexpr AttrKind kind = AttrKind::type;
     static constexpr const char *what = "datatype";
     using Copy = MPI_Type_copy_attr_function;
     using Del = MPI_Type_delete_attr_function;
@@ -65,7 +65,7 @@ template <> struct Object<MPI_Datatype> {
     static int check(const char *call, MPI_Datatype t) { return check_type(call, MPI_COMM_NULL, t); }
 };
 template <> struct Object<MPI_Win> {
-    static constexpr Kind kind = Kind::win;
+    static constexpr AttrKind kind = AttrKind::win;
     static constexpr const char *what = "window";
     using Copy = MPI_Win_copy_attr_function;
     using Del = MPI_Win_delete_attr_function;
@@ -74,9 +74,9 @@ template <> struct Object<MPI_Win> {
     static int check(const char *call, MPI_Win w) { return check_win(call, w); }
 };
 
-bool predefined_key(Kind kind, int k) {
-    if (kind == Kind::comm) return k >= MPI_TAG_UB && k <= MPI_FT;
-    if (kind == Kind::win) return k >= MPI_WIN_BASE && k <= MPI_WIN_MODEL;
+bool predefined_key(AttrKind kind, int k) {
+    if (kind == AttrKind::comm) return k >= MPI_TAG_UB && k <= MPI_FT;
+    if (kind == AttrKind::win) return k >= MPI_WIN_BASE && k <= MPI_WIN_MODEL;
     return false;
 }
 
@@ -84,7 +84,7 @@ AttrList::iterator find_attr(AttrList &attrs, int keyval) {
     return std::find_if(attrs.begin(), attrs.end(), [keyval](const auto &a) { return a.first == keyval; });
 }
 
-Keyval *find(Kind kind, int keyval) {
+Keyval *find(AttrKind kind, int keyval) {
     auto it = g_keyvals.find(keyval);
     return it == g_keyvals.end() || it->second.kind != kind ? nullptr : &it->second;
 }
@@ -114,7 +114,7 @@ int run_delete(H h, int keyval, void *value) {
 // freed while attributes still use it: it lives on until the last goes.
 template <typename H>
 int check_keyval(const char *call, MPI_Comm err, int keyval, bool freed_ok = false) {
-    constexpr Kind kind = Object<H>::kind;
+    constexpr AttrKind kind = Object<H>::kind;
     if (predefined_key(kind, keyval))
         return raise(err, MPI_ERR_KEYVAL, call, "keyval %d is a predefined attribute key and cannot be changed",
                      keyval);
@@ -214,7 +214,7 @@ int delete_all(H h) {
     if (held == nullptr) return MPI_SUCCESS;
     AttrList attrs = std::move(*held);
     held->clear();
-    if constexpr (Object<H>::kind == Kind::type) g_type_attrs.erase(h);
+    if constexpr (Object<H>::kind == AttrKind::type) g_type_attrs.erase(h);
     int first = MPI_SUCCESS;
     for (auto it = attrs.rbegin(); it != attrs.rend(); ++it) {
         const int rc = run_delete(h, it->first, it->second);

@@ -11,8 +11,6 @@
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/dt/derived.hpp"
-#include "mpi/rma/window.hpp"
-#include "mpi/ulfm/recovery.hpp"
 #include "mpi/ulfm/ulfm.hpp"
 #include "runtime/test_hooks.hpp"
 #include "transport/copy.hpp"
@@ -343,13 +341,25 @@ int retire_request(MPI_Request *slot, MPI_Status *status) {
     return err;
 }
 
-// A failure became known: fail what it makes impossible (mpi/ulfm/ulfm.cpp), and
-// recycle requests that libfabric returned meanwhile.
+namespace {
+std::vector<void (*)()> &failure_handlers() {
+    static std::vector<void (*)()> handlers;
+    return handlers;
+}
+}  // namespace
+
+void subscribe_failures(void (*handler)()) {
+    auto &h = failure_handlers();
+    if (std::find(h.begin(), h.end(), handler) == h.end()) h.push_back(handler);
+}
+
+// A failure became known: fail what it makes impossible (mpi/ulfm/ulfm.cpp),
+// tell the layers that subscribed, and recycle requests that libfabric
+// returned meanwhile.
 void on_new_failures() {
     g.seen_epoch = ft::failures().epoch();
     apply_failures_to_posted();
-    recovery_on_failures();
-    rma_on_failures();
+    for (auto handler : failure_handlers()) handler();
     for (auto it = g_zombies.begin(); it != g_zombies.end();) {
         if (!(*it)->op.in_fabric) {
             (*it)->magic = Magic::dead;
