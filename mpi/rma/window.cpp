@@ -66,6 +66,18 @@ int check_target(const char *call, MPI_Win w, int rank, const char *arg = "targe
 }
 
 
+// Every wait of one-sided communication: drives progress until done()
+// holds (true), or until the window's communicator is revoked (false;
+// never when `interruptible` is false).
+template <typename Done>
+bool wait_until(MPI_Win w, Done done, bool interruptible = true) {
+    while (!done()) {
+        if (interruptible && w->comm->revoked) return false;
+        progress_wait();
+    }
+    return true;
+}
+
 // Drives progress until no operation to the targets `pred` selects is
 // pending. Returns MPI_ERR_PROC_FAILED (and clears the mark) when one of them
 // lost operations to a failure.
@@ -77,17 +89,16 @@ int check_target(const char *call, MPI_Win w, int rank, const char *arg = "targe
 // and unlocks, and they would wait for it forever.
 template <typename Pred>
 int complete(MPI_Win w, Pred pred) {
-    for (bool polled = false;; polled = true) {
+    bool waited = false;
+    const bool done = wait_until(w, [&] {
         bool waiting = false;
         for (int r = 0; r < w->comm->size && !waiting; ++r)
             waiting = pred(r) && w->targets[static_cast<std::size_t>(r)].pending > 0;
-        if (!waiting) {
-            if (!polled) progress();
-            break;
-        }
-        if (w->comm->revoked) return MPI_ERR_REVOKED;
-        progress_wait();
-    }
+        waited = waited || waiting;
+        return !waiting;
+    });
+    if (!done) return MPI_ERR_REVOKED;
+    if (!waited) progress();
     // Direct copies into mapped memory are ordered before what follows
     // (whatever tells the target they are done: a message, a store it reads).
     std::atomic_thread_fence(std::memory_order_release);
@@ -499,14 +510,15 @@ template <typename Arrived>
 bool exchange(MPI_Win w, Kind kind, const std::vector<char> &payload, Arrived arrived, bool interruptible) {
     for (int r = 0; r < w->comm->size; ++r)
         if (r != w->comm->rank && !member_failed(w, r)) rma::send(w, r, kind, payload);
-    for (;;) {
-        bool waiting = false;
-        for (int r = 0; r < w->comm->size && !waiting; ++r)
-            waiting = r != w->comm->rank && !member_failed(w, r) && !arrived(w->sources[static_cast<std::size_t>(r)]);
-        if (!waiting) return true;
-        if (interruptible && w->comm->revoked) return false;
-        progress_wait();
-    }
+    return wait_until(
+        w,
+        [&] {
+            for (int r = 0; r < w->comm->size; ++r)
+                if (r != w->comm->rank && !member_failed(w, r) && !arrived(w->sources[static_cast<std::size_t>(r)]))
+                    return false;
+            return true;
+        },
+        interruptible);
 }
 
 // The fences: FENCE `seq` from every live member.
@@ -546,10 +558,7 @@ int acquire(const char *call, MPI_Win w, int rank, int type, bool nocheck) {
         // A lock of oneself is granted inside the send: progress once all
         // the same, so a loop of them serves the other processes (complete()).
         if (t.answer != 0) progress();
-        while (t.answer == 0) {
-            if (w->comm->revoked) return revoked_error(call, w);
-            progress_wait();
-        }
+        if (!wait_until(w, [&] { return t.answer != 0; })) return revoked_error(call, w);
         if (t.answer < 0)
             return raise(w->comm, MPI_ERR_PROC_FAILED, call,
                          member_failed(w, rank) ? "rank %d of %s failed"
@@ -1045,16 +1054,14 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
     FTMPI_TRY(window_ranks("MPI_Win_start", win, group, &targets));
     FTMPI_TRY(begin_access("MPI_Win_start", win, -1));
     // Each target's matching POST (the k-th start toward it takes its k-th post).
-    for (;;) {
-        bool waiting = false;
+    const bool posted = wait_until(win, [&] {
         for (int t : targets) {
             const rma::Source &s = win->sources[static_cast<std::size_t>(t)];
-            waiting = waiting || (!member_failed(win, t) && s.posts <= s.posts_used);
+            if (!member_failed(win, t) && s.posts <= s.posts_used) return false;
         }
-        if (!waiting) break;
-        if (win->comm->revoked) return revoked_error("MPI_Win_start", win);
-        progress_wait();
-    }
+        return true;
+    });
+    if (!posted) return revoked_error("MPI_Win_start", win);
     win->access_group = targets;
     win->access_failed.clear();
     for (int t : targets) {
@@ -1100,13 +1107,12 @@ int MPI_Win_wait(MPI_Win win) {
     if (!win->exposure_open)
         return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_wait", "no MPI_Win_post epoch is open on %s",
                      comm_label(win->comm));
-    int flag = 0;
-    for (;;) {
-        const int err = exposure_test("MPI_Win_wait", win, &flag);
-        if (err != MPI_SUCCESS || flag) return err;
-        if (win->comm->revoked) return revoked_error("MPI_Win_wait", win);
-        progress_wait();
-    }
+    int flag = 0, err = MPI_SUCCESS;
+    const bool ended = wait_until(win, [&] {
+        err = exposure_test("MPI_Win_wait", win, &flag);
+        return err != MPI_SUCCESS || flag;
+    });
+    return ended ? err : revoked_error("MPI_Win_wait", win);
 }
 
 int MPI_Win_test(MPI_Win win, int *flag) {
