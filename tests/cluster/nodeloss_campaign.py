@@ -13,8 +13,9 @@ is lost and at which round, and sometimes (3 in 10) one more victim on the
 other node, SIGKILLed at the start of a round (-k). When the first rank
 reports that round's agreement, the node is lost: its link goes down and
 its tasks stop, so that nothing of them reaches the other node, which must
-find them by the heartbeat (--ft-timeout-ms, 500 by default). Once the
-other node's ranks have finished (or 30 s passed) the link comes back and
+find them by the heartbeat (--ft-timeout-ms, by default the library's
+1000). Once the other node's ranks have finished (or 30 s passed) the link
+comes back and
 the lost node's tasks are SIGKILLed, so that Slurm hears of their deaths
 (tests/cluster/nodeloss.py: lose_node).
 
@@ -256,10 +257,10 @@ def main():
     ap.add_argument("--log", default=None, help="one JSON line per trial")
     ap.add_argument("--replay", type=int, default=None)
     ap.add_argument("--stacks", action="store_true", help="at a hang, print every live task's stack (gdb)")
-    ap.add_argument("--ft-timeout-ms", type=int, default=500,
+    ap.add_argument("--ft-timeout-ms", type=int, default=1000,
                     help="the heartbeat timeout (FTMPI_FT_TIMEOUT_MS; the period is a tenth): how soon the lost "
                          "node is found, and how long a live rank may go unscheduled on the oversubscribed rig "
-                         "(the library's default is 1000)")
+                         "(default: the library's)")
     a = ap.parse_args()
     a.features = [f for f in a.features.split(",") if f]
     if any(f not in FEATURES for f in a.features):
