@@ -15,9 +15,8 @@ reports that round's agreement, the node is lost: its link goes down and
 its tasks stop, so that nothing of them reaches the other node, which must
 find them by the heartbeat (--ft-timeout-ms, by default the library's
 1000). Once the other node's ranks have finished (or 30 s passed) the link
-comes back and
-the lost node's tasks are SIGKILLed, so that Slurm hears of their deaths
-(tests/cluster/nodeloss.py: lose_node).
+comes back and the lost node's tasks are SIGKILLed, so that Slurm hears of
+their deaths (tests/cluster/nodeloss.py: lose_node).
 
 A live rank that the heartbeat takes for failed (descheduled too long: the
 rig's nodes share this machine's cores) leaves the job, and the others go
