@@ -100,6 +100,7 @@ int init(const char *call, int required, int *provided) {
                 FTMPI_INFO("removed %d shared-memory regions of processes that are gone", n);
         runtime::arm_test_hooks(job.rank);
         g.engine = std::make_unique<Engine>();
+        g.engine->route(k_dial_context, on_dial);  // connections between jobs (mpi/dynamic/connect.hpp)
         // The detector's control endpoint publishes its address before the
         // transport's exchange, which carries both.
         std::unique_ptr<transport::ControlChannel> control;

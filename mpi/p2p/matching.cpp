@@ -1,7 +1,6 @@
 #include "mpi/p2p/matching.hpp"
 
 #include "mpi/p2p/requests.hpp"
-#include "mpi/dynamic/connect.hpp"
 #include "mpi/ulfm/recovery.hpp"
 
 namespace ftmpi::mpi {
@@ -140,11 +139,16 @@ void Engine::set_handler(MatchQueue *q, void (*fn)(void *ctx, const transport::A
 
 // A message for no open queue of its uid: for a freed communicator's pending
 // receive, stale, or early (for a communicator not created here yet).
+void Engine::route(std::uint32_t context, void (*fn)(const transport::Arrival &a)) {
+    routes_.emplace_back(context, fn);
+}
+
 bool Engine::on_other(const transport::Arrival &a) {
-    if (a.context == k_dial_context) {  // never has a queue: connections between jobs
-        on_dial(a);
-        return false;
-    }
+    for (const auto &[context, fn] : routes_)
+        if (a.context == context) {  // never has a queue
+            fn(a);
+            return false;
+        }
     for (const auto &q : all_) {
         if (!q->closed_ || q->context_ != a.context || q->uid_ != a.uid) continue;
         MPI_Request r = q->take_posted(a.source_rank, a.tag);

@@ -14,6 +14,7 @@
 
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "mpi/objects.hpp"
@@ -132,6 +133,10 @@ public:
     // Sends every message of q to `fn` from now on, first those already
     // unexpected there, in arrival order; null: back to matching.
     void set_handler(MatchQueue *q, void (*fn)(void *ctx, const transport::Arrival &a), void *ctx);
+    // Every message on `context`, which never has a queue (a context the
+    // library reserves for traffic between jobs, such as connection dials),
+    // goes to `fn` (MPI_Init routes them).
+    void route(std::uint32_t context, void (*fn)(const transport::Arrival &a));
     bool on_arrival(const transport::Arrival &a) override;
     // Every queue, open or closed.
     const std::vector<std::unique_ptr<MatchQueue>> &queues() const { return all_; }
@@ -149,6 +154,7 @@ private:
     std::vector<std::uint64_t> closed_uid_;   // by context: the uid of the last queue closed there
     std::vector<std::unique_ptr<MatchQueue>> all_;
     std::deque<Held> held_;
+    std::vector<std::pair<std::uint32_t, void (*)(const transport::Arrival &)>> routes_;
 };
 
 // The queue a request of its communicator matches in (point-to-point or
