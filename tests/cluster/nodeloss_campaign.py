@@ -119,6 +119,26 @@ def gone(err):
     return {int(m[1]) for m in GONE.finditer(err)}
 
 
+def stuck_kill_steps():
+    """The `srun --overlap` steps that ranks start to kill a rank of another
+    node (runtime/pmix_client.cpp, kill_by_pid) and that are still running:
+    one sent toward the lost node while its link was down never completes on
+    the rig (its launch message is lost and not sent again, as slurmstepd's
+    exit reports are), where Slurm would end it by declaring the node down."""
+    found = []
+    for node in NODES:
+        out = subprocess.run(["ip", "netns", "pids", node], capture_output=True, text=True).stdout
+        for pid in out.split():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if argv and os.path.basename(argv[0]) == b"srun" and b"--overlap" in argv:
+                found.append(int(pid))
+    return found
+
+
 def task_stacks(prog):
     """Every live task's threads' stacks (gdb), for a hang."""
     text = []
@@ -228,6 +248,14 @@ def trial(a, seed):
     left_deadline = time.monotonic() + 10
     while (left := leftovers(a.program)) and time.monotonic() < left_deadline:
         time.sleep(0.2)  # slurmstepd reaps its tasks a moment after srun ends: a poll with a deadline
+    until = time.monotonic() + 5
+    while (steps := stuck_kill_steps()) and time.monotonic() < until:
+        time.sleep(0.2)  # a kill step toward a node whose link is back may still finish: a poll with a deadline
+    for pid in steps:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
     if left:
         problems.append(f"tasks left: {left}")
         for item in left:
@@ -237,7 +265,7 @@ def trial(a, seed):
                 pass
     rec = {"seed": seed, "np": 2 * per_node, "features": features, "cut": cut, "cut_round": cut_round,
            "extra": extra, "secs": round(secs, 2), "exit": code, "problems": problems,
-           "false_failures": false_failures,
+           "false_failures": false_failures, "stuck_kill_steps": len(steps),
            "outcome": "hang" if code is None else ("ok" if not problems else "fail")}
     if rec["outcome"] != "ok":
         rec["stdout"] = out[-4000:]

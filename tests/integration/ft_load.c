@@ -2,7 +2,7 @@
  * The failure detector under load: no live rank may be suspected because it
  * is busy, oversubscribed, or inside a long MPI call.
  *
- *   ft_load SECONDS [stop] [hogs=N]
+ *   ft_load SECONDS [stop] [hogs=N] [ctl=PROVIDER]
  *
  * Under MPI_THREAD_MULTIPLE, with the detector's defaults (100 ms period,
  * 1 s timeout) unless the environment sets them, every rank loops for
@@ -17,6 +17,9 @@
  * while a second thread ping-pongs with the same thread of its partner rank
  * (rank ^ 1) on its own communicator, polling with MPI_Test and MPI_Iprobe,
  * and N more threads (hogs=N, default 1) compute without calling MPI.
+ * ctl=PROVIDER runs the detector over that libfabric provider (as in a job
+ * across nodes) instead of the Unix socket of a one-node job: it must still
+ * read /proc for the peers on this node.
  * At the end no rank may know of any failure (a false suspicion also kills
  * the suspected rank, which fails the job). Rank 0 prints the worst heartbeat
  * gap seen by any rank's detector (MPI_T variable
@@ -147,15 +150,17 @@ static void load_round(MPI_Win win, int *base, int *buf, uint32_t *seed, MPI_Op 
 
 int main(int argc, char **argv) {
     int provided = -1;
+    for (int i = 2; i < argc; ++i)  /* before MPI_Init, which reads it */
+        if (!strncmp(argv[i], "ctl=", 4)) setenv("FTMPI_FT_PROVIDER", argv[i] + 4, 1);
     tl_init_multiple(&argc, &argv, &rank, &size);
     MPI_OK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided));
     int stop = 0, hogs = 1, bad = argc < 2 || atof(argv[1]) <= 0;
     for (int i = 2; i < argc; ++i) {
         if (!strcmp(argv[i], "stop")) stop = 1;
         else if (!strncmp(argv[i], "hogs=", 5)) hogs = atoi(argv[i] + 5);
-        else bad = 1;
+        else if (strncmp(argv[i], "ctl=", 4) != 0) bad = 1;
     }
-    CHECK(!bad && hogs >= 0 && hogs <= 16, "usage: ft_load SECONDS [stop] [hogs=N]");
+    CHECK(!bad && hogs >= 0 && hogs <= 16, "usage: ft_load SECONDS [stop] [hogs=N] [ctl=PROVIDER]");
     CHECK(size >= 3, "needs at least 3 ranks");
     const double seconds = atof(argv[1]);
     if (getenv("FTMPI_FT_PERIOD_MS")) period_s = atof(getenv("FTMPI_FT_PERIOD_MS")) / 1000.0;

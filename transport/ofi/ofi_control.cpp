@@ -2,12 +2,14 @@
 // injected (no send completion to track), receives use a ring of posted buffers.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <unistd.h>
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 #include <cstring>
 #include <mutex>
@@ -31,6 +33,10 @@ namespace {
 constexpr std::size_t k_rx_buffers = 32;
 constexpr std::size_t k_max_message = 128;
 const char *const k_key = "ftmpi.ctl";
+// Each process's pid, which the ranks on its node read: /proc then tells a
+// peer that is merely waiting for a CPU from a silent one (ProcEvidence in
+// ft/detector.cpp), on this node also when the job spans several.
+const char *const k_pid_key = "ftmpi.ctl.pid";
 // Every datagram ends with its proof (runtime/auth.hpp): whoever can reach
 // the endpoint but lacks the universe's secret cannot make one the detector takes.
 const char *const k_tag_label = "ftmpi control datagram";
@@ -64,6 +70,8 @@ public:
         max_ = room - k_tag;
         auto addr = ep_->address();
         pm.put(k_key, addr.data(), addr.size());
+        const std::uint64_t pid = static_cast<std::uint64_t>(::getpid());
+        pm.put(k_pid_key, &pid, sizeof pid);
         open_links(pm, ipv4_of(addr));
     }
     ~OfiControl() override { stop_links(); }
@@ -90,9 +98,20 @@ public:
             if (addrs_[static_cast<std::size_t>(r)] == FI_ADDR_NOTAVAIL)
                 throw std::runtime_error("cannot insert the control address of rank " + std::to_string(r));
         }
+        pids_.assign(static_cast<std::size_t>(n), 0);
+        for (int r : pm.job().local_peers) {
+            const auto blob = pm.get(r, k_pid_key);
+            std::uint64_t pid = 0;
+            if (r >= 0 && r < n && blob.size() == sizeof pid) {
+                std::memcpy(&pid, blob.data(), sizeof pid);
+                pids_[static_cast<std::size_t>(r)] = pid <= static_cast<std::uint64_t>(INT32_MAX) ? static_cast<int>(pid) : 0;
+            }
+        }
         for (auto &rx : rx_) post(rx);
         start_links(pm, [this] { ep_->signal(); });
     }
+
+    int pid_of(PeerId peer) const override { return peer < pids_.size() ? pids_[peer] : 0; }
 
     std::size_t max_message() const override { return max_; }
 
@@ -188,6 +207,7 @@ private:
     std::unique_ptr<Endpoint> ep_;
     std::string secret_;
     std::vector<fi_addr_t> addrs_;
+    std::vector<int> pids_;  // by rank: the pid of a rank on this node, else 0
     std::array<Rx, k_rx_buffers> rx_;
     std::size_t max_ = 0;
     bool naps_ = false;  // the provider's sread spins: nap_read instead
