@@ -12,8 +12,6 @@
 // set_unreachable_hook (the `ft` layer decides what a failure is).
 #pragma once
 
-#include <rdma/fabric.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -43,7 +41,9 @@ enum class Err : int {
 // One transport operation. The owner (an MPI request) embeds it and keeps it
 // alive until `in_fabric` is false: libfabric may hold its address until then.
 struct Op {
-    fi_context2 fabric_context{};  // first member: libfabric's per-operation context
+    // First member: libfabric's per-operation context (a struct fi_context2,
+    // which transport/ofi/ checks it can hold), opaque to everything else.
+    void *fabric_context[8]{};
     // Called exactly once when the operation is over from the owner's view.
     void (*done)(Op *op, Err err, std::size_t bytes) = nullptr;
     bool in_fabric = false;  // libfabric still owns this Op

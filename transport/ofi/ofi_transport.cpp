@@ -49,6 +49,9 @@
 namespace ftmpi::transport::ofi {
 namespace {
 
+// An Op's address is the context libfabric is given (transport.hpp).
+static_assert(sizeof(Op::fabric_context) >= sizeof(fi_context2) && offsetof(Op, fabric_context) == 0);
+
 constexpr std::size_t k_cq_batch = 16;
 
 struct RxBuffer {
