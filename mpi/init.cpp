@@ -26,7 +26,7 @@
 #include "runtime/task_keeper.hpp"
 #include "runtime/topology.hpp"
 #include "transport/control.hpp"
-#include "transport/shm/shm_transport.hpp"
+#include "transport/open.hpp"
 #include "mpi/dynamic/connect.hpp"
 #include "mpi/rma/window.hpp"
 #include "mpi/ulfm/recovery.hpp"

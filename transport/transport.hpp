@@ -170,7 +170,7 @@ public:
 // their addresses (pm.put); call connect() after the process manager's
 // exchange. remote_only: only for peers on other nodes (and no endpoint for
 // spawned processes), next to the shared-memory fast path
-// (transport/shm/shm_transport.hpp), which also decides when libfabric is
+// (transport/open.hpp), which also decides when libfabric is
 // loaded at all. Throws std::runtime_error naming the libfabric call at
 // failure. Init only.
 std::unique_ptr<Transport> open_ofi_transport(runtime::ProcessManager &pm, Sink &sink, bool remote_only);
