@@ -60,8 +60,11 @@ def lose_node(node, prog):
     fails ("Network is unreachable") and is never retried, and srun then
     waits for it for ever (seen on the rig: not what a lost node does, whose
     step Slurm ends when it declares the node down)."""
+    # Frozen first: no task of the node acts once the cut begins (an exit
+    # between the two steps would be reported over a link that is down).
+    n = signal_tasks(node, prog, signal.SIGSTOP)
     ip_link(node, "down")
-    return signal_tasks(node, prog, signal.SIGSTOP)
+    return n
 
 
 def restore_node(node, prog):

@@ -328,7 +328,7 @@ def trial_seeds(a, what):
 class Results:
     def __init__(self):
         self.ran = 0
-        self.tally = {"ok": 0, "fail": 0, "hang": 0}
+        self.tally = {"ok": 0, "fail": 0, "hang": 0, "rig": 0}
         self.slowest = None
         self.failed = []  # the records of the trials that did not pass
         self.seconds = 0.0
@@ -338,7 +338,7 @@ def run_trials(seeds, trial, describe, budget=None, log_path=None, replay_hint="
     """Runs trial(seed) for each seed (no new trial once `budget` seconds
     have passed), prints a line per trial and the problems of those that did
     not pass, logs each record as a JSON line; returns the Results. A record
-    has seed, secs, outcome (ok, fail, hang), problems and, when not ok, stderr."""
+    has seed, secs, outcome (ok, fail, hang; node loss also rig), problems and, when not ok, stderr."""
     log = open(log_path, "a") if log_path else None
     r = Results()
     start = time.monotonic()
