@@ -151,6 +151,43 @@ static int restore(Domain *d, const char *dir, int *rc_out) {
     return (int)best;
 }
 
+/* Gathers the result at rank 0 and compares it with a serial run: 0 when
+   they match (at rank 0; 0 elsewhere). */
+static int check_result(const Domain *d, int recoveries) {
+    int *counts = NULL, *displs = NULL;
+    double *all = NULL;
+    if (d->rank == 0) {
+        counts = malloc(sizeof(int) * (size_t)d->size);
+        displs = malloc(sizeof(int) * (size_t)d->size);
+        all = malloc(sizeof(double) * N);
+    }
+    MPI_Gather(&d->n, 1, MPI_INT, counts, 1, MPI_INT, 0, d->comm);
+    MPI_Gather(&d->lo, 1, MPI_INT, displs, 1, MPI_INT, 0, d->comm);
+    MPI_Gatherv(&d->u[1], d->n, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, d->comm);
+    int status = 0;
+    if (d->rank == 0) {
+        double *u = calloc(N + 2, sizeof(double)), *t = calloc(N + 2, sizeof(double));
+        for (int i = 0; i < N; ++i) u[i + 1] = initial(i);
+        for (int k = 0; k < STEPS; ++k) {
+            for (int i = 1; i <= N; ++i) t[i] = u[i] + C * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+            double *x = u;
+            u = t;
+            t = x;
+        }
+        int bad = 0;
+        for (int i = 0; i < N; ++i) bad += all[i] != u[i + 1];
+        printf("%d steps on %d ranks after %d recover%s: %s\n", STEPS, d->size, recoveries,
+               recoveries == 1 ? "y" : "ies", bad == 0 ? "result matches the serial run" : "RESULT DIFFERS");
+        status = bad != 0;
+        free(u);
+        free(t);
+    }
+    free(counts);
+    free(displs);
+    free(all);
+    return status;
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int world_rank;
@@ -221,34 +258,7 @@ int main(int argc, char **argv) {
     }
 
     /* Gather the result and compare it with a serial run. */
-    int *counts = NULL, *displs = NULL;
-    double *all = NULL;
-    if (d.rank == 0) {
-        counts = malloc(sizeof(int) * (size_t)d.size);
-        displs = malloc(sizeof(int) * (size_t)d.size);
-        all = malloc(sizeof(double) * N);
-    }
-    MPI_Gather(&d.n, 1, MPI_INT, counts, 1, MPI_INT, 0, d.comm);
-    MPI_Gather(&d.lo, 1, MPI_INT, displs, 1, MPI_INT, 0, d.comm);
-    MPI_Gatherv(&d.u[1], d.n, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, d.comm);
-    int status = 0;
-    if (d.rank == 0) {
-        double *u = calloc(N + 2, sizeof(double)), *t = calloc(N + 2, sizeof(double));
-        for (int i = 0; i < N; ++i) u[i + 1] = initial(i);
-        for (int k = 0; k < STEPS; ++k) {
-            for (int i = 1; i <= N; ++i) t[i] = u[i] + C * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
-            double *x = u;
-            u = t;
-            t = x;
-        }
-        int bad = 0;
-        for (int i = 0; i < N; ++i) bad += all[i] != u[i + 1];
-        printf("%d steps on %d ranks after %d recover%s: %s\n", STEPS, d.size, recoveries,
-               recoveries == 1 ? "y" : "ies", bad == 0 ? "result matches the serial run" : "RESULT DIFFERS");
-        status = bad != 0;
-        free(u);
-        free(t);
-    }
+    int status = check_result(&d, recoveries);
     MPI_Bcast(&status, 1, MPI_INT, 0, d.comm);
     if (own_dir && d.rank == 0) {
         for (int which = 0; which < 2; ++which) {

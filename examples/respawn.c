@@ -98,6 +98,81 @@ static int pick(unsigned seed, int k, int n) {
     return (int)(x % (unsigned)n);
 }
 
+/* Brings the job back to full size after a failure of `world` (n ranks, this
+   process being rank number `myrank`): revoke, shrink, spawn as many
+   children as died, and join them in their dead ranks' places. Returns the
+   new world; `st` moves on to the next failure. Tries again from the
+   survivors until every survivor agrees it worked. */
+static MPI_Comm recover(MPI_Comm world, int myrank, int n, struct Joining *st, double t_fail, char *program) {
+    const double t_detect = MPI_Wtime();
+    double t_shrunk = 0, t_spawned = 0;
+    MPIX_Comm_revoke(world);
+    for (;;) {
+        MPI_Comm shrunk, inter, fresh;
+        if (MPIX_Comm_shrink(world, &shrunk) != MPI_SUCCESS) continue;
+        t_shrunk = MPI_Wtime();
+        MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
+        int s, me;
+        MPI_Comm_size(shrunk, &s);
+        MPI_Comm_rank(shrunk, &me);
+        /* who is still here: the dead rank numbers are the others */
+        int *alive = calloc((size_t)n, sizeof(int)), *gathered = malloc(sizeof(int) * (size_t)s);
+        int ok = MPI_Allgather(&myrank, 1, MPI_INT, gathered, 1, MPI_INT, shrunk) == MPI_SUCCESS;
+        int dead[64], ndead = 0;
+        for (int i = 0; ok && i < s; ++i) alive[gathered[i]] = 1;
+        for (int r = 0; ok && r < n; ++r)
+            if (!alive[r]) dead[ndead++] = r;
+        /* restart from the earliest iteration any survivor was at */
+        int lowest = st->iter;
+        ok = ok && MPI_Allreduce(&st->iter, &lowest, 1, MPI_INT, MPI_MIN, shrunk) == MPI_SUCCESS;
+        /* when the failure's iteration began (one node: one clock; a
+           process that joined since then has no time of its own) */
+        ok = ok && MPI_Allreduce(MPI_IN_PLACE, &t_fail, 1, MPI_DOUBLE, MPI_MAX, shrunk) == MPI_SUCCESS;
+        free(alive);
+        free(gathered);
+        char *args[] = {"--respawned", NULL};
+        int rc = ok ? MPI_Comm_spawn(program, args, ndead, MPI_INFO_NULL, 0, shrunk, &inter, MPI_ERRCODES_IGNORE)
+                    : MPI_ERR_OTHER;
+        if (rc == MPI_SUCCESS) {
+            t_spawned = MPI_Wtime();
+            MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+            struct Joining j = {0, lowest, st->kills + 1, st->target, dead[ndead - 1], st->seed, st->sig};
+            rc = rejoin(inter, 0, myrank, dead, ndead, &j, &fresh);
+            MPI_Comm_disconnect(&inter);
+        }
+        int done = rc == MPI_SUCCESS;
+        /* every survivor agrees before it leaves the loop */
+        MPIX_Comm_agree(shrunk, &done);
+        if (!done) {
+            if (rc == MPI_SUCCESS) MPI_Comm_free(&fresh);
+            MPI_Comm_free(&world);
+            world = shrunk;  /* start over from the survivors; rank numbers stay the full job's (n) */
+            continue;
+        }
+        MPI_Comm_free(&shrunk);
+        MPI_Comm_free(&world);
+        int newrank;
+        MPI_Comm_rank(fresh, &newrank);
+        if (newrank != myrank) FAIL("survivor with rank %d got rank %d", myrank, newrank);
+        st->iter = lowest;
+        ++st->kills;
+        st->last_respawned = dead[ndead - 1];
+        if (me == 0) {  /* a survivor */
+            char list[256] = "";
+            for (int i = 0; i < ndead; ++i)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? "," : "", dead[i]);
+            const double t_done = MPI_Wtime();
+            printf("recovery %d: rank %s respawned, every survivor kept its rank, full size (%d) again "
+                   "%.3f s after the failure's iteration began (detected %.3f, revoke+shrink %.3f, spawn "
+                   "%.3f, merge+split %.3f)\n",
+                   st->kills, list, n, t_done - t_fail, t_detect - t_fail, t_shrunk - t_detect,
+                   t_spawned - t_shrunk, t_done - t_spawned);
+            fflush(stdout);
+        }
+        return fresh;
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int respawned = argc > 1 && strcmp(argv[1], "--respawned") == 0;
@@ -105,6 +180,7 @@ int main(int argc, char **argv) {
     const int seed_arg = !respawned && argc > 2 ? atoi(argv[2]) : 7;
     const int sig_arg = !respawned && argc > 3 && strcmp(argv[3], "stop") == 0 ? SIGSTOP : SIGKILL;
     MPI_Comm world;
+    /* respawned processes have this from the root */
     struct Joining state = {0, 0, 0, kills_wanted, -1, seed_arg, sig_arg};
     int myrank;
     if (respawned) {
@@ -127,95 +203,23 @@ int main(int argc, char **argv) {
     }
     int n;
     MPI_Comm_size(world, &n);
-    /* respawned processes have these from the root */
-    const int target = state.target;
-    const unsigned seed = (unsigned)state.seed;
-    const int sig = state.sig;
     int *all = malloc(sizeof(int) * (size_t)n);
     double t_fail = 0;
-    int iter = state.iter, kills = state.kills, last = state.last_respawned;
-    while (kills < target) {
-        if (iter == 20 * kills + 10) {
+    while (state.kills < state.target) {
+        if (state.iter == 20 * state.kills + 10) {
             t_fail = MPI_Wtime();
-            int victim = (kills % 2 == 1 && last >= 0) ? last : pick(seed, kills, n);
-            if (myrank == victim) raise(sig);
+            const int last = state.last_respawned;
+            int victim = (state.kills % 2 == 1 && last >= 0) ? last : pick((unsigned)state.seed, state.kills, n);
+            if (myrank == victim) raise(state.sig);
         }
         int rc = MPI_Allgather(&myrank, 1, MPI_INT, all, 1, MPI_INT, world);
         if (rc == MPI_SUCCESS) {
             for (int r = 0; r < n; ++r)
-                if (all[r] != r) FAIL("iteration %d: slot %d holds rank %d", iter, r, all[r]);
-            ++iter;
+                if (all[r] != r) FAIL("iteration %d: slot %d holds rank %d", state.iter, r, all[r]);
+            ++state.iter;
             continue;
         }
-        /* recovery: until the job is at full size again */
-        const double t_detect = MPI_Wtime();
-        double t_shrunk = 0, t_spawned = 0;
-        MPIX_Comm_revoke(world);
-        for (;;) {
-            MPI_Comm shrunk, inter, fresh;
-            if (MPIX_Comm_shrink(world, &shrunk) != MPI_SUCCESS) continue;
-            t_shrunk = MPI_Wtime();
-            MPI_Comm_set_errhandler(shrunk, MPI_ERRORS_RETURN);
-            int s, me;
-            MPI_Comm_size(shrunk, &s);
-            MPI_Comm_rank(shrunk, &me);
-            /* who is still here: the dead rank numbers are the others */
-            int *alive = calloc((size_t)n, sizeof(int)), *gathered = malloc(sizeof(int) * (size_t)s);
-            int ok = MPI_Allgather(&myrank, 1, MPI_INT, gathered, 1, MPI_INT, shrunk) == MPI_SUCCESS;
-            int dead[64], ndead = 0;
-            for (int i = 0; ok && i < s; ++i) alive[gathered[i]] = 1;
-            for (int r = 0; ok && r < n; ++r)
-                if (!alive[r]) dead[ndead++] = r;
-            /* restart from the earliest iteration any survivor was at */
-            int lowest = iter;
-            ok = ok && MPI_Allreduce(&iter, &lowest, 1, MPI_INT, MPI_MIN, shrunk) == MPI_SUCCESS;
-            /* when the failure's iteration began (one node: one clock; a
-               process that joined since then has no time of its own) */
-            ok = ok && MPI_Allreduce(MPI_IN_PLACE, &t_fail, 1, MPI_DOUBLE, MPI_MAX, shrunk) == MPI_SUCCESS;
-            free(alive);
-            free(gathered);
-            char *args[] = {"--respawned", NULL};
-            int rc2 = ok ? MPI_Comm_spawn(argv[0], args, ndead, MPI_INFO_NULL, 0, shrunk, &inter, MPI_ERRCODES_IGNORE)
-                         : MPI_ERR_OTHER;
-            if (rc2 == MPI_SUCCESS) {
-                t_spawned = MPI_Wtime();
-                MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-                struct Joining j = {0, lowest, kills + 1, target, dead[ndead - 1], (int)seed, sig};
-                rc2 = rejoin(inter, 0, myrank, dead, ndead, &j, &fresh);
-                MPI_Comm_disconnect(&inter);
-            }
-            int done = rc2 == MPI_SUCCESS;
-            /* every survivor agrees before it leaves the loop */
-            MPIX_Comm_agree(shrunk, &done);
-            if (!done) {
-                if (rc2 == MPI_SUCCESS) MPI_Comm_free(&fresh);
-                MPI_Comm_free(&world);
-                world = shrunk;  /* start over from the survivors; rank numbers stay the full job's (n) */
-                continue;
-            }
-            MPI_Comm_free(&shrunk);
-            MPI_Comm_free(&world);
-            world = fresh;
-            int newrank;
-            MPI_Comm_rank(world, &newrank);
-            if (newrank != myrank) FAIL("survivor with rank %d got rank %d", myrank, newrank);
-            iter = lowest;
-            ++kills;
-            last = dead[ndead - 1];
-            if (me == 0) {  /* a survivor */
-                char list[256] = "";
-                for (int i = 0; i < ndead; ++i)
-                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? "," : "", dead[i]);
-                const double t_done = MPI_Wtime();
-                printf("recovery %d: rank %s respawned, every survivor kept its rank, full size (%d) again "
-                       "%.3f s after the failure's iteration began (detected %.3f, revoke+shrink %.3f, spawn "
-                       "%.3f, merge+split %.3f)\n",
-                       kills, list, n, t_done - t_fail, t_detect - t_fail, t_shrunk - t_detect,
-                       t_spawned - t_shrunk, t_done - t_spawned);
-                fflush(stdout);
-            }
-            break;
-        }
+        world = recover(world, myrank, n, &state, t_fail, argv[0]);  /* until the job is at full size again */
     }
     /* the respawned processes check their place too */
     int r;
@@ -224,7 +228,8 @@ int main(int argc, char **argv) {
     MPI_Allgather(&myrank, 1, MPI_INT, all, 1, MPI_INT, world);
     for (int i = 0; i < n; ++i)
         if (all[i] != i) FAIL("at the end, slot %d holds rank %d", i, all[i]);
-    if (myrank == 0) printf("respawn: %d failures recovered, %d ranks at the end, iteration %d\n", kills, n, iter);
+    if (myrank == 0)
+        printf("respawn: %d failures recovered, %d ranks at the end, iteration %d\n", state.kills, n, state.iter);
     free(all);
     MPI_Comm_free(&world);
     MPI_Finalize();

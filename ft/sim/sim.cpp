@@ -278,12 +278,41 @@ private:
 };
 }  // namespace
 
-DetectorResult simulate_detector(int n, const std::vector<int> &victims, double crash_at, double period,
-                                 double timeout, double horizon, const Options &opt) {
+namespace {
+
+// One run of the detector simulation: every process's DetectorCore, the
+// event queue in simulated time (units of one message latency), and what is
+// measured.
+class DetectorRun {
+public:
     using Core = DetectorCore;
-    // Simulated time in units of one message latency, as microseconds of the core's clock.
-    auto at = [](double t) { return Core::Time{} + std::chrono::microseconds(static_cast<long long>(t * 1000.0)); };
-    auto back = [](Core::Time t) { return std::chrono::duration<double, std::milli>(t - Core::Time{}).count(); };
+
+    DetectorRun(int n, const std::vector<int> &victims, double period, double timeout, const Options &opt)
+        : n_(n), victims_(victims), opt_(opt), rng_(opt.seed), logs_(idx(n)), dead_(idx(n), 0), gen_(idx(n), 0),
+          next_tick_(idx(n), -1), msgs_(idx(n), 0), counted_(idx(n), 0) {
+        cores_.reserve(idx(n));
+        const auto ms = [](double t) { return Core::Ms(static_cast<long long>(t)); };
+        for (int p = 0; p < n; ++p)
+            cores_.emplace_back(logs_[idx(p)], p, n, 0, ms(period * opt.latency), ms(timeout * opt.latency), 1024);
+        for (int p = 0; p < n; ++p) live_ += std::find(victims.begin(), victims.end(), p) == victims.end();
+    }
+
+    DetectorResult run(double crash_at, double horizon) {
+        for (int p = 0; p < n_; ++p) {
+            cores_[idx(p)].start(at(0), fx_);
+            flush(p, 0);
+        }
+        for (int v : victims_) q_.push({crash_at, order_++, v, Ev::crash, false, 0, {}});
+        while (!q_.empty()) {
+            Ev e = q_.top();
+            q_.pop();
+            if (e.t > horizon) break;
+            if (step(e) && static_cast<int>(known_all_) == live_ && res_.declared >= 0) break;
+        }
+        return result();
+    }
+
+private:
     struct Ev {
         double t;
         std::uint64_t order;
@@ -294,99 +323,108 @@ DetectorResult simulate_detector(int n, const std::vector<int> &victims, double 
         std::vector<char> msg;
         bool operator>(const Ev &o) const { return t != o.t ? t > o.t : order > o.order; }
     };
-    std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q;
-    std::uint64_t order = 0;
-    std::mt19937_64 rng(opt.seed);
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    std::vector<SparseLog> logs(static_cast<std::size_t>(n));
-    std::vector<Core> cores;
-    cores.reserve(static_cast<std::size_t>(n));
-    const auto ms = [&](double t) { return Core::Ms(static_cast<long long>(t)); };
-    for (int p = 0; p < n; ++p)
-        cores.emplace_back(logs[static_cast<std::size_t>(p)], p, n, 0, ms(period * opt.latency),
-                           ms(timeout * opt.latency), 1024);
-    std::vector<char> dead(static_cast<std::size_t>(n), 0);
-    std::vector<std::uint32_t> gen(static_cast<std::size_t>(n), 0);
-    std::vector<double> next_tick(static_cast<std::size_t>(n), -1);
-    std::vector<long> msgs(static_cast<std::size_t>(n), 0);
-    DetectorResult res;
-    std::size_t known_all = 0;  // survivors that know every victim
-    std::vector<char> counted(static_cast<std::size_t>(n), 0);
-    int live = 0;
-    for (int p = 0; p < n; ++p) live += std::find(victims.begin(), victims.end(), p) == victims.end();
+    static std::size_t idx(int p) { return static_cast<std::size_t>(p); }
+    // Simulated time as microseconds of the core's clock, and back.
+    static Core::Time at(double t) { return Core::Time{} + std::chrono::microseconds(static_cast<long long>(t * 1000.0)); }
+    static double back(Core::Time t) { return std::chrono::duration<double, std::milli>(t - Core::Time{}).count(); }
 
-    Core::Effects fx;
-    auto schedule_tick = [&](int p, double t) {
-        auto &nt = next_tick[static_cast<std::size_t>(p)];
+    void schedule_tick(int p, double t) {
+        auto &nt = next_tick_[idx(p)];
         if (nt >= 0 && nt <= t) return;
         nt = t;
-        q.push({t, order++, p, Ev::tick, false, ++gen[static_cast<std::size_t>(p)], {}});
-    };
-    auto flush = [&](int p, double now) {
-        for (auto &snd : fx.sends) {
+        q_.push({t, order_++, p, Ev::tick, false, ++gen_[idx(p)], {}});
+    }
+
+    // Delivers what process p's core just did (sends, events) at time `now`.
+    void flush(int p, double now) {
+        for (auto &snd : fx_.sends) {
             const int kind = detector_msg_kind(snd.msg.data(), snd.msg.size());
             const bool notice = kind == static_cast<int>(DetectorMsg::failed) ||
                                 kind == static_cast<int>(DetectorMsg::sync_request);
-            if (notice && res.declared >= 0) ++msgs[static_cast<std::size_t>(p)];
-            q.push({now + opt.latency + opt.jitter * u(rng), order++, snd.peer, Ev::message, notice, 0,
-                    std::move(snd.msg)});
+            if (notice && res_.declared >= 0) ++msgs_[idx(p)];
+            q_.push({now + opt_.latency + opt_.jitter * u_(rng_), order_++, snd.peer, Ev::message, notice, 0,
+                     std::move(snd.msg)});
         }
-        fx.sends.clear();
-        for (const auto &e : fx.events)
-            if ((e.kind == Core::Event::timeout || e.kind == Core::Event::ended) && res.declared < 0) res.declared = now;
-        fx.events.clear();
-        fx.watch = -2;
-        if (!counted[static_cast<std::size_t>(p)] && !dead[static_cast<std::size_t>(p)]) {
+        fx_.sends.clear();
+        for (const auto &e : fx_.events)
+            if ((e.kind == Core::Event::timeout || e.kind == Core::Event::ended) && res_.declared < 0)
+                res_.declared = now;
+        fx_.events.clear();
+        fx_.watch = -2;
+        if (!counted_[idx(p)] && !dead_[idx(p)]) {
             bool all = true;
-            for (int v : victims) all = all && logs[static_cast<std::size_t>(p)].contains(v);
+            for (int v : victims_) all = all && logs_[idx(p)].contains(v);
             if (all) {
-                counted[static_cast<std::size_t>(p)] = 1;
-                ++known_all;
-                res.last = now;
+                counted_[idx(p)] = 1;
+                ++known_all_;
+                res_.last = now;
             }
         }
-        schedule_tick(p, back(cores[static_cast<std::size_t>(p)].deadline()));
-    };
-    for (int p = 0; p < n; ++p) {
-        cores[static_cast<std::size_t>(p)].start(at(0), fx);
-        flush(p, 0);
+        schedule_tick(p, back(cores_[idx(p)].deadline()));
     }
-    for (int v : victims) q.push({crash_at, order++, v, Ev::crash, false, 0, {}});
-    while (!q.empty()) {
-        Ev e = q.top();
-        q.pop();
-        if (e.t > horizon) break;
+
+    // Handles one event; true when it was a message (the run may be over).
+    bool step(const Ev &e) {
         const int p = e.to;
-        const auto idx = static_cast<std::size_t>(p);
-        if (dead[idx]) continue;
+        const auto i = idx(p);
+        if (dead_[i]) return false;
         if (e.kind == Ev::crash) {
-            dead[idx] = 1;
-            continue;
+            dead_[i] = 1;
+            return false;
         }
         if (e.kind == Ev::tick) {
-            if (e.gen != gen[idx]) continue;
-            next_tick[idx] = -1;
-            while (cores[idx].tick(at(e.t), fx)) flush(p, e.t);
+            if (e.gen != gen_[i]) return false;
+            next_tick_[i] = -1;
+            while (cores_[i].tick(at(e.t), fx_)) flush(p, e.t);
             flush(p, e.t);
-            continue;
+            return false;
         }
         // A message; the adapter ticks right after a batch of messages.
-        if (e.notice && res.declared >= 0) ++msgs[idx];
-        cores[idx].on_message(e.msg.data(), e.msg.size(), at(e.t), fx);
-        while (cores[idx].tick(at(e.t), fx)) flush(p, e.t);
+        if (e.notice && res_.declared >= 0) ++msgs_[i];
+        cores_[i].on_message(e.msg.data(), e.msg.size(), at(e.t), fx_);
+        while (cores_[i].tick(at(e.t), fx_)) flush(p, e.t);
         flush(p, e.t);
-        if (static_cast<int>(known_all) == live && res.declared >= 0) break;
+        return true;
     }
-    res.live = live;
-    res.reached = static_cast<int>(known_all);
-    long total = 0;
-    for (int p = 0; p < n; ++p) {
-        if (dead[static_cast<std::size_t>(p)]) continue;
-        total += msgs[static_cast<std::size_t>(p)];
-        res.max_msgs = std::max(res.max_msgs, msgs[static_cast<std::size_t>(p)]);
+
+    DetectorResult result() {
+        res_.live = live_;
+        res_.reached = static_cast<int>(known_all_);
+        long total = 0;
+        for (int p = 0; p < n_; ++p) {
+            if (dead_[idx(p)]) continue;
+            total += msgs_[idx(p)];
+            res_.max_msgs = std::max(res_.max_msgs, msgs_[idx(p)]);
+        }
+        res_.mean_msgs = live_ ? static_cast<double>(total) / live_ : 0;
+        return res_;
     }
-    res.mean_msgs = live ? static_cast<double>(total) / live : 0;
-    return res;
+
+    int n_;
+    const std::vector<int> &victims_;
+    const Options &opt_;
+    std::priority_queue<Ev, std::vector<Ev>, std::greater<Ev>> q_;
+    std::uint64_t order_ = 0;
+    std::mt19937_64 rng_;
+    std::uniform_real_distribution<double> u_{0.0, 1.0};
+    std::vector<SparseLog> logs_;
+    std::vector<Core> cores_;
+    std::vector<char> dead_;
+    std::vector<std::uint32_t> gen_;
+    std::vector<double> next_tick_;
+    std::vector<long> msgs_;
+    std::vector<char> counted_;
+    std::size_t known_all_ = 0;  // survivors that know every victim
+    int live_ = 0;
+    Core::Effects fx_;
+    DetectorResult res_;
+};
+
+}  // namespace
+
+DetectorResult simulate_detector(int n, const std::vector<int> &victims, double crash_at, double period,
+                                 double timeout, double horizon, const Options &opt) {
+    return DetectorRun(n, victims, period, timeout, opt).run(crash_at, horizon);
 }
 
 }  // namespace ftmpi::ft::sim
