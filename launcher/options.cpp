@@ -124,6 +124,122 @@ void add_export(Options& o, const std::string& opt, const std::string& name,
   o.exports.emplace_back(name, std::move(value));
 }
 
+// One option as parse_options reads it: its name (without an inline
+// "=value"), the inline value, and the command line, whose next argument is
+// the value when none was given inline.
+struct OptionArg {
+  int argc;
+  char** argv;
+  int& i;  // the option's index in argv; taking the next argument as a value advances it
+  std::string opt;
+  std::optional<std::string> inl;
+
+  // The option's value: the text after '=' when given inline, else the next argument.
+  std::string value() { return value_of(inl); }
+  // A second value (-genv VAR VALUE, --mca KEY VALUE): always the next argument.
+  std::string next_value() { return value_of(std::nullopt); }
+  void no_value() const {
+    if (inl) throw UsageError("option " + opt + " does not take a value");
+  }
+
+ private:
+  std::string value_of(const std::optional<std::string>& v) {
+    if (v) return *v;
+    if (i + 1 >= argc) throw UsageError("option " + opt + " requires a value");
+    return std::string(argv[++i]);
+  }
+};
+
+// What decides the number of ranks, settled once every option is read.
+struct RankCount {
+  std::optional<int> np, ppn;
+  std::vector<HostEntry> hosts;
+
+  // -n, else -ppn's N, else the hosts' slot total, else 1.
+  int ranks() const {
+    const int slots = hosts.empty() ? -1 : check_hosts_local(hosts);  // -1: no host list
+    if (np && ppn && *np > *ppn)
+      throw UsageError("-n " + std::to_string(*np) + " asks for more ranks than " + std::to_string(*ppn) +
+                       " per node, and ftmpirun starts jobs on one node only (drop -ppn/--npernode/-N, "
+                       "or use srun --mpi=pmix for several nodes)");
+    return np ? *np : ppn ? *ppn : slots >= 0 ? slots : 1;
+  }
+};
+
+// -x, -genv/-env, -genvall: the ranks' environment. False when `a` is none of them.
+bool parse_env_option(OptionArg& a, Options& o) {
+  const std::string& opt = a.opt;
+  if (opt == "-x") {
+    std::string v = a.value();
+    auto eq = v.find('=');
+    std::string name = v.substr(0, eq);
+    if (!valid_env_name(name)) throw UsageError("-x expects VAR or VAR=value, got '" + v + "'");
+    if (eq == std::string::npos) o.exports.emplace_back(name, std::nullopt);
+    else o.exports.emplace_back(name, v.substr(eq + 1));
+  } else if (opt == "--genv" || opt == "--env") {
+    const std::string name = a.value();
+    add_export(o, opt.substr(1), name, a.next_value());
+  } else if (opt == "--genvall") {
+    a.no_value();  // the ranks get the whole environment anyway
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// How many ranks and where: -n, -H/--host, --hostfile, -ppn, --bind-to,
+// --map-by, --report-bindings. False when `a` is none of them.
+bool parse_placement_option(OptionArg& a, Options& o, RankCount& count) {
+  const std::string& opt = a.opt;
+  if (opt == "-n" || opt == "-np" || opt == "--np" || opt == "--n" || opt == "-c") {
+    count.np = parse_count(opt, a.value());
+  } else if (opt == "--bind-to") {
+    o.bind = parse_bind(a.value());
+  } else if (opt == "--map-by") {
+    parse_map(a.value(), o);
+  } else if (opt == "--report-bindings") {
+    a.no_value(); o.report_bindings = true;
+  } else if (opt == "-H" || opt == "--host" || opt == "--hosts") {
+    auto h = parse_host_list(a.value(), opt);
+    count.hosts.insert(count.hosts.end(), h.begin(), h.end());
+  } else if (opt == "--hostfile" || opt == "--machinefile" || opt == "-f") {
+    auto h = read_hostfile(a.value());
+    count.hosts.insert(count.hosts.end(), h.begin(), h.end());
+  } else if (opt == "--ppn" || opt == "--npernode" || opt == "-N") {
+    count.ppn = parse_count(opt, a.value());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Fault tolerance and error handling: --no-ft, --with-ft, --enable-recovery,
+// -initial-errhandler, and --mca (only mpi_ft_enable counts; any other key is
+// ignored, with one warning per key). False when `a` is none of them.
+bool parse_ft_option(OptionArg& a, Options& o, std::set<std::string>& mca_warned) {
+  const std::string& opt = a.opt;
+  if (opt == "--no-ft") {
+    a.no_value(); o.ft = false;
+  } else if (opt == "--with-ft") {
+    o.ft = parse_with_ft(a.value());
+  } else if (opt == "--enable-recovery") {
+    a.no_value(); o.ft = true;  // Open MPI 5: the job outlives a failed process
+  } else if (opt == "--initial-errhandler") {
+    o.initial_errhandler = parse_errhandler(opt, a.value());
+  } else if (opt == "--mca") {
+    const std::string key = a.value();
+    const std::string value = a.next_value();
+    if (key == "mpi_ft_enable") {
+      o.ft = parse_mca_bool(key, value);
+    } else if (mca_warned.insert(key).second) {
+      o.warnings.push_back("ignoring --mca " + key + " " + value + " (an Open MPI parameter)");
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string lower(std::string s) {
@@ -215,88 +331,34 @@ std::string resolve_program(const std::string& name, const std::string& wdir) {
 
 Options parse_options(int argc, char** argv) {
   Options o;
-  std::optional<int> np, ppn;
-  std::vector<HostEntry> hosts;
+  RankCount count;
   std::set<std::string> mca_warned;
   int i = 1;
-  // Returns the value of option `opt`: the text after '=' when given inline,
-  // else the next argument.
-  auto value_of = [&](const std::string& opt, const std::optional<std::string>& inl) {
-    if (inl) return *inl;
-    if (i + 1 >= argc) throw UsageError("option " + opt + " requires a value");
-    return std::string(argv[++i]);
-  };
   for (; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") { ++i; break; }
     if (arg.size() < 2 || arg[0] != '-') break;  // first non-option: the program
     // Long options with one dash (Open MPI and MPICH accept both): -bind-to.
     if (arg[1] != '-' && arg.size() > 2 && arg != "-np") arg = "-" + arg;
-    std::string opt = arg;
-    std::optional<std::string> inl;
+    OptionArg a{argc, argv, i, arg, std::nullopt};
     if (arg.rfind("--", 0) == 0) {
       auto eq = arg.find('=');
-      if (eq != std::string::npos) { opt = arg.substr(0, eq); inl = arg.substr(eq + 1); }
+      if (eq != std::string::npos) { a.opt = arg.substr(0, eq); a.inl = arg.substr(eq + 1); }
     }
-    auto no_value = [&] {
-      if (inl) throw UsageError("option " + opt + " does not take a value");
-    };
-    if (opt == "-n" || opt == "-np" || opt == "--np" || opt == "--n" || opt == "-c") {
-      np = parse_count(opt, value_of(opt, inl));
-    } else if (opt == "-x") {
-      std::string v = value_of(opt, inl);
-      auto eq = v.find('=');
-      std::string name = v.substr(0, eq);
-      if (!valid_env_name(name)) throw UsageError("-x expects VAR or VAR=value, got '" + v + "'");
-      if (eq == std::string::npos) o.exports.emplace_back(name, std::nullopt);
-      else o.exports.emplace_back(name, v.substr(eq + 1));
-    } else if (opt == "--genv" || opt == "--env") {
-      const std::string name = value_of(opt, inl);
-      add_export(o, opt.substr(1), name, value_of(opt, std::nullopt));
-    } else if (opt == "--genvall") {
-      no_value();  // the ranks get the whole environment anyway
-    } else if (opt == "--tag-output") {
-      no_value(); o.tag_output = true;
+    const std::string& opt = a.opt;
+    if (parse_env_option(a, o) || parse_placement_option(a, o, count) || parse_ft_option(a, o, mca_warned)) continue;
+    if (opt == "--tag-output") {
+      a.no_value(); o.tag_output = true;
     } else if (opt == "--timeout") {
-      o.timeout_text = value_of(opt, inl);
+      o.timeout_text = a.value();
       o.timeout_s = parse_timeout(o.timeout_text);
-    } else if (opt == "--bind-to") {
-      o.bind = parse_bind(value_of(opt, inl));
-    } else if (opt == "--map-by") {
-      parse_map(value_of(opt, inl), o);
-    } else if (opt == "--report-bindings") {
-      no_value(); o.report_bindings = true;
-    } else if (opt == "--no-ft") {
-      no_value(); o.ft = false;
-    } else if (opt == "--with-ft") {
-      o.ft = parse_with_ft(value_of(opt, inl));
-    } else if (opt == "--enable-recovery") {
-      no_value(); o.ft = true;  // Open MPI 5: the job outlives a failed process
     } else if (opt == "--wdir" || opt == "--wd") {
-      o.wdir = value_of(opt, inl);
+      o.wdir = a.value();
       struct stat st {};
       if (o.wdir.empty() || ::stat(o.wdir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         throw UsageError(opt + ": '" + o.wdir + "' is not a directory");
-    } else if (opt == "--initial-errhandler") {
-      o.initial_errhandler = parse_errhandler(opt, value_of(opt, inl));
     } else if (opt == "--oversubscribe" || opt == "--allow-run-as-root") {
-      no_value();  // more ranks than cores is allowed; ftmpirun never refuses root
-    } else if (opt == "-H" || opt == "--host" || opt == "--hosts") {
-      auto h = parse_host_list(value_of(opt, inl), opt);
-      hosts.insert(hosts.end(), h.begin(), h.end());
-    } else if (opt == "--hostfile" || opt == "--machinefile" || opt == "-f") {
-      auto h = read_hostfile(value_of(opt, inl));
-      hosts.insert(hosts.end(), h.begin(), h.end());
-    } else if (opt == "--ppn" || opt == "--npernode" || opt == "-N") {
-      ppn = parse_count(opt, value_of(opt, inl));
-    } else if (opt == "--mca") {
-      const std::string key = value_of(opt, inl);
-      const std::string value = value_of(opt, std::nullopt);
-      if (key == "mpi_ft_enable") {
-        o.ft = parse_mca_bool(key, value);
-      } else if (mca_warned.insert(key).second) {
-        o.warnings.push_back("ignoring --mca " + key + " " + value + " (an Open MPI parameter)");
-      }
+      a.no_value();  // more ranks than cores is allowed; ftmpirun never refuses root
     } else if (opt == "--version" || opt == "-V") {
       o.action = Options::Action::kVersion;
       return o;
@@ -307,12 +369,7 @@ Options parse_options(int argc, char** argv) {
       throw UsageError("unknown option '" + std::string(argv[i]) + "' (see ftmpirun --help)");
     }
   }
-  const int slots = hosts.empty() ? -1 : check_hosts_local(hosts);  // -1: no host list
-  if (np && ppn && *np > *ppn)
-    throw UsageError("-n " + std::to_string(*np) + " asks for more ranks than " + std::to_string(*ppn) +
-                     " per node, and ftmpirun starts jobs on one node only (drop -ppn/--npernode/-N, "
-                     "or use srun --mpi=pmix for several nodes)");
-  o.np = np ? *np : ppn ? *ppn : slots >= 0 ? slots : 1;
+  o.np = count.ranks();
   if (i >= argc) throw UsageError("no program given (see ftmpirun --help)");
   o.program_path = resolve_program(argv[i], o.wdir);
   for (; i < argc; ++i) o.argv.emplace_back(argv[i]);
