@@ -128,7 +128,7 @@ def gone(err):
 
 def stuck_kill_steps():
     """The `srun --overlap` steps that ranks start to kill a rank of another
-    node (runtime/pmix_client.cpp, kill_by_pid) and that are still running:
+    node (runtime/pmix_client_kill.cpp, kill_by_pid) and that are still running:
     one sent toward the lost node while its link was down never completes on
     the rig (its launch message is lost and not sent again, as slurmstepd's
     exit reports are), where Slurm would end it by declaring the node down."""
