@@ -2,7 +2,7 @@
 // (MPI_{Comm,Type,Win}_create_keyval ...), with the predefined communicator
 // attributes MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
 // MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_LASTUSEDCODE and MPI_FT (MPIX_FT). The
-// window's predefined attributes (MPI_WIN_BASE ...) are in mpi/rma/window.cpp.
+// window's predefined attributes (MPI_WIN_BASE ...) are in mpi/rma/window_attrs.cpp.
 //
 // One keyval table serves the three kinds of object: a keyval belongs to the
 // kind that created it, and using it on another kind is MPI_ERR_KEYVAL.

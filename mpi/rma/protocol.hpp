@@ -1,5 +1,5 @@
 // The active-message protocol of one-sided communication: what the MPI calls
-// in mpi/rma/window.cpp send, and the hooks that attach a window to the
+// in mpi/rma/window*.cpp send, and the hooks that attach a window to the
 // progress engine. See mpi/rma/window.hpp.
 #pragma once
 
