@@ -23,7 +23,7 @@ class Engine;
 
 // Point-to-point traffic of this process on the communicators' point-to-point
 // context (collectives, one-sided and fault-tolerance messages are not
-// counted), for the MPI_T performance variables (mpi/tools/mpit.cpp). Plain
+// counted), for the MPI_T performance variables (mpi/tools/mpit_pvar.cpp). Plain
 // counters: one thread at a time runs the data path (under MPI_THREAD_MULTIPLE, the
 // one holding the library lock, mpi/api/api_lock.hpp).
 struct P2pCounts {

@@ -4,7 +4,7 @@
 // before MPI_Init reads it too, so that a tool sees the values MPI_Init will
 // use). The table below generates the struct, the parser, the help text
 // (`ftmpi_info --knobs`, docs/running.md) and the MPI_T control variables
-// (mpi/tools/mpit.cpp), so a knob exists in exactly one place.
+// (mpi/tools/mpit_cvar.cpp), so a knob exists in exactly one place.
 #pragma once
 
 #include <cstddef>
