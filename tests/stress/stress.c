@@ -49,37 +49,29 @@
  * output is the one ftmpirun gives it in its messages (the spawned job's base,
  * from PMIX_NAMESPACE "<job>.<base>", plus its rank).
  */
-#define _POSIX_C_SOURCE 200809L /* setenv */
-#include <mpi.h>
-#include <mpi-ext.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "stress.h"
 
-static int wrank;
-static int bad;
-static MPI_Comm comm;
-static int gen, round_no;
-static int use_rma, use_io, use_threads, use_spawn;
-static const char *io_dir = "/tmp";
-static int rounds = 8;
-static const char *features = "";
-static const char *child_kill;  /* -K: the kills of the first respawn's children */
-static int world_size;          /* the job's size at the start: respawns go back to it */
-static int respawns;            /* respawns so far, the same in every member of comm */
+int wrank;
+int bad;
+MPI_Comm comm;
+int gen, round_no;
+int use_rma, use_io, use_threads, use_spawn;
+const char *io_dir = "/tmp";
+int rounds = 8;
+const char *features = "";
+const char *child_kill;  /* -K: the kills of the first respawn's children */
+int world_size;          /* the job's size at the start: respawns go back to it */
+int respawns;            /* respawns so far, the same in every member of comm */
 
 /* A failure explains an error when its class is one of these. */
-static int failure_class(int rc) {
+int failure_class(int rc) {
     int c = 0;
     MPI_Error_class(rc, &c);
     return c == MPIX_ERR_PROC_FAILED || c == MPIX_ERR_REVOKED || c == MPIX_ERR_PROC_FAILED_PENDING;
 }
 
 /* 0 when rc is success, 1 when a failure explains it, and a bug otherwise. */
-static int check_rc(int rc, const char *what) {
+int check_rc(int rc, const char *what) {
     if (rc == MPI_SUCCESS) return 0;
     int c0 = 0;
     MPI_Error_class(rc, &c0);
@@ -93,159 +85,11 @@ static int check_rc(int rc, const char *what) {
     return 1;
 }
 
-static void wrong(const char *what, long at, long got, long want) {
+void wrong(const char *what, long at, long got, long want) {
     printf("WRONG %d %s gen %d round %d at %ld: %ld, expected %ld\n", wrank, what, gen, round_no, at, got, want);
     bad = 1;
 }
 
-/* The value rank `r` contributes at index i in this round. */
-static int val(int r, int i) { return (r + 1) * 1000 + round_no * 7 + (i % 13); }
-
-static int ring_on(MPI_Comm c, int bytes, int tag) {
-    int n, r;
-    MPI_Comm_size(c, &n);
-    MPI_Comm_rank(c, &r);
-    const int count = bytes / (int)sizeof(int);
-    int *out = malloc(sizeof(int) * count), *in = malloc(sizeof(int) * count);
-    for (int i = 0; i < count; ++i) out[i] = val(r, i), in[i] = -1;
-    const int to = (r + 1) % n, from = (r + n - 1) % n;
-    MPI_Request q;
-    int failed = check_rc(MPI_Irecv(in, count, MPI_INT, from, tag, c, &q), "Irecv");
-    if (!failed) failed |= check_rc(MPI_Send(out, count, MPI_INT, to, tag, c), "Send");
-    if (!failed) failed |= check_rc(MPI_Wait(&q, MPI_STATUS_IGNORE), "Wait");
-    else {
-        /* The receive may still be posted: cancel it so its buffer can go. */
-        MPI_Cancel(&q);
-        MPI_Wait(&q, MPI_STATUS_IGNORE);
-    }
-    if (!failed)
-        for (int i = 0; i < count; ++i)
-            if (in[i] != val(from, i)) { wrong("ring", i, in[i], val(from, i)); break; }
-    free(out);
-    free(in);
-    return failed;
-}
-
-static int ring(int bytes) { return ring_on(comm, bytes, 40 + round_no % 8); }
-
-static int allreduce(int count) {
-    int n, r;
-    MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &r);
-    int *a = malloc(sizeof(int) * count), *b = malloc(sizeof(int) * count);
-    for (int i = 0; i < count; ++i) a[i] = val(r, i), b[i] = -1;
-    int failed = check_rc(MPI_Allreduce(a, b, count, MPI_INT, MPI_SUM, comm), "Allreduce");
-    for (int i = 0; !failed && i < count; ++i) {
-        long want = 0;
-        for (int k = 0; k < n; ++k) want += val(k, i);
-        if (b[i] != want) { wrong("allreduce", i, b[i], want); break; }
-    }
-    free(a);
-    free(b);
-    return failed;
-}
-
-static int bcast(int bytes) {
-    int n, r;
-    MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &r);
-    const int root = round_no % n, count = bytes / (int)sizeof(int);
-    int *a = malloc(sizeof(int) * count);
-    for (int i = 0; i < count; ++i) a[i] = r == root ? val(root, i) : -1;
-    int failed = check_rc(MPI_Bcast(a, count, MPI_INT, root, comm), "Bcast");
-    for (int i = 0; !failed && i < count; ++i)
-        if (a[i] != val(root, i)) { wrong("bcast", i, a[i], val(root, i)); break; }
-    free(a);
-    return failed;
-}
-
-static int reduce_max(int count) {
-    int n, r;
-    MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &r);
-    const int root = (round_no + 1) % n;
-    int *a = malloc(sizeof(int) * count), *b = malloc(sizeof(int) * count);
-    for (int i = 0; i < count; ++i) a[i] = val(r, i), b[i] = -1;
-    int failed = check_rc(MPI_Reduce(a, b, count, MPI_INT, MPI_MAX, root, comm), "Reduce");
-    for (int i = 0; !failed && r == root && i < count; ++i)
-        if (b[i] != val(n - 1, i)) { wrong("reduce", i, b[i], val(n - 1, i)); break; }
-    free(a);
-    free(b);
-    return failed;
-}
-
-static int allgather(int count) {
-    int n, r;
-    MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &r);
-    int *a = malloc(sizeof(int) * count), *b = malloc(sizeof(int) * count * n);
-    for (int i = 0; i < count; ++i) a[i] = val(r, i);
-    int failed = check_rc(MPI_Allgather(a, count, MPI_INT, b, count, MPI_INT, comm), "Allgather");
-    for (int k = 0; !failed && k < n; ++k)
-        for (int i = 0; i < count; ++i)
-            if (b[k * count + i] != val(k, i)) { wrong("allgather", k * count + i, b[k * count + i], val(k, i)); k = n; break; }
-    free(a);
-    free(b);
-    return failed;
-}
-
-static int alltoall(int count) {
-    int n, r;
-    MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &r);
-    int *a = malloc(sizeof(int) * count * n), *b = malloc(sizeof(int) * count * n);
-    for (int k = 0; k < n; ++k)
-        for (int i = 0; i < count; ++i) a[k * count + i] = val(r, i + k);
-    int failed = check_rc(MPI_Alltoall(a, count, MPI_INT, b, count, MPI_INT, comm), "Alltoall");
-    for (int k = 0; !failed && k < n; ++k)
-        for (int i = 0; i < count; ++i)
-            if (b[k * count + i] != val(k, i + r)) { wrong("alltoall", k * count + i, b[k * count + i], val(k, i + r)); k = n; break; }
-    free(a);
-    free(b);
-    return failed;
-}
-
-static int scan_sum(void) {
-    int r, x, y = -1;
-    MPI_Comm_rank(comm, &r);
-    x = val(r, 0);
-    int failed = check_rc(MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, comm), "Scan");
-    long want = 0;
-    for (int k = 0; k <= r; ++k) want += val(k, 0);
-    if (!failed && y != want) wrong("scan", 0, y, want);
-    return failed;
-}
-
-static int gather_scatter(int count) {
-    int n, r;
-    MPI_Comm_size(comm, &n);
-    MPI_Comm_rank(comm, &r);
-    const int root = (round_no + 2) % n;
-    int *a = malloc(sizeof(int) * count), *all = malloc(sizeof(int) * count * n);
-    for (int i = 0; i < count; ++i) a[i] = val(r, i);
-    int failed = check_rc(MPI_Gather(a, count, MPI_INT, all, count, MPI_INT, root, comm), "Gather");
-    for (int k = 0; !failed && r == root && k < n; ++k)
-        for (int i = 0; i < count; ++i)
-            if (all[k * count + i] != val(k, i)) { wrong("gather", k * count + i, all[k * count + i], val(k, i)); k = n; break; }
-    if (!failed) {
-        for (int i = 0; i < count; ++i) a[i] = -1;
-        failed = check_rc(MPI_Scatter(all, count, MPI_INT, a, count, MPI_INT, root, comm), "Scatter");
-        for (int i = 0; !failed && i < count; ++i)
-            if (a[i] != val(r, i)) { wrong("scatter", i, a[i], val(r, i)); break; }
-    }
-    free(a);
-    free(all);
-    return failed;
-}
-
-static int dup_barrier(void) {
-    MPI_Comm d;
-    if (check_rc(MPI_Comm_dup(comm, &d), "Comm_dup")) return 1;
-    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
-    int failed = check_rc(MPI_Barrier(d), "Barrier");
-    MPI_Comm_free(&d);
-    return failed;
-}
 
 
 /* ---- one-sided, I/O and threads (-f) ---- */
@@ -477,22 +321,28 @@ static int join_parents(void) {
     return 0;
 }
 
-int main(int argc, char **argv) {
-    int only_allreduce = 0, child = 0, child_gen = 0, child_round = 0, child_respawns = 0, child_world = 0;
+/* The command line's options besides the program's state (see the usage above). */
+struct options {
+    int only_allreduce, child, child_gen, child_round, child_respawns, child_world;
     const char *kills[16];
-    int nkills = 0;
+    int nkills;
+};
+
+/* Parses the command line into *o and the program's state: 0, or 2 after the
+ * usage message. */
+static int parse_args(int argc, char **argv, struct options *o) {
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
-        else if (strcmp(argv[i], "-a") == 0 && i + 1 < argc) only_allreduce = atoi(argv[++i]);
-        else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc && nkills < 16) kills[nkills++] = argv[++i];
+        else if (strcmp(argv[i], "-a") == 0 && i + 1 < argc) o->only_allreduce = atoi(argv[++i]);
+        else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc && o->nkills < 16) o->kills[o->nkills++] = argv[++i];
         else if (strcmp(argv[i], "-K") == 0 && i + 1 < argc) child_kill = argv[++i];
         else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) io_dir = argv[++i];
         else if (strcmp(argv[i], "-c") == 0 && i + 4 < argc) {
-            child = 1;
-            child_gen = atoi(argv[++i]);
-            child_round = atoi(argv[++i]);
-            child_respawns = atoi(argv[++i]);
-            child_world = atoi(argv[++i]);
+            o->child = 1;
+            o->child_gen = atoi(argv[++i]);
+            o->child_round = atoi(argv[++i]);
+            o->child_respawns = atoi(argv[++i]);
+            o->child_world = atoi(argv[++i]);
         } else if (strcmp(argv[i], "-f") == 0 && i + 1 < argc) {
             features = argv[++i];
             use_rma = strstr(features, "rma") != NULL;
@@ -505,8 +355,71 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    return 0;
+}
+
+/* The round's checked operations, each while none has failed (`failed`: the
+ * generation's objects could not be made). 1 when one failed. */
+static int round_ops(int failed) {
+    /* Sizes on both sides of 4 KiB (shm inject) and 16 KiB (eager limit). */
+    const int ring_bytes[] = {8, 3000, 12000, 100000};
+    for (int s = 0; !failed && s < 4; ++s) failed |= ring(ring_bytes[s]);
+    const int reduce_counts[] = {2, 1000, 3000, 6000};
+    for (int s = 0; !failed && s < 4; ++s) failed |= allreduce(reduce_counts[s]);
+    const int bcast_bytes[] = {8, 12000, 100000};
+    for (int s = 0; !failed && s < 3; ++s) failed |= bcast(bcast_bytes[s]);
+    if (!failed) failed |= reduce_max(3000);
+    if (!failed) failed |= allgather(round_no % 2 ? 1 : 1500);
+    if (!failed) failed |= alltoall(round_no % 2 ? 2 : 2000);
+    if (!failed) failed |= scan_sum();
+    if (!failed) failed |= gather_scatter(round_no % 2 ? 3 : 5000);
+    if (!failed) failed |= check_rc(MPI_Barrier(comm), "Barrier");
+    if (!failed && round_no % 2 == 0) failed |= dup_barrier();
+    if (!failed && use_rma) failed |= rma_round();
+    if (!failed && use_io) failed |= io_round();
+    return failed;
+}
+
+/* The round's outcome, the same everywhere; where it failed, the survivors
+ * shrink comm (and respawn, -f spawn) and make the generation's objects
+ * again. 1 when the shrink failed: this rank stops. */
+static int round_outcome(int failed, const char *program) {
+    if (failed) MPIX_Comm_revoke(comm);
+    int flag = failed ? 0 : 1;
+    const int rc = MPIX_Comm_agree(comm, &flag);
+    int cls = 0;
+    MPI_Error_class(rc, &cls);
+    if (rc != MPI_SUCCESS && !failure_class(rc)) {
+        printf("BADCLASS %d Comm_agree %d\n", wrank, cls);
+        bad = 1;
+    }
+    printf("AGREE %d %d %d %d %d\n", wrank, gen, round_no, flag, cls);
+    if (rc != MPI_SUCCESS || !flag) {
+        teardown_generation();
+        MPIX_Comm_revoke(comm);
+        MPI_Comm next;
+        const int src = MPIX_Comm_shrink(comm, &next);
+        if (src != MPI_SUCCESS) {
+            MPI_Error_class(src, &cls);
+            printf("BADCLASS %d Comm_shrink %d\n", wrank, cls);
+            bad = 1;
+            return 1;
+        }
+        MPI_Comm_free(&comm);
+        comm = next;
+        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+        ++gen;
+        if (use_spawn) respawn(program);
+        setup_generation();
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    struct options o = {0};
+    if (parse_args(argc, argv, &o)) return 2;
     /* The parents' FTMPI_TEST_KILL_AT names their ranks, not a child's: -K replaces it. */
-    if (child) {
+    if (o.child) {
         if (child_kill) setenv("FTMPI_TEST_KILL_AT", child_kill, 1);
         else unsetenv("FTMPI_TEST_KILL_AT");
     }
@@ -525,15 +438,15 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int first_round = 0;
-    if (child) {
+    if (o.child) {
         if (join_parents()) {
             MPI_Finalize();
             return bad;
         }
-        gen = child_gen;
-        first_round = child_round + 1;
-        respawns = child_respawns;
-        world_size = child_world;
+        gen = o.child_gen;
+        first_round = o.child_round + 1;
+        respawns = o.child_respawns;
+        world_size = o.child_world;
     } else if (check_rc(MPI_Comm_dup(MPI_COMM_WORLD, &comm), "Comm_dup")) {
         /* A member died during the dup, which failed everywhere (uniform creation). */
         MPIX_Comm_revoke(MPI_COMM_WORLD);
@@ -543,7 +456,7 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     setup_generation();
     for (round_no = first_round; round_no < rounds; ++round_no) {
-        for (int k = 0; k < nkills; ++k) app_kill(kills[k]);
+        for (int k = 0; k < o.nkills; ++k) app_kill(o.kills[k]);
         int failed = setup_failed;
         setup_failed = 0;
         struct worker workers[2];
@@ -554,27 +467,8 @@ int main(int argc, char **argv) {
                 workers[started].failed = 0;
                 if (pthread_create(&workers[started].thread, NULL, worker_main, &workers[started]) != 0) break;
             }
-        if (only_allreduce > 0) {
-            failed = allreduce(only_allreduce);
-            goto outcome;
-        }
-        /* Sizes on both sides of 4 KiB (shm inject) and 16 KiB (eager limit). */
-        const int ring_bytes[] = {8, 3000, 12000, 100000};
-        for (int s = 0; !failed && s < 4; ++s) failed |= ring(ring_bytes[s]);
-        const int reduce_counts[] = {2, 1000, 3000, 6000};
-        for (int s = 0; !failed && s < 4; ++s) failed |= allreduce(reduce_counts[s]);
-        const int bcast_bytes[] = {8, 12000, 100000};
-        for (int s = 0; !failed && s < 3; ++s) failed |= bcast(bcast_bytes[s]);
-        if (!failed) failed |= reduce_max(3000);
-        if (!failed) failed |= allgather(round_no % 2 ? 1 : 1500);
-        if (!failed) failed |= alltoall(round_no % 2 ? 2 : 2000);
-        if (!failed) failed |= scan_sum();
-        if (!failed) failed |= gather_scatter(round_no % 2 ? 3 : 5000);
-        if (!failed) failed |= check_rc(MPI_Barrier(comm), "Barrier");
-        if (!failed && round_no % 2 == 0) failed |= dup_barrier();
-        if (!failed && use_rma) failed |= rma_round();
-        if (!failed && use_io) failed |= io_round();
-    outcome:
+        if (o.only_allreduce > 0) failed = allreduce(o.only_allreduce);
+        else failed = round_ops(failed);
         /* Other ranks may wait for this one on any object of the generation
          * (a fence, a collective write, their threads' exchanges): revoke
          * them all, as comm below, so that none waits for ever. */
@@ -589,34 +483,7 @@ int main(int argc, char **argv) {
             failed |= workers[k].failed;
         }
         /* The round's outcome, the same everywhere. */
-        if (failed) MPIX_Comm_revoke(comm);
-        int flag = failed ? 0 : 1;
-        const int rc = MPIX_Comm_agree(comm, &flag);
-        int cls = 0;
-        MPI_Error_class(rc, &cls);
-        if (rc != MPI_SUCCESS && !failure_class(rc)) {
-            printf("BADCLASS %d Comm_agree %d\n", wrank, cls);
-            bad = 1;
-        }
-        printf("AGREE %d %d %d %d %d\n", wrank, gen, round_no, flag, cls);
-        if (rc != MPI_SUCCESS || !flag) {
-            teardown_generation();
-            MPIX_Comm_revoke(comm);
-            MPI_Comm next;
-            const int src = MPIX_Comm_shrink(comm, &next);
-            if (src != MPI_SUCCESS) {
-                MPI_Error_class(src, &cls);
-                printf("BADCLASS %d Comm_shrink %d\n", wrank, cls);
-                bad = 1;
-                break;
-            }
-            MPI_Comm_free(&comm);
-            comm = next;
-            MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-            ++gen;
-            if (use_spawn) respawn(argv[0]);
-            setup_generation();
-        }
+        if (round_outcome(failed, argv[0])) break;
     }
     teardown_generation();
     int size = 0;
