@@ -116,6 +116,55 @@ static void freed_keyvals(void) {
     MPI_OK(MPI_Win_free(&w));
 }
 
+/* Datatypes: Type_dup copies (MPI_TYPE_DUP_FN, a callback), a copy
+   error fails it; Type_free runs the delete callbacks. */
+static void type_callbacks(void) {
+    int rc, flag = 0;
+    void *v = NULL;
+    MPI_Datatype t, t2 = MPI_DATATYPE_NULL;
+    int tk, tdup;
+    MPI_OK(MPI_Type_contiguous(3, MPI_INT, &t));
+    MPI_OK(MPI_Type_create_keyval(type_copy, type_del, &tk, NULL));
+    MPI_OK(MPI_Type_create_keyval(MPI_TYPE_DUP_FN, type_del, &tdup, NULL));
+    MPI_OK(MPI_Type_set_attr(t, tdup, (void *)21L));
+    MPI_OK(MPI_Type_set_attr(t, tk, (void *)22L));
+    MPI_OK(MPI_Type_dup(t, &t2));
+    MPI_OK(MPI_Type_get_attr(t2, tdup, &v, &flag));
+    CHECK(flag && v == (void *)21L, "MPI_TYPE_DUP_FN did not copy");
+    MPI_OK(MPI_Type_free(&t2));
+    expect_deleted(2, (long[]){22, 21}, "Type_free of the dup");
+    reset();
+    copy_error = MPI_ERR_ARG;
+    t2 = MPI_DATATYPE_NULL;
+    rc = MPI_Type_dup(t, &t2);
+    CHECK(tl_class_of(rc) == MPI_ERR_ARG, "Type_dup with a failing copy callback returned class %d",
+          tl_class_of(rc));
+    CHECK(t2 == MPI_DATATYPE_NULL, "Type_dup made a type although a copy callback failed");
+    expect_deleted(1, (long[]){21}, "failed Type_dup");
+    reset();
+    MPI_OK(MPI_Type_free(&t));
+    expect_deleted(2, (long[]){22, 21}, "Type_free");
+    reset();
+    MPI_OK(MPI_Type_free_keyval(&tk));
+    MPI_OK(MPI_Type_free_keyval(&tdup));
+}
+
+/* Windows: Win_free runs the delete callbacks, and returns their error. */
+static void win_callbacks(void) {
+    int buf[2], wk;
+    MPI_Win w;
+    MPI_OK(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w));
+    MPI_OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, win_del, &wk, NULL));
+    MPI_OK(MPI_Win_set_attr(w, wk, (void *)31L));
+    MPI_OK(MPI_Win_set_attr(w, wk, (void *)32L));
+    expect_deleted(1, (long[]){31}, "Win_set_attr replacing a value");
+    reset();
+    MPI_OK(MPI_Win_free(&w));
+    expect_deleted(1, (long[]){32}, "Win_free");
+    reset();
+    MPI_OK(MPI_Win_free_keyval(&wk));
+}
+
 static void callbacks(void) {
     int kc, kn, kd, kz, flag = 0;
     void *v = NULL;
@@ -184,48 +233,9 @@ static void callbacks(void) {
     MPI_OK(MPI_Comm_free_keyval(&kd));
     MPI_OK(MPI_Comm_free_keyval(&kz));
 
-    /* Datatypes: Type_dup copies (MPI_TYPE_DUP_FN, a callback), a copy
-       error fails it; Type_free runs the delete callbacks. */
-    MPI_Datatype t, t2 = MPI_DATATYPE_NULL;
-    int tk, tdup;
-    MPI_OK(MPI_Type_contiguous(3, MPI_INT, &t));
-    MPI_OK(MPI_Type_create_keyval(type_copy, type_del, &tk, NULL));
-    MPI_OK(MPI_Type_create_keyval(MPI_TYPE_DUP_FN, type_del, &tdup, NULL));
-    MPI_OK(MPI_Type_set_attr(t, tdup, (void *)21L));
-    MPI_OK(MPI_Type_set_attr(t, tk, (void *)22L));
-    MPI_OK(MPI_Type_dup(t, &t2));
-    MPI_OK(MPI_Type_get_attr(t2, tdup, &v, &flag));
-    CHECK(flag && v == (void *)21L, "MPI_TYPE_DUP_FN did not copy");
-    MPI_OK(MPI_Type_free(&t2));
-    expect_deleted(2, (long[]){22, 21}, "Type_free of the dup");
-    reset();
-    copy_error = MPI_ERR_ARG;
-    t2 = MPI_DATATYPE_NULL;
-    rc = MPI_Type_dup(t, &t2);
-    CHECK(tl_class_of(rc) == MPI_ERR_ARG, "Type_dup with a failing copy callback returned class %d",
-          tl_class_of(rc));
-    CHECK(t2 == MPI_DATATYPE_NULL, "Type_dup made a type although a copy callback failed");
-    expect_deleted(1, (long[]){21}, "failed Type_dup");
-    reset();
-    MPI_OK(MPI_Type_free(&t));
-    expect_deleted(2, (long[]){22, 21}, "Type_free");
-    reset();
-    MPI_OK(MPI_Type_free_keyval(&tk));
-    MPI_OK(MPI_Type_free_keyval(&tdup));
+    type_callbacks();
 
-    /* Windows: Win_free runs the delete callbacks, and returns their error. */
-    int buf[2], wk;
-    MPI_Win w;
-    MPI_OK(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w));
-    MPI_OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, win_del, &wk, NULL));
-    MPI_OK(MPI_Win_set_attr(w, wk, (void *)31L));
-    MPI_OK(MPI_Win_set_attr(w, wk, (void *)32L));
-    expect_deleted(1, (long[]){31}, "Win_set_attr replacing a value");
-    reset();
-    MPI_OK(MPI_Win_free(&w));
-    expect_deleted(1, (long[]){32}, "Win_free");
-    reset();
-    MPI_OK(MPI_Win_free_keyval(&wk));
+    win_callbacks();
 }
 
 /* MPI_Finalize's callbacks: SELF's (the last set first), then WORLD's. */

@@ -39,118 +39,86 @@ static void fill(int *a, int n, int base) {
 
 #define N 4 /* ints per rank */
 
-static void part_coll(void) {
-    const size_t ranks = (size_t)(size > 0 ? size : 1);
-    int *sb = calloc(N * ranks, sizeof(int)), *rb = calloc(N * ranks, sizeof(int));
-    MPI_Datatype s1 = abs_type(sb, N, MPI_INT), r1 = abs_type(rb, N, MPI_INT);
-
-    /* Bcast from 1 */
-    fill(rb, N, rank == 1 ? 100 : -1000);
-    MPI_OK(MPI_Bcast(MPI_BOTTOM, 1, r1, 1, MPI_COMM_WORLD));
-    for (int i = 0; i < N; ++i) CHECK(rb[i] == 100 + i, "Bcast: rb[%d] = %d", i, rb[i]);
-
-    /* Gather to 0: block i at MPI_BOTTOM + i * extent(r1) = rb + i * N */
-    fill(sb, N, 10 * rank);
+/* Gatherv, Scatterv, Allgatherv and Alltoallv: displacements in extents of r1. */
+static void coll_vector(int *sb, int *rb, MPI_Datatype s1, MPI_Datatype r1, size_t ranks) {
+    int *counts = malloc(sizeof(int) * ranks), *displs = malloc(sizeof(int) * ranks);
+    for (int r = 0; r < size; ++r) counts[r] = 1, displs[r] = size - 1 - r;
     memset(rb, 0xff, sizeof(int) * N * ranks);
-    MPI_OK(MPI_Gather(MPI_BOTTOM, 1, s1, MPI_BOTTOM, 1, r1, 0, MPI_COMM_WORLD));
+    MPI_OK(MPI_Gatherv(MPI_BOTTOM, 1, s1, MPI_BOTTOM, counts, displs, r1, 0, MPI_COMM_WORLD));
     if (rank == 0)
         for (int r = 0; r < size; ++r)
-            for (int i = 0; i < N; ++i) CHECK(rb[r * N + i] == 10 * r + i, "Gather: rb[%d][%d] = %d", r, i, rb[r * N + i]);
-
-    /* Gatherv: displacements in extents of r1 */
-    {
-        int *counts = malloc(sizeof(int) * ranks), *displs = malloc(sizeof(int) * ranks);
-        for (int r = 0; r < size; ++r) counts[r] = 1, displs[r] = size - 1 - r;
-        memset(rb, 0xff, sizeof(int) * N * ranks);
-        MPI_OK(MPI_Gatherv(MPI_BOTTOM, 1, s1, MPI_BOTTOM, counts, displs, r1, 0, MPI_COMM_WORLD));
-        if (rank == 0)
-            for (int r = 0; r < size; ++r)
-                CHECK(rb[(size - 1 - r) * N] == 10 * r, "Gatherv: block of rank %d", r);
-        /* Scatterv back */
-        if (rank == 0) fill(sb, N * size, 500);
-        fill(rb, N, -1);
-        MPI_OK(MPI_Scatterv(MPI_BOTTOM, counts, displs, s1, MPI_BOTTOM, 1, r1, 0, MPI_COMM_WORLD));
-        for (int i = 0; i < N; ++i)
-            CHECK(rb[i] == 500 + (size - 1 - rank) * N + i, "Scatterv: rb[%d] = %d", i, rb[i]);
-        /* Allgatherv */
-        fill(sb, N, 20 * rank);
-        memset(rb, 0xff, sizeof(int) * N * ranks);
-        MPI_OK(MPI_Allgatherv(MPI_BOTTOM, 1, s1, MPI_BOTTOM, counts, displs, r1, MPI_COMM_WORLD));
-        for (int r = 0; r < size; ++r) CHECK(rb[(size - 1 - r) * N + 1] == 20 * r + 1, "Allgatherv: block of %d", r);
-        /* Alltoallv */
-        fill(sb, N * size, 1000 * rank);
-        memset(rb, 0xff, sizeof(int) * N * ranks);
-        int *zero = calloc(ranks, sizeof(int));
-        for (int r = 0; r < size; ++r) displs[r] = r;
-        MPI_OK(MPI_Alltoallv(MPI_BOTTOM, counts, displs, s1, MPI_BOTTOM, counts, displs, r1, MPI_COMM_WORLD));
-        for (int r = 0; r < size; ++r)
-            CHECK(rb[r * N + 2] == 1000 * r + rank * N + 2, "Alltoallv: from %d: %d", r, rb[r * N + 2]);
-        free(zero);
-        free(counts);
-        free(displs);
-    }
-
-    /* Scatter from 0 */
-    if (rank == 0) fill(sb, N * size, 300);
+            CHECK(rb[(size - 1 - r) * N] == 10 * r, "Gatherv: block of rank %d", r);
+    /* Scatterv back */
+    if (rank == 0) fill(sb, N * size, 500);
     fill(rb, N, -1);
-    MPI_OK(MPI_Scatter(MPI_BOTTOM, 1, s1, MPI_BOTTOM, 1, r1, 0, MPI_COMM_WORLD));
-    for (int i = 0; i < N; ++i) CHECK(rb[i] == 300 + rank * N + i, "Scatter: rb[%d] = %d", i, rb[i]);
-
-    /* Allgather, Alltoall */
-    fill(sb, N, 7 * rank);
+    MPI_OK(MPI_Scatterv(MPI_BOTTOM, counts, displs, s1, MPI_BOTTOM, 1, r1, 0, MPI_COMM_WORLD));
+    for (int i = 0; i < N; ++i)
+        CHECK(rb[i] == 500 + (size - 1 - rank) * N + i, "Scatterv: rb[%d] = %d", i, rb[i]);
+    /* Allgatherv */
+    fill(sb, N, 20 * rank);
     memset(rb, 0xff, sizeof(int) * N * ranks);
-    MPI_OK(MPI_Allgather(MPI_BOTTOM, 1, s1, MPI_BOTTOM, 1, r1, MPI_COMM_WORLD));
-    for (int r = 0; r < size; ++r) CHECK(rb[r * N + 3] == 7 * r + 3, "Allgather: from %d", r);
-    fill(sb, N * size, 100 * rank);
-    MPI_OK(MPI_Alltoall(MPI_BOTTOM, 1, s1, MPI_BOTTOM, 1, r1, MPI_COMM_WORLD));
+    MPI_OK(MPI_Allgatherv(MPI_BOTTOM, 1, s1, MPI_BOTTOM, counts, displs, r1, MPI_COMM_WORLD));
+    for (int r = 0; r < size; ++r) CHECK(rb[(size - 1 - r) * N + 1] == 20 * r + 1, "Allgatherv: block of %d", r);
+    /* Alltoallv */
+    fill(sb, N * size, 1000 * rank);
+    memset(rb, 0xff, sizeof(int) * N * ranks);
+    int *zero = calloc(ranks, sizeof(int));
+    for (int r = 0; r < size; ++r) displs[r] = r;
+    MPI_OK(MPI_Alltoallv(MPI_BOTTOM, counts, displs, s1, MPI_BOTTOM, counts, displs, r1, MPI_COMM_WORLD));
     for (int r = 0; r < size; ++r)
-        for (int i = 0; i < N; ++i)
-            CHECK(rb[r * N + i] == 100 * r + rank * N + i, "Alltoall: from %d item %d: %d", r, i, rb[r * N + i]);
+        CHECK(rb[r * N + 2] == 1000 * r + rank * N + 2, "Alltoallv: from %d: %d", r, rb[r * N + 2]);
+    free(zero);
+    free(counts);
+    free(displs);
+}
 
-    /* Alltoallw (blocking and not): a type per peer holding its absolute address, displacement 0 */
-    {
-        MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * ranks), *rt = malloc(sizeof(MPI_Datatype) * ranks);
-        int *ones = malloc(sizeof(int) * ranks), *zeros = calloc(ranks, sizeof(int));
-        for (int r = 0; r < size; ++r) {
-            st[r] = abs_type(sb + r * N, N, MPI_INT);
-            rt[r] = abs_type(rb + (size - 1 - r) * N, N, MPI_INT);
-            ones[r] = 1;
-        }
-        for (int nb = 0; nb < 2; ++nb) {
-            fill(sb, N * size, 10000 * rank + 1000 * nb);
-            memset(rb, 0xff, sizeof(int) * N * ranks);
-            if (nb) {
-                MPI_Request q;
-                MPI_OK(MPI_Ialltoallw(MPI_BOTTOM, ones, zeros, st, MPI_BOTTOM, ones, zeros, rt, MPI_COMM_WORLD, &q));
-                MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
-            } else {
-                MPI_OK(MPI_Alltoallw(MPI_BOTTOM, ones, zeros, st, MPI_BOTTOM, ones, zeros, rt, MPI_COMM_WORLD));
-            }
-            for (int r = 0; r < size; ++r)
-                for (int i = 0; i < N; ++i) {
-                    const int got = rb[(size - 1 - r) * N + i], want = 10000 * r + 1000 * nb + rank * N + i;
-                    CHECK(got == want, "%s: from %d item %d: %d, expected %d", nb ? "Ialltoallw" : "Alltoallw", r,
-                          i, got, want);
-                }
-        }
-        /* A predefined type at displacement 0 of MPI_BOTTOM: data at address 0. */
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        MPI_Datatype *ints = malloc(sizeof(MPI_Datatype) * ranks);
-        for (int r = 0; r < size; ++r) ints[r] = MPI_INT;
-        int rc = MPI_Alltoallw(MPI_BOTTOM, ones, zeros, ints, MPI_BOTTOM, ones, zeros, rt, MPI_COMM_WORLD);
-        CHECK(tl_class_of(rc) == MPI_ERR_BUFFER, "Alltoallw(MPI_BOTTOM, MPI_INT at 0) gave %d", rc);
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-        for (int r = 0; r < size; ++r) {
-            MPI_OK(MPI_Type_free(&st[r]));
-            MPI_OK(MPI_Type_free(&rt[r]));
-        }
-        free(ints);
-        free(st);
-        free(rt);
-        free(ones);
-        free(zeros);
+/* Alltoallw (blocking and not): a type per peer holding its absolute address,
+   displacement 0; and a predefined type at displacement 0: data at address 0. */
+static void coll_alltoallw(int *sb, int *rb, size_t ranks) {
+    MPI_Datatype *st = malloc(sizeof(MPI_Datatype) * ranks), *rt = malloc(sizeof(MPI_Datatype) * ranks);
+    int *ones = malloc(sizeof(int) * ranks), *zeros = calloc(ranks, sizeof(int));
+    for (int r = 0; r < size; ++r) {
+        st[r] = abs_type(sb + r * N, N, MPI_INT);
+        rt[r] = abs_type(rb + (size - 1 - r) * N, N, MPI_INT);
+        ones[r] = 1;
     }
+    for (int nb = 0; nb < 2; ++nb) {
+        fill(sb, N * size, 10000 * rank + 1000 * nb);
+        memset(rb, 0xff, sizeof(int) * N * ranks);
+        if (nb) {
+            MPI_Request q;
+            MPI_OK(MPI_Ialltoallw(MPI_BOTTOM, ones, zeros, st, MPI_BOTTOM, ones, zeros, rt, MPI_COMM_WORLD, &q));
+            MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+        } else {
+            MPI_OK(MPI_Alltoallw(MPI_BOTTOM, ones, zeros, st, MPI_BOTTOM, ones, zeros, rt, MPI_COMM_WORLD));
+        }
+        for (int r = 0; r < size; ++r)
+            for (int i = 0; i < N; ++i) {
+                const int got = rb[(size - 1 - r) * N + i], want = 10000 * r + 1000 * nb + rank * N + i;
+                CHECK(got == want, "%s: from %d item %d: %d, expected %d", nb ? "Ialltoallw" : "Alltoallw", r,
+                      i, got, want);
+            }
+    }
+    /* A predefined type at displacement 0 of MPI_BOTTOM: data at address 0. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Datatype *ints = malloc(sizeof(MPI_Datatype) * ranks);
+    for (int r = 0; r < size; ++r) ints[r] = MPI_INT;
+    int rc = MPI_Alltoallw(MPI_BOTTOM, ones, zeros, ints, MPI_BOTTOM, ones, zeros, rt, MPI_COMM_WORLD);
+    CHECK(tl_class_of(rc) == MPI_ERR_BUFFER, "Alltoallw(MPI_BOTTOM, MPI_INT at 0) gave %d", rc);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    for (int r = 0; r < size; ++r) {
+        MPI_OK(MPI_Type_free(&st[r]));
+        MPI_OK(MPI_Type_free(&rt[r]));
+    }
+    free(ints);
+    free(st);
+    free(rt);
+    free(ones);
+    free(zeros);
+}
 
+/* The reductions, MPI_BOTTOM as their send or receive buffer. */
+static void coll_reductions(int *sb, int *rb, MPI_Datatype s1, MPI_Datatype r1) {
     /* Reductions: sendbuf MPI_BOTTOM with s1 (absolute: sb); the receive
        buffer, of the same type, at MPI_BOTTOM + (rb - sb) = rb. */
     void *delta = (void *)((char *)rb - (char *)sb);
@@ -195,6 +163,50 @@ static void part_coll(void) {
         MPI_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
         for (int i = 0; i < N; ++i) CHECK(rb[i] == 77 + i, "Ibcast: rb[%d] = %d", i, rb[i]);
     }
+}
+
+static void part_coll(void) {
+    const size_t ranks = (size_t)(size > 0 ? size : 1);
+    int *sb = calloc(N * ranks, sizeof(int)), *rb = calloc(N * ranks, sizeof(int));
+    MPI_Datatype s1 = abs_type(sb, N, MPI_INT), r1 = abs_type(rb, N, MPI_INT);
+
+    /* Bcast from 1 */
+    fill(rb, N, rank == 1 ? 100 : -1000);
+    MPI_OK(MPI_Bcast(MPI_BOTTOM, 1, r1, 1, MPI_COMM_WORLD));
+    for (int i = 0; i < N; ++i) CHECK(rb[i] == 100 + i, "Bcast: rb[%d] = %d", i, rb[i]);
+
+    /* Gather to 0: block i at MPI_BOTTOM + i * extent(r1) = rb + i * N */
+    fill(sb, N, 10 * rank);
+    memset(rb, 0xff, sizeof(int) * N * ranks);
+    MPI_OK(MPI_Gather(MPI_BOTTOM, 1, s1, MPI_BOTTOM, 1, r1, 0, MPI_COMM_WORLD));
+    if (rank == 0)
+        for (int r = 0; r < size; ++r)
+            for (int i = 0; i < N; ++i) CHECK(rb[r * N + i] == 10 * r + i, "Gather: rb[%d][%d] = %d", r, i, rb[r * N + i]);
+
+    /* Gatherv: displacements in extents of r1 */
+    coll_vector(sb, rb, s1, r1, ranks);
+
+    /* Scatter from 0 */
+    if (rank == 0) fill(sb, N * size, 300);
+    fill(rb, N, -1);
+    MPI_OK(MPI_Scatter(MPI_BOTTOM, 1, s1, MPI_BOTTOM, 1, r1, 0, MPI_COMM_WORLD));
+    for (int i = 0; i < N; ++i) CHECK(rb[i] == 300 + rank * N + i, "Scatter: rb[%d] = %d", i, rb[i]);
+
+    /* Allgather, Alltoall */
+    fill(sb, N, 7 * rank);
+    memset(rb, 0xff, sizeof(int) * N * ranks);
+    MPI_OK(MPI_Allgather(MPI_BOTTOM, 1, s1, MPI_BOTTOM, 1, r1, MPI_COMM_WORLD));
+    for (int r = 0; r < size; ++r) CHECK(rb[r * N + 3] == 7 * r + 3, "Allgather: from %d", r);
+    fill(sb, N * size, 100 * rank);
+    MPI_OK(MPI_Alltoall(MPI_BOTTOM, 1, s1, MPI_BOTTOM, 1, r1, MPI_COMM_WORLD));
+    for (int r = 0; r < size; ++r)
+        for (int i = 0; i < N; ++i)
+            CHECK(rb[r * N + i] == 100 * r + rank * N + i, "Alltoall: from %d item %d: %d", r, i, rb[r * N + i]);
+
+    /* Alltoallw (blocking and not): a type per peer holding its absolute address, displacement 0 */
+    coll_alltoallw(sb, rb, ranks);
+
+    coll_reductions(sb, rb, s1, r1);
     free(sb);
     free(rb);
     MPI_OK(MPI_Type_free(&s1));

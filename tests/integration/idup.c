@@ -39,11 +39,9 @@ static void check_comm(MPI_Comm c, const char *what) {
     CHECK(got == (me + n - 1) % n, "%s: ring got %d", what, got);
 }
 
-int main(int argc, char **argv) {
-    tl_init(&argc, &argv, &rank, &size, 2);
+static void idup_many(void) {
     MPI_Comm comms[N];
     MPI_Request reqs[2 * N];
-
     /* 1. Many idups of one parent, completed in reverse order one by one,
           then many completed by one Waitall. */
     for (int i = 0; i < N; ++i) MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &comms[i], &reqs[i]));
@@ -54,8 +52,10 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Waitall(N, reqs, MPI_STATUSES_IGNORE));
     for (int i = 0; i < N; ++i) check_comm(comms[i], "idup of world (waitall)");
     for (int i = 0; i < N; ++i) MPI_OK(MPI_Comm_free(&comms[i]));
+}
 
-    STEP("section 2");
+static void idup_pairs(void) {
+    MPI_Request reqs[2];
     /* 2. Overlapping idups of pair communicators around a ring: with a
           blocking dup, rank i would wait in {i,i+1} while i+1 waits in {i+1,i+2}. */
     MPI_Comm primary[2] = {MPI_COMM_NULL, MPI_COMM_NULL}, secondary[2] = {MPI_COMM_NULL, MPI_COMM_NULL}, tmp;
@@ -83,8 +83,11 @@ int main(int argc, char **argv) {
         MPI_OK(MPI_Comm_free(&primary[0]));
         MPI_OK(MPI_Comm_free(&secondary[0]));
     }
+}
 
-    STEP("section 3");
+static void idup_overlapping(void) {
+    MPI_Comm comms[N];
+    MPI_Request reqs[2 * N];
     /* 3. Idup overlapped with Iallreduce and Ibarrier on the same parent,
           in either order at different ranks on different communicators. */
     int in = 1, out[N];
@@ -123,11 +126,15 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 3; ++i) MPI_OK(MPI_Comm_free(&chain[i]));
     MPI_OK(MPI_Comm_free(&newc));
     MPI_OK(MPI_Comm_free(&dup));
+}
 
-    STEP("section 5");
+/* local and inter: made here, used by idup_inter. */
+static void idup_pending(MPI_Comm *local, MPI_Comm *inter) {
+    MPI_Comm comms[N];
+    MPI_Request reqs[2 * N];
     /* 5. Idups pending while blocking creations run on the same parent. */
     for (int i = 0; i < 5; ++i) MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &comms[i], &reqs[i]));
-    MPI_Comm out_comm, local, inter;
+    MPI_Comm out_comm;
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &out_comm));
     check_comm(out_comm, "dup with idups pending");
     MPI_OK(MPI_Comm_free(&out_comm));
@@ -148,17 +155,19 @@ int main(int argc, char **argv) {
     }
     MPI_OK(MPI_Group_free(&half));
     MPI_OK(MPI_Group_free(&wg));
-    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, rank < size / 2, rank, &local));
-    MPI_OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank < size / 2 ? size / 2 : 0, 99, &inter));
-    MPI_OK(MPI_Intercomm_merge(inter, rank < size / 2, &out_comm));
-    check_comm(inter, "intercomm with idups pending");
+    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, rank < size / 2, rank, local));
+    MPI_OK(MPI_Intercomm_create(*local, 0, MPI_COMM_WORLD, rank < size / 2 ? size / 2 : 0, 99, inter));
+    MPI_OK(MPI_Intercomm_merge(*inter, rank < size / 2, &out_comm));
+    check_comm(*inter, "intercomm with idups pending");
     check_comm(out_comm, "merge with idups pending");
     MPI_OK(MPI_Comm_free(&out_comm));
     MPI_OK(MPI_Waitall(5, reqs, MPI_STATUSES_IGNORE));
     for (int i = 0; i < 5; ++i) check_comm(comms[i], "idup pending across blocking creations");
     for (int i = 0; i < 5; ++i) MPI_OK(MPI_Comm_free(&comms[i]));
+}
 
-    STEP("section 6");
+static void idup_inter(MPI_Comm inter) {
+    MPI_Request reqs[5];
     /* 6. Idups of an inter-communicator, several in flight, overlapping an
           Iallreduce on it; then the duplicates are used. */
     MPI_Comm idups[4];
@@ -183,6 +192,24 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Wait(&reqs[0], MPI_STATUS_IGNORE));
     check_comm(idups[3], "idup of an idup'd inter-communicator");
     for (int i = 0; i < 4; ++i) MPI_OK(MPI_Comm_free(&idups[i]));
+}
+
+int main(int argc, char **argv) {
+    tl_init(&argc, &argv, &rank, &size, 2);
+    idup_many();
+
+    STEP("section 2");
+    idup_pairs();
+
+    STEP("section 3");
+    idup_overlapping();
+
+    STEP("section 5");
+    MPI_Comm local, inter;
+    idup_pending(&local, &inter);
+
+    STEP("section 6");
+    idup_inter(inter);
     MPI_OK(MPI_Comm_free(&inter));
     MPI_OK(MPI_Comm_free(&local));
 

@@ -107,6 +107,30 @@ static void be_put(unsigned char *out, const void *in, size_t n) {
 #define NREC 3
 #define EXT_REC 26 /* 4 + 8 + (8 + 4) + 2 */
 
+/* MPICH's external32_derived_dtype: etype = filetype = indexed {1 char, 1 char}. */
+static void external32_indexed_chars(void) {
+    char path[128];
+    MPI_File fh;
+    const int other = (rank + 1) % size;
+    path_of(path, sizeof path, "ext32_chars");
+    MPI_Datatype dt;
+    int bl[2] = {1, 1}, d[2] = {0, 1};
+    MPI_OK(MPI_Type_indexed(2, bl, d, MPI_CHAR, &dt));
+    MPI_OK(MPI_Type_commit(&dt));
+    char buf[2] = {(char)('a' + rank), (char)('A' + rank)};
+    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    MPI_OK(MPI_File_set_view(fh, 0, dt, dt, "external32", MPI_INFO_NULL));
+    MPI_OK(MPI_File_write_at_all(fh, rank, buf, 1, dt, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_File_sync(fh));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_OK(MPI_File_sync(fh));
+    char got[2] = {0, 0};
+    MPI_OK(MPI_File_read_at_all(fh, other, got, 1, dt, MPI_STATUS_IGNORE));
+    CHECK(got[0] == 'a' + other && got[1] == 'A' + other, "indexed chars of rank %d: %c%c", other, got[0], got[1]);
+    MPI_OK(MPI_File_close(&fh));
+    MPI_OK(MPI_Type_free(&dt));
+}
+
 static void part_external32(void) {
     char path[128];
     path_of(path, sizeof path, "ext32");
@@ -198,24 +222,7 @@ static void part_external32(void) {
     MPI_OK(MPI_Type_free(&ft));
     MPI_OK(MPI_Type_free(&et));
 
-    /* MPICH's external32_derived_dtype: etype = filetype = indexed {1 char, 1 char}. */
-    path_of(path, sizeof path, "ext32_chars");
-    MPI_Datatype dt;
-    int bl[2] = {1, 1}, d[2] = {0, 1};
-    MPI_OK(MPI_Type_indexed(2, bl, d, MPI_CHAR, &dt));
-    MPI_OK(MPI_Type_commit(&dt));
-    char buf[2] = {(char)('a' + rank), (char)('A' + rank)};
-    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
-    MPI_OK(MPI_File_set_view(fh, 0, dt, dt, "external32", MPI_INFO_NULL));
-    MPI_OK(MPI_File_write_at_all(fh, rank, buf, 1, dt, MPI_STATUS_IGNORE));
-    MPI_OK(MPI_File_sync(fh));
-    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-    MPI_OK(MPI_File_sync(fh));
-    char got[2] = {0, 0};
-    MPI_OK(MPI_File_read_at_all(fh, other, got, 1, dt, MPI_STATUS_IGNORE));
-    CHECK(got[0] == 'a' + other && got[1] == 'A' + other, "indexed chars of rank %d: %c%c", other, got[0], got[1]);
-    MPI_OK(MPI_File_close(&fh));
-    MPI_OK(MPI_Type_free(&dt));
+    external32_indexed_chars();
 }
 
 int main(int argc, char **argv) {

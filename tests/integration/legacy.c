@@ -24,10 +24,8 @@ static void handler(MPI_Comm *c, int *code, ...) {
     ++handled;
 }
 
-int main(int argc, char **argv) {
-    int rank, size;
-    tl_init(&argc, &argv, &rank, &size, 1);
-    /* Keyvals and attributes. */
+/* Keyvals and attributes. */
+static void keyvals_and_attributes(void) {
     int key, flag = 0, value = 42, *got = NULL;
     MPI_OK(MPI_Keyval_create(copy_fn, delete_fn, &key, NULL));
     MPI_OK(MPI_Attr_put(MPI_COMM_WORLD, key, &value));
@@ -44,8 +42,10 @@ int main(int argc, char **argv) {
     CHECK(deletes == 2, "freeing the dup ran delete %d times in all", deletes);
     MPI_OK(MPI_Keyval_free(&key));
     CHECK(key == MPI_KEYVAL_INVALID, "Keyval_free left %d", key);
+}
 
-    /* Error handlers. */
+/* Error handlers. */
+static void error_handlers(int size) {
     MPI_Errhandler eh, cur;
     MPI_OK(MPI_Errhandler_create(handler, &eh));
     MPI_OK(MPI_Errhandler_set(MPI_COMM_WORLD, eh));
@@ -57,8 +57,10 @@ int main(int argc, char **argv) {
     CHECK(handled == 1, "handler ran %d times", handled);
     MPI_OK(MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
     MPI_Errhandler_free(&eh);
+}
 
-    /* Datatypes. */
+/* Datatypes. */
+static void datatypes(void) {
     MPI_Aint extent = 0, lb = -1, ub = 0, a0, a1;
     MPI_Datatype hv, st, resized;
     MPI_OK(MPI_Type_hvector(3, 2, 16, MPI_INT, &hv));
@@ -81,8 +83,12 @@ int main(int argc, char **argv) {
     MPI_Type_free(&hv);
     MPI_Type_free(&st);
     MPI_Type_free(&resized);
+}
 
-    /* Communicator info. */
+/* Communicator info. */
+static void communicator_info(int size) {
+    int flag = 0;
+    MPI_Comm dup;
     MPI_Info info, used;
     char v[MPI_MAX_INFO_VAL + 1];
     MPI_OK(MPI_Info_create(&info));
@@ -103,8 +109,10 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, dup));
     CHECK(sum == size, "allreduce on the dup: %d", sum);
     MPI_OK(MPI_Comm_free(&dup));
+}
 
-    /* Status setters and Type_match_size. */
+/* Status setters and Type_match_size. */
+static void status_setters_and_match_size(void) {
     MPI_Status st_;
     int cnt = -1, cancelled = -1;
     MPI_OK(MPI_Status_set_elements(&st_, MPI_DOUBLE, 5));
@@ -128,7 +136,16 @@ int main(int argc, char **argv) {
     MPI_Error_class(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 3, &m), &cls);
     CHECK(cls == MPI_ERR_ARG, "match_size integer 3: class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
 
+int main(int argc, char **argv) {
+    int rank, size;
+    tl_init(&argc, &argv, &rank, &size, 1);
+    keyvals_and_attributes();
+    error_handlers(size);
+    datatypes();
+    communicator_info(size);
+    status_setters_and_match_size();
     MPI_OK(MPI_Pcontrol(1));
     MPI_OK(MPI_Pcontrol(0, "ignored"));
     if (rank == 0) printf("legacy: %d ranks ok\n", size);

@@ -19,6 +19,41 @@ enum { NTASKS = 300, TAG_TASK = 1, TAG_STOP = 2, TAG_RESULT = 3 };
 
 static int dies_after(int w) { return (w == 1 || w == 3 || w == 4) ? 3 * w : -1; }
 
+/* A worker: squares the tasks it gets until told to stop (or dies at its
+   dies_after(me)th task). */
+static void worker(int me) {
+    int count = 0;
+    for (;;) {
+        long long task;
+        MPI_Status st;
+        MPI_OK(MPI_Recv(&task, 1, MPI_LONG_LONG, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+        if (st.MPI_TAG == TAG_STOP) break;
+        if (++count == dies_after(me)) tl_die(SIGKILL);
+        long long result[2] = {task, task * task};
+        MPI_OK(MPI_Send(result, 2, MPI_LONG_LONG, 0, TAG_RESULT, MPI_COMM_WORLD));
+    }
+}
+
+/* The failed processes the manager has acknowledged (ULFM, or the 2011
+   proposal's reenable_any_source) as world ranks; their count. */
+static int failed_ranks(int use_2011, int *ranks) {
+    MPI_Group failed, world;
+    if (use_2011) {
+        MPI_OK(MPI_Comm_reenable_any_source(MPI_COMM_WORLD, &failed));
+    } else {
+        MPI_OK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
+        MPI_OK(MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &failed));
+    }
+    int n = 0, idx[64];
+    MPI_OK(MPI_Group_size(failed, &n));
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    for (int i = 0; i < n; ++i) idx[i] = i;
+    MPI_OK(MPI_Group_translate_ranks(failed, n, idx, world, ranks));
+    MPI_Group_free(&world);
+    if (failed != MPI_GROUP_EMPTY) MPI_Group_free(&failed);
+    return n;
+}
+
 int main(int argc, char **argv) {
     int me, size;
     tl_init(&argc, &argv, &me, &size, 6);
@@ -27,16 +62,7 @@ int main(int argc, char **argv) {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     if (me != 0) {
-        int count = 0;
-        for (;;) {
-            long long task;
-            MPI_Status st;
-            MPI_OK(MPI_Recv(&task, 1, MPI_LONG_LONG, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-            if (st.MPI_TAG == TAG_STOP) break;
-            if (++count == dies_after(me)) tl_die(SIGKILL);
-            long long result[2] = {task, task * task};
-            MPI_OK(MPI_Send(result, 2, MPI_LONG_LONG, 0, TAG_RESULT, MPI_COMM_WORLD));
-        }
+        worker(me);
         MPI_OK(MPI_Finalize());
         return 0;
     }
@@ -79,20 +105,8 @@ int main(int argc, char **argv) {
             continue;
         }
         CHECK(tl_class(rc) == MPI_ERR_PROC_FAILED, "wildcard receive: class %d", tl_class(rc));
-        MPI_Group failed, world;
-        if (use_2011) {
-            MPI_OK(MPI_Comm_reenable_any_source(MPI_COMM_WORLD, &failed));
-        } else {
-            MPI_OK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
-            MPI_OK(MPIX_Comm_failure_get_acked(MPI_COMM_WORLD, &failed));
-        }
-        int n = 0, idx[64], ranks[64];
-        MPI_OK(MPI_Group_size(failed, &n));
-        MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
-        for (int i = 0; i < n; ++i) idx[i] = i;
-        MPI_OK(MPI_Group_translate_ranks(failed, n, idx, world, ranks));
-        MPI_Group_free(&world);
-        if (failed != MPI_GROUP_EMPTY) MPI_Group_free(&failed);
+        int ranks[64];
+        const int n = failed_ranks(use_2011, ranks);
         for (int i = 0; i < n; ++i) {
             const int w = ranks[i];
             if (dead[w]) continue;

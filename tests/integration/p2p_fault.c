@@ -71,11 +71,68 @@ static void complete_pending(MPI_Request *req, int tag) {
     CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == tag, "pending receive matched %d/%d", st.MPI_SOURCE, st.MPI_TAG);
 }
 
+/* The 2011 calls on the same record. */
+static void check_2011_calls(void) {
+    int nf = -1, nnew = -1, ranks[4] = {-1, -1, -1, -1};
+    MPI_OK(MPI_Comm_validate_local(MPI_COMM_WORLD, &nf, &nnew));
+    CHECK(nf == 1 && nnew == 1, "validate_local: %d failed, %d new", nf, nnew);
+    MPI_OK(MPI_Comm_get_failed_local(MPI_COMM_WORLD, MPI_FAILED_ALL, ranks));
+    CHECK(ranks[0] == v, "get_failed_local(ALL) = %d", ranks[0]);
+    MPI_OK(MPI_Comm_get_failed_local(MPI_COMM_WORLD, MPI_FAILED_NEW, ranks + 1));
+    CHECK(ranks[1] == v, "get_failed_local(NEW) = %d", ranks[1]);
+    MPI_OK(MPI_Comm_validate_local(MPI_COMM_WORLD, &nf, &nnew));
+    CHECK(nf == 1 && nnew == 0, "second validate_local: %d failed, %d new", nf, nnew);
+    CHECK_CLASS(MPI_Comm_get_failed_local(MPI_COMM_WORLD, 77, ranks), MPI_ERR_ARG);
+    MPI_Group g;
+    MPI_OK(MPI_Comm_group_failed(MPI_COMM_WORLD, &g));
+    CHECK(group_has_only_v(g), "MPI_Comm_group_failed must report exactly rank %d", v);
+    MPI_Group_free(&g);
+    MPI_OK(MPI_Comm_reenable_any_source(MPI_COMM_WORLD, &g));
+    CHECK(group_has_only_v(g), "reenable_any_source must return exactly rank %d", v);
+    MPI_Group_free(&g);
+    CHECK_CLASS(MPI_Comm_remote_group_failed(MPI_COMM_WORLD, &g), MPI_ERR_COMM);
+}
+
+/* Multi-request completion: an error per request (x: the value sent). */
+static void check_multi_completion(int x) {
+    int y = 0, flag = 0;
+    MPI_Request reqs[2];
+    MPI_Status sts[2];
+    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, v, 40, MPI_COMM_WORLD, &reqs[0]));
+    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, prev, 41, MPI_COMM_WORLD, &reqs[1]));
+    MPI_OK(MPI_Send(&x, 1, MPI_INT, next, 41, MPI_COMM_WORLD));
+    CHECK_CLASS(MPI_Waitall(2, reqs, sts), MPI_ERR_IN_STATUS);
+    CHECK(tl_class(sts[0].MPI_ERROR) == MPI_ERR_PROC_FAILED, "Waitall status 0: %d", sts[0].MPI_ERROR);
+    CHECK(sts[1].MPI_ERROR == MPI_SUCCESS && y == 3000 + prev, "Waitall status 1: %d (%d)", sts[1].MPI_ERROR, y);
+
+    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, v, 42, MPI_COMM_WORLD, &reqs[0]));
+    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, prev, 43, MPI_COMM_WORLD, &reqs[1]));
+    MPI_OK(MPI_Send(&x, 1, MPI_INT, next, 43, MPI_COMM_WORLD));
+    int done = 0, failed = 0, ok = 0;
+    while (done < 2) {
+        int outcount = 0, idx[2];
+        int rc = MPI_Waitsome(2, reqs, &outcount, idx, sts);
+        CHECK(rc == MPI_SUCCESS || tl_class(rc) == MPI_ERR_IN_STATUS, "Waitsome returned %d", rc);
+        for (int i = 0; i < outcount; ++i) {
+            if (idx[i] == 0) failed += tl_class(sts[i].MPI_ERROR) == MPI_ERR_PROC_FAILED;
+            else ok += sts[i].MPI_ERROR == MPI_SUCCESS || rc == MPI_SUCCESS;
+        }
+        done += outcount;
+    }
+    CHECK(failed == 1 && ok == 1, "Waitsome: %d failed, %d ok", failed, ok);
+
+    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, v, 44, MPI_COMM_WORLD, &reqs[0]));
+    flag = 0;
+    int rc = MPI_SUCCESS;
+    while (!flag) rc = MPI_Testall(1, reqs, &flag, sts);
+    CHECK(tl_class(rc) == MPI_ERR_IN_STATUS && tl_class(sts[0].MPI_ERROR) == MPI_ERR_PROC_FAILED,
+          "Testall: %d / %d", rc, sts[0].MPI_ERROR);
+}
+
 static void survivor_checks(int early_messages, int acked) {
     int x = 0, flag = 0;
     MPI_Status st;
-    MPI_Request req, reqs[2];
-    MPI_Status sts[2];
+    MPI_Request req;
 
     /* Operations with v. */
     CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, v, 20, MPI_COMM_WORLD, &st), MPI_ERR_PROC_FAILED);
@@ -109,58 +166,12 @@ static void survivor_checks(int early_messages, int acked) {
     MPI_OK(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 33, MPI_COMM_WORLD, &st));
     CHECK(x == 2000 + prev && st.MPI_SOURCE == prev, "got %d from %d", x, st.MPI_SOURCE);
 
-    /* The 2011 calls on the same record. */
-    int nf = -1, nnew = -1, ranks[4] = {-1, -1, -1, -1};
-    MPI_OK(MPI_Comm_validate_local(MPI_COMM_WORLD, &nf, &nnew));
-    CHECK(nf == 1 && nnew == 1, "validate_local: %d failed, %d new", nf, nnew);
-    MPI_OK(MPI_Comm_get_failed_local(MPI_COMM_WORLD, MPI_FAILED_ALL, ranks));
-    CHECK(ranks[0] == v, "get_failed_local(ALL) = %d", ranks[0]);
-    MPI_OK(MPI_Comm_get_failed_local(MPI_COMM_WORLD, MPI_FAILED_NEW, ranks + 1));
-    CHECK(ranks[1] == v, "get_failed_local(NEW) = %d", ranks[1]);
-    MPI_OK(MPI_Comm_validate_local(MPI_COMM_WORLD, &nf, &nnew));
-    CHECK(nf == 1 && nnew == 0, "second validate_local: %d failed, %d new", nf, nnew);
-    CHECK_CLASS(MPI_Comm_get_failed_local(MPI_COMM_WORLD, 77, ranks), MPI_ERR_ARG);
-    MPI_Group g;
-    MPI_OK(MPI_Comm_group_failed(MPI_COMM_WORLD, &g));
-    CHECK(group_has_only_v(g), "MPI_Comm_group_failed must report exactly rank %d", v);
-    MPI_Group_free(&g);
-    MPI_OK(MPI_Comm_reenable_any_source(MPI_COMM_WORLD, &g));
-    CHECK(group_has_only_v(g), "reenable_any_source must return exactly rank %d", v);
-    MPI_Group_free(&g);
-    CHECK_CLASS(MPI_Comm_remote_group_failed(MPI_COMM_WORLD, &g), MPI_ERR_COMM);
+    check_2011_calls();
 
     /* Multi-request completion: an error per request. */
     int y = 0;
     x = 3000 + me;
-    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, v, 40, MPI_COMM_WORLD, &reqs[0]));
-    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, prev, 41, MPI_COMM_WORLD, &reqs[1]));
-    MPI_OK(MPI_Send(&x, 1, MPI_INT, next, 41, MPI_COMM_WORLD));
-    CHECK_CLASS(MPI_Waitall(2, reqs, sts), MPI_ERR_IN_STATUS);
-    CHECK(tl_class(sts[0].MPI_ERROR) == MPI_ERR_PROC_FAILED, "Waitall status 0: %d", sts[0].MPI_ERROR);
-    CHECK(sts[1].MPI_ERROR == MPI_SUCCESS && y == 3000 + prev, "Waitall status 1: %d (%d)", sts[1].MPI_ERROR, y);
-
-    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, v, 42, MPI_COMM_WORLD, &reqs[0]));
-    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, prev, 43, MPI_COMM_WORLD, &reqs[1]));
-    MPI_OK(MPI_Send(&x, 1, MPI_INT, next, 43, MPI_COMM_WORLD));
-    int done = 0, failed = 0, ok = 0;
-    while (done < 2) {
-        int outcount = 0, idx[2];
-        int rc = MPI_Waitsome(2, reqs, &outcount, idx, sts);
-        CHECK(rc == MPI_SUCCESS || tl_class(rc) == MPI_ERR_IN_STATUS, "Waitsome returned %d", rc);
-        for (int i = 0; i < outcount; ++i) {
-            if (idx[i] == 0) failed += tl_class(sts[i].MPI_ERROR) == MPI_ERR_PROC_FAILED;
-            else ok += sts[i].MPI_ERROR == MPI_SUCCESS || rc == MPI_SUCCESS;
-        }
-        done += outcount;
-    }
-    CHECK(failed == 1 && ok == 1, "Waitsome: %d failed, %d ok", failed, ok);
-
-    MPI_OK(MPI_Irecv(&y, 1, MPI_INT, v, 44, MPI_COMM_WORLD, &reqs[0]));
-    flag = 0;
-    int rc = MPI_SUCCESS;
-    while (!flag) rc = MPI_Testall(1, reqs, &flag, sts);
-    CHECK(tl_class(rc) == MPI_ERR_IN_STATUS && tl_class(sts[0].MPI_ERROR) == MPI_ERR_PROC_FAILED,
-          "Testall: %d / %d", rc, sts[0].MPI_ERROR);
+    check_multi_completion(x);
 
     /* Sendrecv names the failed peer, whichever half involves it. Its error
        is its return code: a call of one status leaves MPI_ERROR alone (MPI

@@ -84,6 +84,200 @@ static void until_known(MPI_Win win) {
     }
 }
 
+/* The victim dies inside MPI_Win_allocate: every survivor gets the same outcome. */
+static void mode_create(void) {
+    int *mem;
+    MPI_Win win = MPI_WIN_NULL;
+    int rc = MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+    MPI_Comm shrunk;
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk));
+    int ok = rc == MPI_SUCCESS, lo = -1, hi = -1;
+    MPI_OK(MPI_Allreduce(&ok, &lo, 1, MPI_INT, MPI_MIN, shrunk));
+    MPI_OK(MPI_Allreduce(&ok, &hi, 1, MPI_INT, MPI_MAX, shrunk));
+    CHECK(lo == hi, "MPI_Win_allocate succeeded at some survivors only (rc %d here)", rc);
+    CHECK(ok || cls_of(rc) == MPI_ERR_PROC_FAILED, "MPI_Win_allocate failed with class %d", cls_of(rc));
+    if (ok) MPI_OK(MPI_Win_free(&win));
+    MPI_Comm_free(&shrunk);
+    if (rank == 0) printf("rma_fault create: 3 survivors ok (window %s everywhere)\n", ok ? "created" : "refused");
+    MPI_Finalize();
+}
+
+/* rma_fault fence (see the header). */
+static void mode_fence(int *mem, MPI_Win win, int survivors) {
+    MPI_OK(MPI_Win_fence(0, win));
+    if (rank == victim) die();
+    await_death();
+    for (int t = 0; t < size; ++t) {
+        int v = 100 * rank + t;
+        int rc = MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, win);
+        CHECK(rc == MPI_SUCCESS || (t == victim && cls_of(rc) == MPI_ERR_PROC_FAILED), "put to %d: %d", t, rc);
+    }
+    int rc = MPI_Win_fence(0, win);
+    CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "fence after the death: class %d", cls_of(rc));
+    /* The epoch completed among the live: every survivor's put is here. */
+    for (int o = 0; o < survivors; ++o) CHECK(mem[o] == 100 * o + rank, "mem[%d] = %d", o, mem[o]);
+    /* The next epoch is normal, the failure being reported. */
+    for (int t = 0; t < survivors; ++t) {
+        int v = 7;
+        MPI_OK(MPI_Accumulate(&v, 1, MPI_INT, t, 40, 1, MPI_INT, MPI_SUM, win));
+    }
+    MPI_OK(MPI_Win_fence(0, win));
+    CHECK(mem[40] == 7 * survivors, "mem[40] = %d", mem[40]);
+}
+
+/* rma_fault lock (see the header). */
+static void mode_lock(MPI_Win win, int survivors) {
+    if (rank == victim) die();
+    await_death();
+    until_known(win);
+    int v = 5;
+    int rc = MPI_Win_lock(MPI_LOCK_SHARED, victim, 0, win);
+    CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "lock of the dead: class %d", cls_of(rc));
+    rc = MPI_Put(&v, 1, MPI_INT, victim, 0, 1, MPI_INT, win);
+    CHECK(cls_of(rc) != MPI_SUCCESS, "put to the dead without a lock succeeded");
+    const int live = (rank + 1) % survivors;
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, live, 0, win));
+    MPI_OK(MPI_Accumulate(&v, 1, MPI_INT, live, 1, 1, MPI_INT, MPI_SUM, win));
+    MPI_OK(MPI_Win_unlock(live, win));
+}
+
+/* rma_fault flush (see the header). */
+static void mode_flush(MPI_Win win, int survivors) {
+    MPI_OK(MPI_Win_lock_all(0, win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));  /* every lock_all is granted before the death */
+    if (rank == victim) die();
+    await_death();
+    for (int t = 0; t < size; ++t) {
+        int v = 10 + rank;
+        int rc = MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, win);
+        CHECK(rc == MPI_SUCCESS || (t == victim && cls_of(rc) == MPI_ERR_PROC_FAILED), "put to %d: %d", t, rc);
+    }
+    const int live = (rank + 1) % survivors;
+    MPI_OK(MPI_Win_flush(live, win));
+    int rc = MPI_Win_flush(victim, win);
+    if (rc == MPI_SUCCESS) {
+        /* The put failed at once (the failure was known): unlock still reports it. */
+    } else {
+        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "flush of the dead: class %d", cls_of(rc));
+    }
+    until_known(win);
+    rc = MPI_Win_unlock_all(win);
+    CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "unlock_all: class %d", cls_of(rc));
+}
+
+/* rma_fault holder (see the header). */
+static void mode_holder(MPI_Win win, int survivors) {
+    if (rank == victim) {
+        MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        die();
+    }
+    await_death();
+    until_known(win);
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        int rc = MPI_Win_lock(attempt % 2 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "lock %d of rank 0 after its holder died: class %d", attempt,
+              cls_of(rc));
+    }
+    /* Other targets' locks are not affected. */
+    if (survivors > 1) {
+        MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
+        MPI_OK(MPI_Win_unlock(1, win));
+    }
+}
+
+/* rma_fault pscw (see the header). */
+static void mode_pscw(int *mem, MPI_Win win, int survivors) {
+    MPI_Group world;
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    MPI_OK(MPI_Win_post(world, 0, win));
+    MPI_OK(MPI_Win_start(world, 0, win));
+    if (rank == victim) die();
+    await_death();
+    for (int t = 0; t < size; ++t) {
+        int v = 50 + rank;
+        int rc = MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, win);
+        CHECK(rc == MPI_SUCCESS || (t == victim && cls_of(rc) == MPI_ERR_PROC_FAILED), "put to %d: %d", t, rc);
+    }
+    /* Once the failure is known here, complete reports it (the victim
+       failed during the epoch); before, a put that was a direct copy into
+       the victim's mapped memory may complete without error. */
+    until_known(win);
+    int rc = MPI_Win_complete(win);
+    CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "complete: class %d", cls_of(rc));
+    rc = MPI_Win_wait(win);
+    CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "wait: class %d", cls_of(rc));
+    for (int o = 0; o < survivors; ++o) CHECK(mem[o] == 50 + o, "mem[%d] = %d", o, mem[o]);
+    /* A new epoch leaves the known failure out and succeeds. */
+    MPI_OK(MPI_Win_post(world, 0, win));
+    MPI_OK(MPI_Win_start(world, 0, win));
+    MPI_OK(MPI_Win_complete(win));
+    MPI_OK(MPI_Win_wait(win));
+    MPI_Group_free(&world);
+}
+
+/* rma_fault validate (see the header). */
+static void mode_validate(MPI_Win win) {
+    if (rank == victim) die();
+    await_death();
+    MPI_Group failed, ifailed, world;
+    MPI_OK(MPI_Win_validate(win, &failed));
+    MPI_Request req;
+    MPI_OK(MPI_Iwin_validate(win, &ifailed, &req));
+    MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    int n = -1, in = -1, r = -1, cmp = -1;
+    MPI_Group_size(failed, &n);
+    MPI_Group_size(ifailed, &in);
+    CHECK(n == 1 && in == 1, "validate: %d and %d failed", n, in);
+    int zero = 0;
+    MPI_OK(MPI_Group_translate_ranks(failed, 1, &zero, world, &r));
+    CHECK(r == victim, "validate named rank %d", r);
+    MPI_OK(MPI_Group_compare(failed, ifailed, &cmp));
+    CHECK(cmp == MPI_IDENT, "validate and iwin_validate differ");
+    MPI_Group_free(&failed);
+    MPI_Group_free(&ifailed);
+    MPI_Group_free(&world);
+}
+
+/* rma_fault revoke_fence (see the header). */
+static void mode_revoke_fence(MPI_Win win) {
+    int x = 0, rc;
+    if (rank == 0) {
+        for (int r = 1; r < size; ++r) MPI_OK(MPI_Recv(&x, 1, MPI_INT, r, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_OK(MPIX_Win_revoke(win));
+    } else {
+        MPI_OK(MPI_Send(&x, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
+    }
+    rc = MPI_Win_fence(0, win);
+    CHECK(cls_of(rc) == MPI_ERR_REVOKED, "fence on the revoked window: class %d", cls_of(rc));
+    int flag = 0;
+    MPI_OK(MPIX_Win_is_revoked(win, &flag));
+    CHECK(flag, "not revoked");
+    rc = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    CHECK(cls_of(rc) == MPI_ERR_REVOKED, "lock on the revoked window: class %d", cls_of(rc));
+}
+
+/* rma_fault revoke_lock (see the header). */
+static void mode_revoke_lock(MPI_Win win) {
+    int x = 0, rc;
+    if (rank == 1) {
+        MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        MPI_OK(MPI_Send(&x, 1, MPI_INT, 2, 6, MPI_COMM_WORLD));
+        MPI_OK(MPI_Recv(&x, 1, MPI_INT, 2, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Win_invalidate(win));
+        rc = MPI_Win_unlock(0, win);
+        CHECK(cls_of(rc) == MPI_ERR_REVOKED, "unlock on the revoked window: class %d", cls_of(rc));
+    } else if (rank == 2) {
+        MPI_OK(MPI_Recv(&x, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Send(&x, 1, MPI_INT, 1, 7, MPI_COMM_WORLD));
+        rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+        CHECK(cls_of(rc) == MPI_ERR_REVOKED, "lock blocked by the holder: class %d", cls_of(rc));
+    } else {
+        rc = MPI_Win_fence(0, win);  /* drives progress until the revoke arrives */
+        CHECK(cls_of(rc) == MPI_ERR_REVOKED, "fence: class %d", cls_of(rc));
+    }
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "fence";
     /* Rank 3 of 4 dies at its first agreement: the one inside MPI_Win_allocate. */
@@ -97,175 +291,28 @@ int main(int argc, char **argv) {
     const int survivors = no_death ? size : size - 1;
     if (strcmp(mode, "create") == 0) {
         CHECK(size == 4, "create runs with 4 ranks");
-        int rc = MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
-        MPI_Comm shrunk;
-        MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk));
-        int ok = rc == MPI_SUCCESS, lo = -1, hi = -1;
-        MPI_OK(MPI_Allreduce(&ok, &lo, 1, MPI_INT, MPI_MIN, shrunk));
-        MPI_OK(MPI_Allreduce(&ok, &hi, 1, MPI_INT, MPI_MAX, shrunk));
-        CHECK(lo == hi, "MPI_Win_allocate succeeded at some survivors only (rc %d here)", rc);
-        CHECK(ok || cls_of(rc) == MPI_ERR_PROC_FAILED, "MPI_Win_allocate failed with class %d", cls_of(rc));
-        if (ok) MPI_OK(MPI_Win_free(&win));
-        MPI_Comm_free(&shrunk);
-        if (rank == 0) printf("rma_fault create: 3 survivors ok (window %s everywhere)\n", ok ? "created" : "refused");
-        MPI_Finalize();
+        mode_create();
         return 0;
     }
     MPI_OK(MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
 
     if (strcmp(mode, "fence") == 0) {
-        MPI_OK(MPI_Win_fence(0, win));
-        if (rank == victim) die();
-        await_death();
-        for (int t = 0; t < size; ++t) {
-            int v = 100 * rank + t;
-            int rc = MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, win);
-            CHECK(rc == MPI_SUCCESS || (t == victim && cls_of(rc) == MPI_ERR_PROC_FAILED), "put to %d: %d", t, rc);
-        }
-        int rc = MPI_Win_fence(0, win);
-        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "fence after the death: class %d", cls_of(rc));
-        /* The epoch completed among the live: every survivor's put is here. */
-        for (int o = 0; o < survivors; ++o) CHECK(mem[o] == 100 * o + rank, "mem[%d] = %d", o, mem[o]);
-        /* The next epoch is normal, the failure being reported. */
-        for (int t = 0; t < survivors; ++t) {
-            int v = 7;
-            MPI_OK(MPI_Accumulate(&v, 1, MPI_INT, t, 40, 1, MPI_INT, MPI_SUM, win));
-        }
-        MPI_OK(MPI_Win_fence(0, win));
-        CHECK(mem[40] == 7 * survivors, "mem[40] = %d", mem[40]);
+        mode_fence(mem, win, survivors);
     } else if (strcmp(mode, "lock") == 0) {
-        if (rank == victim) die();
-        await_death();
-        until_known(win);
-        int v = 5;
-        int rc = MPI_Win_lock(MPI_LOCK_SHARED, victim, 0, win);
-        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "lock of the dead: class %d", cls_of(rc));
-        rc = MPI_Put(&v, 1, MPI_INT, victim, 0, 1, MPI_INT, win);
-        CHECK(cls_of(rc) != MPI_SUCCESS, "put to the dead without a lock succeeded");
-        const int live = (rank + 1) % survivors;
-        MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, live, 0, win));
-        MPI_OK(MPI_Accumulate(&v, 1, MPI_INT, live, 1, 1, MPI_INT, MPI_SUM, win));
-        MPI_OK(MPI_Win_unlock(live, win));
+        mode_lock(win, survivors);
     } else if (strcmp(mode, "flush") == 0) {
-        MPI_OK(MPI_Win_lock_all(0, win));
-        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));  /* every lock_all is granted before the death */
-        if (rank == victim) die();
-        await_death();
-        for (int t = 0; t < size; ++t) {
-            int v = 10 + rank;
-            int rc = MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, win);
-            CHECK(rc == MPI_SUCCESS || (t == victim && cls_of(rc) == MPI_ERR_PROC_FAILED), "put to %d: %d", t, rc);
-        }
-        const int live = (rank + 1) % survivors;
-        MPI_OK(MPI_Win_flush(live, win));
-        int rc = MPI_Win_flush(victim, win);
-        if (rc == MPI_SUCCESS) {
-            /* The put failed at once (the failure was known): unlock still reports it. */
-        } else {
-            CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "flush of the dead: class %d", cls_of(rc));
-        }
-        until_known(win);
-        rc = MPI_Win_unlock_all(win);
-        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "unlock_all: class %d", cls_of(rc));
+        mode_flush(win, survivors);
     } else if (strcmp(mode, "holder") == 0) {
-        if (rank == victim) {
-            MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
-            die();
-        }
-        await_death();
-        until_known(win);
-        for (int attempt = 0; attempt < 3; ++attempt) {
-            int rc = MPI_Win_lock(attempt % 2 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, 0, 0, win);
-            CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "lock %d of rank 0 after its holder died: class %d", attempt,
-                  cls_of(rc));
-        }
-        /* Other targets' locks are not affected. */
-        if (survivors > 1) {
-            MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win));
-            MPI_OK(MPI_Win_unlock(1, win));
-        }
+        mode_holder(win, survivors);
     } else if (strcmp(mode, "pscw") == 0) {
-        MPI_Group world;
-        MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
-        MPI_OK(MPI_Win_post(world, 0, win));
-        MPI_OK(MPI_Win_start(world, 0, win));
-        if (rank == victim) die();
-        await_death();
-        for (int t = 0; t < size; ++t) {
-            int v = 50 + rank;
-            int rc = MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, win);
-            CHECK(rc == MPI_SUCCESS || (t == victim && cls_of(rc) == MPI_ERR_PROC_FAILED), "put to %d: %d", t, rc);
-        }
-        /* Once the failure is known here, complete reports it (the victim
-           failed during the epoch); before, a put that was a direct copy into
-           the victim's mapped memory may complete without error. */
-        until_known(win);
-        int rc = MPI_Win_complete(win);
-        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "complete: class %d", cls_of(rc));
-        rc = MPI_Win_wait(win);
-        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "wait: class %d", cls_of(rc));
-        for (int o = 0; o < survivors; ++o) CHECK(mem[o] == 50 + o, "mem[%d] = %d", o, mem[o]);
-        /* A new epoch leaves the known failure out and succeeds. */
-        MPI_OK(MPI_Win_post(world, 0, win));
-        MPI_OK(MPI_Win_start(world, 0, win));
-        MPI_OK(MPI_Win_complete(win));
-        MPI_OK(MPI_Win_wait(win));
-        MPI_Group_free(&world);
+        mode_pscw(mem, win, survivors);
     } else if (strcmp(mode, "validate") == 0) {
-        if (rank == victim) die();
-        await_death();
-        MPI_Group failed, ifailed, world;
-        MPI_OK(MPI_Win_validate(win, &failed));
-        MPI_Request req;
-        MPI_OK(MPI_Iwin_validate(win, &ifailed, &req));
-        MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-        MPI_OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
-        int n = -1, in = -1, r = -1, cmp = -1;
-        MPI_Group_size(failed, &n);
-        MPI_Group_size(ifailed, &in);
-        CHECK(n == 1 && in == 1, "validate: %d and %d failed", n, in);
-        int zero = 0;
-        MPI_OK(MPI_Group_translate_ranks(failed, 1, &zero, world, &r));
-        CHECK(r == victim, "validate named rank %d", r);
-        MPI_OK(MPI_Group_compare(failed, ifailed, &cmp));
-        CHECK(cmp == MPI_IDENT, "validate and iwin_validate differ");
-        MPI_Group_free(&failed);
-        MPI_Group_free(&ifailed);
-        MPI_Group_free(&world);
+        mode_validate(win);
     } else if (strcmp(mode, "revoke_fence") == 0) {
-        int x = 0, rc;
-        if (rank == 0) {
-            for (int r = 1; r < size; ++r) MPI_OK(MPI_Recv(&x, 1, MPI_INT, r, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            MPI_OK(MPIX_Win_revoke(win));
-        } else {
-            MPI_OK(MPI_Send(&x, 1, MPI_INT, 0, 5, MPI_COMM_WORLD));
-        }
-        rc = MPI_Win_fence(0, win);
-        CHECK(cls_of(rc) == MPI_ERR_REVOKED, "fence on the revoked window: class %d", cls_of(rc));
-        int flag = 0;
-        MPI_OK(MPIX_Win_is_revoked(win, &flag));
-        CHECK(flag, "not revoked");
-        rc = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-        CHECK(cls_of(rc) == MPI_ERR_REVOKED, "lock on the revoked window: class %d", cls_of(rc));
+        mode_revoke_fence(win);
     } else if (strcmp(mode, "revoke_lock") == 0) {
-        int x = 0, rc;
-        if (rank == 1) {
-            MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
-            MPI_OK(MPI_Send(&x, 1, MPI_INT, 2, 6, MPI_COMM_WORLD));
-            MPI_OK(MPI_Recv(&x, 1, MPI_INT, 2, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            MPI_OK(MPI_Win_invalidate(win));
-            rc = MPI_Win_unlock(0, win);
-            CHECK(cls_of(rc) == MPI_ERR_REVOKED, "unlock on the revoked window: class %d", cls_of(rc));
-        } else if (rank == 2) {
-            MPI_OK(MPI_Recv(&x, 1, MPI_INT, 1, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            MPI_OK(MPI_Send(&x, 1, MPI_INT, 1, 7, MPI_COMM_WORLD));
-            rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
-            CHECK(cls_of(rc) == MPI_ERR_REVOKED, "lock blocked by the holder: class %d", cls_of(rc));
-        } else {
-            rc = MPI_Win_fence(0, win);  /* drives progress until the revoke arrives */
-            CHECK(cls_of(rc) == MPI_ERR_REVOKED, "fence: class %d", cls_of(rc));
-        }
+        mode_revoke_lock(win);
     } else {
         CHECK(0, "unknown mode %s", mode);
     }

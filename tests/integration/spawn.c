@@ -190,6 +190,164 @@ static void child(int argc, char **argv, MPI_Comm parent) {
     MPI_OK(MPI_Finalize());
 }
 
+/* spawn basic (see the header). */
+static void parent_basic(int argc, char **argv, int rank, int size) {
+    const int n = argc > 2 ? atoi(argv[2]) : 2;
+    char *args[] = {"child", "basic", NULL};
+    int codes[16];
+    MPI_Comm inter;
+    MPI_OK(MPI_Comm_spawn(argv[0], args, n, MPI_INFO_NULL, size - 1, MPI_COMM_WORLD, &inter, codes));
+    for (int i = 0; i < n; ++i) CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] = %d", i, codes[i]);
+    int rsize, lsize, isinter;
+    MPI_OK(MPI_Comm_test_inter(inter, &isinter));
+    MPI_OK(MPI_Comm_remote_size(inter, &rsize));
+    MPI_OK(MPI_Comm_size(inter, &lsize));
+    CHECK(isinter && rsize == n && lsize == size, "inter %d, sizes %d/%d", isinter, lsize, rsize);
+    exercise(inter, 0);
+    MPI_Request idle = idle_persistent(inter, rank == 0);
+    MPI_OK(MPI_Comm_disconnect(&inter));
+    MPI_OK(MPI_Request_free(&idle));
+    /* a second spawn after the first is gone */
+    MPI_OK(MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+    exercise(inter, 0);
+    idle = idle_persistent(inter, rank == 0);
+    MPI_OK(MPI_Comm_disconnect(&inter));
+    MPI_OK(MPI_Request_free(&idle));
+}
+
+/* spawn multiple (see the header). */
+static void parent_multiple(char **argv, int rank) {
+    /* two programs: this one, and spawn_fault's child (built next to it) */
+    char other[4096];
+    snprintf(other, sizeof other, "%s_fault", argv[0]);
+    if (access(other, X_OK) != 0) snprintf(other, sizeof other, "%s", argv[0]);
+    const int two = strcmp(other, argv[0]) != 0;
+    char *cmds[2] = {argv[0], other};
+    char *a0[] = {"child", "multi", "0", NULL}, *a1[] = {"child", "multi", "1", NULL}, *a1b[] = {"child", "bye", NULL};
+    char **argvs[2] = {a0, two ? a1b : a1};
+    int counts[2] = {1, 2};
+    MPI_Info infos[2];
+    for (int i = 0; i < 2; ++i) {
+        MPI_OK(MPI_Info_create(&infos[i]));
+        MPI_OK(MPI_Info_set(infos[i], "wdir", "/tmp"));
+        MPI_OK(MPI_Info_set(infos[i], "env", i == 0 ? "SPAWN_TEST_VAR=zero" : "OTHER=1\nSPAWN_TEST_VAR=one"));
+    }
+    int codes[3];
+    MPI_Comm inter;
+    MPI_OK(MPI_Comm_spawn_multiple(2, cmds, argvs, counts, infos, 0, MPI_COMM_WORLD, &inter, codes));
+    for (int i = 0; i < 3; ++i) CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] = %d", i, codes[i]);
+    /* world ranks 0 (app 0), 1 and 2 (app 1): each tells rank 0 its
+       100 * appnum + rank, or (the other program) waits for a goodbye */
+    if (rank == 0) {
+        for (int c = 0; c < 3; ++c) {
+            if (two && c > 0) {
+                int bye = 42;
+                MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
+                continue;
+            }
+            int v = -1;
+            MPI_OK(MPI_Recv(&v, 1, MPI_INT, c, 8, inter, MPI_STATUS_IGNORE));
+            CHECK(v == 100 * (c > 0) + c, "child %d says %d", c, v);
+        }
+    }
+    MPI_OK(MPI_Comm_disconnect(&inter));
+    for (int i = 0; i < 2; ++i) MPI_OK(MPI_Info_free(&infos[i]));
+}
+
+/* spawn connect (see the header). */
+static void parent_connect(char **argv) {
+    char *aa[] = {"child", "groupA", NULL}, *ab[] = {"child", "groupB", NULL};
+    MPI_Comm ga, gb;
+    MPI_OK(MPI_Comm_spawn(argv[0], aa, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ga, MPI_ERRCODES_IGNORE));
+    MPI_OK(MPI_Comm_spawn(argv[0], ab, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &gb, MPI_ERRCODES_IGNORE));
+    /* A publishes before its barrier with us returns; B looks up after its own */
+    MPI_OK(MPI_Barrier(ga));
+    MPI_OK(MPI_Barrier(gb));
+    MPI_OK(MPI_Comm_disconnect(&ga));
+    MPI_OK(MPI_Comm_disconnect(&gb));
+}
+
+/* spawn conacc (see the header). */
+static void parent_conacc(char **argv, int rank) {
+    char *ac[] = {"child", "conn", NULL}, *aa[] = {"child", "acc", NULL};
+    MPI_Comm conn, acc;
+    MPI_OK(MPI_Comm_spawn(argv[0], ac, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &conn, MPI_ERRCODES_IGNORE));
+    MPI_OK(MPI_Comm_spawn(argv[0], aa, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &acc, MPI_ERRCODES_IGNORE));
+    if (rank == 0) {
+        char port[MPI_MAX_PORT_NAME];
+        MPI_OK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, acc, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, conn));
+    }
+    MPI_OK(MPI_Barrier(acc));
+    MPI_OK(MPI_Barrier(conn));
+    MPI_OK(MPI_Comm_free(&acc));
+    MPI_OK(MPI_Comm_free(&conn));
+}
+
+/* spawn join (see the header). */
+static void parent_join(int rank, int size) {
+    CHECK(size >= 2, "join needs 2 ranks");
+    MPI_Comm inter = MPI_COMM_NULL;
+    if (rank <= 1) {
+        int fd = -1;
+        int port = 0;
+        if (rank == 0) {
+            int ls = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in a;
+            memset(&a, 0, sizeof a);
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            CHECK(bind(ls, (struct sockaddr *)&a, sizeof a) == 0 && listen(ls, 1) == 0, "listen");
+            socklen_t len = sizeof a;
+            getsockname(ls, (struct sockaddr *)&a, &len);
+            port = ntohs(a.sin_port);
+            MPI_OK(MPI_Send(&port, 1, MPI_INT, 1, 3, MPI_COMM_WORLD));
+            fd = accept(ls, NULL, NULL);
+            close(ls);
+        } else {
+            MPI_OK(MPI_Recv(&port, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            fd = socket(AF_INET, SOCK_STREAM, 0);
+            struct sockaddr_in a;
+            memset(&a, 0, sizeof a);
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            a.sin_port = htons((unsigned short)port);
+            CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect");
+        }
+        CHECK(fd >= 0, "socket");
+        MPI_OK(MPI_Comm_join(fd, &inter));
+        close(fd);
+        int rs;
+        MPI_OK(MPI_Comm_remote_size(inter, &rs));
+        CHECK(rs == 1, "join remote size %d", rs);
+        int mine = rank, theirs = -1;
+        MPI_OK(MPI_Sendrecv(&mine, 1, MPI_INT, 0, 5, &theirs, 1, MPI_INT, 0, 5, inter, MPI_STATUS_IGNORE));
+        CHECK(theirs == 1 - rank, "joined peer says %d", theirs);
+        MPI_OK(MPI_Comm_disconnect(&inter));
+    }
+}
+
+/* spawn errors (see the header). */
+static void parent_errors(char **argv, int size) {
+    int codes[3] = {-1, -1, -1};
+    MPI_Comm inter = MPI_COMM_WORLD;
+    char *args[] = {"x", NULL};
+    int rc = MPI_Comm_spawn("/nonexistent/program", args, 3, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
+    expect_class(rc, MPI_ERR_SPAWN, "spawn of a missing program");
+    CHECK(inter == MPI_COMM_NULL, "a failed spawn left an inter-communicator");
+    for (int i = 0; i < 3; ++i) expect_class(codes[i], MPI_ERR_SPAWN, "errcode");
+    rc = MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, size, MPI_COMM_WORLD, &inter, codes);
+    expect_class(rc, MPI_ERR_ROOT, "spawn with root = size");
+    rc = MPI_Comm_connect("not-a-port", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+    expect_class(rc, MPI_ERR_PORT, "connect to a bad port");
+    MPI_Info host;
+    MPI_OK(MPI_Info_create(&host));
+    MPI_OK(MPI_Info_set(host, "host", "no-such-node.invalid"));
+    rc = MPI_Comm_spawn(argv[0], args, 1, host, 0, MPI_COMM_WORLD, &inter, codes);
+    expect_class(rc, MPI_ERR_SPAWN, "spawn on another host");
+    MPI_OK(MPI_Info_free(&host));
+}
+
 int main(int argc, char **argv) {
     int rank, size, flag;
     MPI_OK(MPI_Init(&argc, &argv));
@@ -209,145 +367,17 @@ int main(int argc, char **argv) {
     CHECK(flag && universe >= size, "MPI_UNIVERSE_SIZE %d", universe);
 
     if (strcmp(mode, "basic") == 0) {
-        const int n = argc > 2 ? atoi(argv[2]) : 2;
-        char *args[] = {"child", "basic", NULL};
-        int codes[16];
-        MPI_Comm inter;
-        MPI_OK(MPI_Comm_spawn(argv[0], args, n, MPI_INFO_NULL, size - 1, MPI_COMM_WORLD, &inter, codes));
-        for (int i = 0; i < n; ++i) CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] = %d", i, codes[i]);
-        int rsize, lsize, isinter;
-        MPI_OK(MPI_Comm_test_inter(inter, &isinter));
-        MPI_OK(MPI_Comm_remote_size(inter, &rsize));
-        MPI_OK(MPI_Comm_size(inter, &lsize));
-        CHECK(isinter && rsize == n && lsize == size, "inter %d, sizes %d/%d", isinter, lsize, rsize);
-        exercise(inter, 0);
-        MPI_Request idle = idle_persistent(inter, rank == 0);
-        MPI_OK(MPI_Comm_disconnect(&inter));
-        MPI_OK(MPI_Request_free(&idle));
-        /* a second spawn after the first is gone */
-        MPI_OK(MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
-        exercise(inter, 0);
-        idle = idle_persistent(inter, rank == 0);
-        MPI_OK(MPI_Comm_disconnect(&inter));
-        MPI_OK(MPI_Request_free(&idle));
+        parent_basic(argc, argv, rank, size);
     } else if (strcmp(mode, "multiple") == 0) {
-        /* two programs: this one, and spawn_fault's child (built next to it) */
-        char other[4096];
-        snprintf(other, sizeof other, "%s_fault", argv[0]);
-        if (access(other, X_OK) != 0) snprintf(other, sizeof other, "%s", argv[0]);
-        const int two = strcmp(other, argv[0]) != 0;
-        char *cmds[2] = {argv[0], other};
-        char *a0[] = {"child", "multi", "0", NULL}, *a1[] = {"child", "multi", "1", NULL}, *a1b[] = {"child", "bye", NULL};
-        char **argvs[2] = {a0, two ? a1b : a1};
-        int counts[2] = {1, 2};
-        MPI_Info infos[2];
-        for (int i = 0; i < 2; ++i) {
-            MPI_OK(MPI_Info_create(&infos[i]));
-            MPI_OK(MPI_Info_set(infos[i], "wdir", "/tmp"));
-            MPI_OK(MPI_Info_set(infos[i], "env", i == 0 ? "SPAWN_TEST_VAR=zero" : "OTHER=1\nSPAWN_TEST_VAR=one"));
-        }
-        int codes[3];
-        MPI_Comm inter;
-        MPI_OK(MPI_Comm_spawn_multiple(2, cmds, argvs, counts, infos, 0, MPI_COMM_WORLD, &inter, codes));
-        for (int i = 0; i < 3; ++i) CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] = %d", i, codes[i]);
-        /* world ranks 0 (app 0), 1 and 2 (app 1): each tells rank 0 its
-           100 * appnum + rank, or (the other program) waits for a goodbye */
-        if (rank == 0) {
-            for (int c = 0; c < 3; ++c) {
-                if (two && c > 0) {
-                    int bye = 42;
-                    MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
-                    continue;
-                }
-                int v = -1;
-                MPI_OK(MPI_Recv(&v, 1, MPI_INT, c, 8, inter, MPI_STATUS_IGNORE));
-                CHECK(v == 100 * (c > 0) + c, "child %d says %d", c, v);
-            }
-        }
-        MPI_OK(MPI_Comm_disconnect(&inter));
-        for (int i = 0; i < 2; ++i) MPI_OK(MPI_Info_free(&infos[i]));
+        parent_multiple(argv, rank);
     } else if (strcmp(mode, "connect") == 0) {
-        char *aa[] = {"child", "groupA", NULL}, *ab[] = {"child", "groupB", NULL};
-        MPI_Comm ga, gb;
-        MPI_OK(MPI_Comm_spawn(argv[0], aa, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ga, MPI_ERRCODES_IGNORE));
-        MPI_OK(MPI_Comm_spawn(argv[0], ab, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &gb, MPI_ERRCODES_IGNORE));
-        /* A publishes before its barrier with us returns; B looks up after its own */
-        MPI_OK(MPI_Barrier(ga));
-        MPI_OK(MPI_Barrier(gb));
-        MPI_OK(MPI_Comm_disconnect(&ga));
-        MPI_OK(MPI_Comm_disconnect(&gb));
+        parent_connect(argv);
     } else if (strcmp(mode, "conacc") == 0) {
-        char *ac[] = {"child", "conn", NULL}, *aa[] = {"child", "acc", NULL};
-        MPI_Comm conn, acc;
-        MPI_OK(MPI_Comm_spawn(argv[0], ac, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &conn, MPI_ERRCODES_IGNORE));
-        MPI_OK(MPI_Comm_spawn(argv[0], aa, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &acc, MPI_ERRCODES_IGNORE));
-        if (rank == 0) {
-            char port[MPI_MAX_PORT_NAME];
-            MPI_OK(MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, acc, MPI_STATUS_IGNORE));
-            MPI_OK(MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 9, conn));
-        }
-        MPI_OK(MPI_Barrier(acc));
-        MPI_OK(MPI_Barrier(conn));
-        MPI_OK(MPI_Comm_free(&acc));
-        MPI_OK(MPI_Comm_free(&conn));
+        parent_conacc(argv, rank);
     } else if (strcmp(mode, "join") == 0) {
-        CHECK(size >= 2, "join needs 2 ranks");
-        MPI_Comm inter = MPI_COMM_NULL;
-        if (rank <= 1) {
-            int fd = -1;
-            int port = 0;
-            if (rank == 0) {
-                int ls = socket(AF_INET, SOCK_STREAM, 0);
-                struct sockaddr_in a;
-                memset(&a, 0, sizeof a);
-                a.sin_family = AF_INET;
-                a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-                CHECK(bind(ls, (struct sockaddr *)&a, sizeof a) == 0 && listen(ls, 1) == 0, "listen");
-                socklen_t len = sizeof a;
-                getsockname(ls, (struct sockaddr *)&a, &len);
-                port = ntohs(a.sin_port);
-                MPI_OK(MPI_Send(&port, 1, MPI_INT, 1, 3, MPI_COMM_WORLD));
-                fd = accept(ls, NULL, NULL);
-                close(ls);
-            } else {
-                MPI_OK(MPI_Recv(&port, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-                fd = socket(AF_INET, SOCK_STREAM, 0);
-                struct sockaddr_in a;
-                memset(&a, 0, sizeof a);
-                a.sin_family = AF_INET;
-                a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-                a.sin_port = htons((unsigned short)port);
-                CHECK(connect(fd, (struct sockaddr *)&a, sizeof a) == 0, "connect");
-            }
-            CHECK(fd >= 0, "socket");
-            MPI_OK(MPI_Comm_join(fd, &inter));
-            close(fd);
-            int rs;
-            MPI_OK(MPI_Comm_remote_size(inter, &rs));
-            CHECK(rs == 1, "join remote size %d", rs);
-            int mine = rank, theirs = -1;
-            MPI_OK(MPI_Sendrecv(&mine, 1, MPI_INT, 0, 5, &theirs, 1, MPI_INT, 0, 5, inter, MPI_STATUS_IGNORE));
-            CHECK(theirs == 1 - rank, "joined peer says %d", theirs);
-            MPI_OK(MPI_Comm_disconnect(&inter));
-        }
+        parent_join(rank, size);
     } else if (strcmp(mode, "errors") == 0) {
-        int codes[3] = {-1, -1, -1};
-        MPI_Comm inter = MPI_COMM_WORLD;
-        char *args[] = {"x", NULL};
-        int rc = MPI_Comm_spawn("/nonexistent/program", args, 3, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
-        expect_class(rc, MPI_ERR_SPAWN, "spawn of a missing program");
-        CHECK(inter == MPI_COMM_NULL, "a failed spawn left an inter-communicator");
-        for (int i = 0; i < 3; ++i) expect_class(codes[i], MPI_ERR_SPAWN, "errcode");
-        rc = MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, size, MPI_COMM_WORLD, &inter, codes);
-        expect_class(rc, MPI_ERR_ROOT, "spawn with root = size");
-        rc = MPI_Comm_connect("not-a-port", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
-        expect_class(rc, MPI_ERR_PORT, "connect to a bad port");
-        MPI_Info host;
-        MPI_OK(MPI_Info_create(&host));
-        MPI_OK(MPI_Info_set(host, "host", "no-such-node.invalid"));
-        rc = MPI_Comm_spawn(argv[0], args, 1, host, 0, MPI_COMM_WORLD, &inter, codes);
-        expect_class(rc, MPI_ERR_SPAWN, "spawn on another host");
-        MPI_OK(MPI_Info_free(&host));
+        parent_errors(argv, size);
     } else {
         CHECK(0, "unknown mode %s", mode);
     }

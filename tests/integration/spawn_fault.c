@@ -111,6 +111,141 @@ static void child(const char *mode, MPI_Comm parent) {
     MPI_OK(MPI_Finalize());
 }
 
+/* spawn_fault child_init (see the header). */
+static void mode_child_init(char **argv, int rank) {
+    MPI_Comm inter = MPI_COMM_NULL;
+    int codes[4] = {0, 0, 0, 0};
+    /* the children run a shell that kills itself: they never reach MPI_Init */
+    char *args[] = {"-c", "kill -9 $$", NULL};
+    int rc = MPI_Comm_spawn("/bin/sh", args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
+    CHECK(class_of(rc) == MPI_ERR_SPAWN, "spawn of dying children: class %d", class_of(rc));
+    CHECK(inter == MPI_COMM_NULL, "inter after a failed spawn");
+    for (int i = 0; i < 2; ++i) CHECK(class_of(codes[i]) == MPI_ERR_SPAWN, "errcode %d: %d", i, codes[i]);
+    check_uniform(0, "child_init");
+    char *ok_args[] = {"child", "bye", NULL};
+    MPI_OK(MPI_Comm_spawn(argv[0], ok_args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
+    int bye = 42;
+    if (rank == 0)
+        for (int c = 0; c < 2; ++c) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
+    MPI_OK(MPI_Comm_disconnect(&inter));
+}
+
+/* spawn_fault child_during and child_stopped (see the header). */
+static void mode_child_during(char **argv, int rank, const char *mode) {
+    MPI_Comm inter = MPI_COMM_NULL;
+    int codes[4] = {0, 0, 0, 0};
+    /* child_stopped: the children's leader is stopped (SIGSTOP) there instead */
+    const int stopped = strcmp(mode, "child_stopped") == 0, dead = stopped ? 0 : 1, nchild = stopped ? 2 : 3;
+    char *args[] = {"child", "bye", NULL};
+    MPI_Info info;
+    MPI_OK(MPI_Info_create(&info));
+    MPI_OK(MPI_Info_set(info, "env", stopped ? "FTMPI_TEST_KILL_AT=connect.joined:0:1:stop"
+                                             : "FTMPI_TEST_KILL_AT=connect.joined:1"));
+    int rc = MPI_Comm_spawn(argv[0], args, nchild, info, 0, MPI_COMM_WORLD, &inter, codes);
+    MPI_OK(MPI_Info_free(&info));
+    CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_SPAWN, "spawn with a child dying: class %d", class_of(rc));
+    for (int i = 0; i < nchild; ++i)
+        CHECK(class_of(codes[i]) == class_of(rc), "errcode %d: class %d, the call's %d", i, class_of(codes[i]),
+              class_of(rc));
+    check_uniform(rc == MPI_SUCCESS, mode);
+    if (rc == MPI_SUCCESS) {
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        int bye = 42;
+        if (rank == 0) {
+            for (int c = 0; c < nchild; ++c)
+                if (c != dead) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
+            int x;
+            rc = MPI_Recv(&x, 1, MPI_INT, dead, 9, inter, MPI_STATUS_IGNORE);
+            CHECK(class_of(rc) == MPI_ERR_PROC_FAILED, "receive from the dead child: class %d", class_of(rc));
+        }
+        MPI_Comm_disconnect(&inter);
+    } else {
+        CHECK(inter == MPI_COMM_NULL, "inter after a failed spawn");
+    }
+}
+
+/* spawn_fault child_later (see the header). */
+static void mode_child_later(char **argv, int rank, int size) {
+    MPI_Comm inter = MPI_COMM_NULL;
+    int codes[4] = {0, 0, 0, 0};
+    char *args[] = {"child", "later", NULL};
+    MPI_OK(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
+    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+    if (rank == 0) {
+        int x;
+        int rc = MPI_Recv(&x, 1, MPI_INT, 1, 9, inter, MPI_STATUS_IGNORE);
+        CHECK(class_of(rc) == MPI_ERR_PROC_FAILED, "receive from the dead child: class %d", class_of(rc));
+    }
+    int flag = 1;
+    int rc = MPIX_Comm_agree(inter, &flag);
+    CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_PROC_FAILED, "agree over inter: %d", rc);
+    /* revoke and shrink across the two groups */
+    if (rank == 0) MPI_OK(MPIX_Comm_revoke(inter));
+    MPI_Comm shrunk;
+    MPI_OK(MPIX_Comm_shrink(inter, &shrunk));
+    int rs;
+    MPI_OK(MPI_Comm_remote_size(shrunk, &rs));
+    CHECK(rs == 1, "live children after the shrink: %d", rs);
+    if (rank == 0) {
+        int x = size;
+        MPI_OK(MPI_Send(&x, 1, MPI_INT, 0, 12, shrunk));
+    }
+    MPI_OK(MPI_Comm_disconnect(&shrunk));
+    MPI_OK(MPI_Comm_free(&inter));
+}
+
+/* spawn_fault parent_during (see the header). */
+static void mode_parent_during(char **argv, int rank, int size) {
+    MPI_Comm inter = MPI_COMM_NULL;
+    int codes[4] = {0, 0, 0, 0};
+    CHECK(size >= 3, "needs 3 ranks");
+    if (rank == 1) raise(SIGKILL);
+    char *args[] = {"child", "bye", NULL};
+    int rc = MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
+    /* the root is alive: the spawn fails as a whole (MPI_ERR_SPAWN) or succeeds */
+    CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_SPAWN, "spawn with a parent dying: class %d", class_of(rc));
+    check_uniform(rc == MPI_SUCCESS, "parent_during");
+    if (rc == MPI_SUCCESS) {
+        int bye = 42;
+        if (rank == 0)
+            for (int c = 0; c < 2; ++c) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        MPI_Comm_disconnect(&inter);
+    }
+    /* rank 1 is now a known failed process (the shrink above): as a root it is MPI_ERR_PROC_FAILED */
+    rc = MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 1, MPI_COMM_WORLD, &inter, codes);
+    CHECK(class_of(rc) == MPIX_ERR_PROC_FAILED, "spawn with a failed root: class %d", class_of(rc));
+}
+
+/* spawn_fault abandoned (see the header). */
+static void mode_abandoned(char **argv, int rank) {
+    MPI_Comm inter = MPI_COMM_NULL;
+    int codes[4] = {0, 0, 0, 0};
+    /* A respawn given up (as when a parent failed while it was agreed):
+       the children wait in MPI_Intercomm_merge; the revoke ends it. */
+    char *args[] = {"child", "abandoned", NULL};
+    char port[MPI_MAX_PORT_NAME] = "";
+    if (rank == 0) {
+        MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
+        MPI_OK(MPI_Publish_name("spawn_fault_abandoned", MPI_INFO_NULL, port));
+    }
+    MPI_OK(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
+    MPI_OK(MPIX_Comm_revoke(inter));
+    MPI_OK(MPI_Comm_free(&inter));
+    /* The children's merge needs this group's part: a freed revoked
+       communicator still gives it (zeros), while this group waits here. */
+    MPI_Comm back;
+    MPI_OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &back));
+    int done = 0;
+    if (rank == 0) MPI_OK(MPI_Recv(&done, 1, MPI_INT, 0, 13, back, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Comm_disconnect(&back));
+    if (rank == 0) {
+        CHECK(done == 1, "the children said %d", done);
+        MPI_OK(MPI_Unpublish_name("spawn_fault_abandoned", MPI_INFO_NULL, port));
+        MPI_OK(MPI_Close_port(port));
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm parent;
@@ -124,119 +259,17 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     const char *mode = argc > 1 ? argv[1] : "";
-    MPI_Comm inter = MPI_COMM_NULL;
-    int codes[4] = {0, 0, 0, 0};
 
     if (strcmp(mode, "child_init") == 0) {
-        /* the children run a shell that kills itself: they never reach MPI_Init */
-        char *args[] = {"-c", "kill -9 $$", NULL};
-        int rc = MPI_Comm_spawn("/bin/sh", args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
-        CHECK(class_of(rc) == MPI_ERR_SPAWN, "spawn of dying children: class %d", class_of(rc));
-        CHECK(inter == MPI_COMM_NULL, "inter after a failed spawn");
-        for (int i = 0; i < 2; ++i) CHECK(class_of(codes[i]) == MPI_ERR_SPAWN, "errcode %d: %d", i, codes[i]);
-        check_uniform(0, "child_init");
-        char *ok_args[] = {"child", "bye", NULL};
-        MPI_OK(MPI_Comm_spawn(argv[0], ok_args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
-        int bye = 42;
-        if (rank == 0)
-            for (int c = 0; c < 2; ++c) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
-        MPI_OK(MPI_Comm_disconnect(&inter));
+        mode_child_init(argv, rank);
     } else if (strcmp(mode, "child_during") == 0 || strcmp(mode, "child_stopped") == 0) {
-        /* child_stopped: the children's leader is stopped (SIGSTOP) there instead */
-        const int stopped = strcmp(mode, "child_stopped") == 0, dead = stopped ? 0 : 1, nchild = stopped ? 2 : 3;
-        char *args[] = {"child", "bye", NULL};
-        MPI_Info info;
-        MPI_OK(MPI_Info_create(&info));
-        MPI_OK(MPI_Info_set(info, "env", stopped ? "FTMPI_TEST_KILL_AT=connect.joined:0:1:stop"
-                                                 : "FTMPI_TEST_KILL_AT=connect.joined:1"));
-        int rc = MPI_Comm_spawn(argv[0], args, nchild, info, 0, MPI_COMM_WORLD, &inter, codes);
-        MPI_OK(MPI_Info_free(&info));
-        CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_SPAWN, "spawn with a child dying: class %d", class_of(rc));
-        for (int i = 0; i < nchild; ++i)
-            CHECK(class_of(codes[i]) == class_of(rc), "errcode %d: class %d, the call's %d", i, class_of(codes[i]),
-                  class_of(rc));
-        check_uniform(rc == MPI_SUCCESS, mode);
-        if (rc == MPI_SUCCESS) {
-            MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-            int bye = 42;
-            if (rank == 0) {
-                for (int c = 0; c < nchild; ++c)
-                    if (c != dead) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
-                int x;
-                rc = MPI_Recv(&x, 1, MPI_INT, dead, 9, inter, MPI_STATUS_IGNORE);
-                CHECK(class_of(rc) == MPI_ERR_PROC_FAILED, "receive from the dead child: class %d", class_of(rc));
-            }
-            MPI_Comm_disconnect(&inter);
-        } else {
-            CHECK(inter == MPI_COMM_NULL, "inter after a failed spawn");
-        }
+        mode_child_during(argv, rank, mode);
     } else if (strcmp(mode, "child_later") == 0) {
-        char *args[] = {"child", "later", NULL};
-        MPI_OK(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
-        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-        if (rank == 0) {
-            int x;
-            int rc = MPI_Recv(&x, 1, MPI_INT, 1, 9, inter, MPI_STATUS_IGNORE);
-            CHECK(class_of(rc) == MPI_ERR_PROC_FAILED, "receive from the dead child: class %d", class_of(rc));
-        }
-        int flag = 1;
-        int rc = MPIX_Comm_agree(inter, &flag);
-        CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_PROC_FAILED, "agree over inter: %d", rc);
-        /* revoke and shrink across the two groups */
-        if (rank == 0) MPI_OK(MPIX_Comm_revoke(inter));
-        MPI_Comm shrunk;
-        MPI_OK(MPIX_Comm_shrink(inter, &shrunk));
-        int rs;
-        MPI_OK(MPI_Comm_remote_size(shrunk, &rs));
-        CHECK(rs == 1, "live children after the shrink: %d", rs);
-        if (rank == 0) {
-            int x = size;
-            MPI_OK(MPI_Send(&x, 1, MPI_INT, 0, 12, shrunk));
-        }
-        MPI_OK(MPI_Comm_disconnect(&shrunk));
-        MPI_OK(MPI_Comm_free(&inter));
+        mode_child_later(argv, rank, size);
     } else if (strcmp(mode, "parent_during") == 0) {
-        CHECK(size >= 3, "needs 3 ranks");
-        if (rank == 1) raise(SIGKILL);
-        char *args[] = {"child", "bye", NULL};
-        int rc = MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
-        /* the root is alive: the spawn fails as a whole (MPI_ERR_SPAWN) or succeeds */
-        CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_SPAWN, "spawn with a parent dying: class %d", class_of(rc));
-        check_uniform(rc == MPI_SUCCESS, "parent_during");
-        if (rc == MPI_SUCCESS) {
-            int bye = 42;
-            if (rank == 0)
-                for (int c = 0; c < 2; ++c) MPI_OK(MPI_Send(&bye, 1, MPI_INT, c, 9, inter));
-            MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-            MPI_Comm_disconnect(&inter);
-        }
-        /* rank 1 is now a known failed process (the shrink above): as a root it is MPI_ERR_PROC_FAILED */
-        rc = MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 1, MPI_COMM_WORLD, &inter, codes);
-        CHECK(class_of(rc) == MPIX_ERR_PROC_FAILED, "spawn with a failed root: class %d", class_of(rc));
+        mode_parent_during(argv, rank, size);
     } else if (strcmp(mode, "abandoned") == 0) {
-        /* A respawn given up (as when a parent failed while it was agreed):
-           the children wait in MPI_Intercomm_merge; the revoke ends it. */
-        char *args[] = {"child", "abandoned", NULL};
-        char port[MPI_MAX_PORT_NAME] = "";
-        if (rank == 0) {
-            MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
-            MPI_OK(MPI_Publish_name("spawn_fault_abandoned", MPI_INFO_NULL, port));
-        }
-        MPI_OK(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes));
-        MPI_OK(MPIX_Comm_revoke(inter));
-        MPI_OK(MPI_Comm_free(&inter));
-        /* The children's merge needs this group's part: a freed revoked
-           communicator still gives it (zeros), while this group waits here. */
-        MPI_Comm back;
-        MPI_OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &back));
-        int done = 0;
-        if (rank == 0) MPI_OK(MPI_Recv(&done, 1, MPI_INT, 0, 13, back, MPI_STATUS_IGNORE));
-        MPI_OK(MPI_Comm_disconnect(&back));
-        if (rank == 0) {
-            CHECK(done == 1, "the children said %d", done);
-            MPI_OK(MPI_Unpublish_name("spawn_fault_abandoned", MPI_INFO_NULL, port));
-            MPI_OK(MPI_Close_port(port));
-        }
+        mode_abandoned(argv, rank);
     } else {
         CHECK(0, "unknown mode %s", mode);
     }

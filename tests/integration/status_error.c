@@ -13,25 +13,12 @@ static void send_one(int tag, int v) { MPI_OK(MPI_Send(&v, 1, MPI_INT, peer, tag
 
 #define UNTOUCHED(st, what) CHECK((st).MPI_ERROR == SENTINEL, "%s wrote MPI_ERROR (%d)", what, (st).MPI_ERROR)
 
-int main(int argc, char **argv) {
-    int size;
-    tl_init(&argc, &argv, &rank, &size, 2);
-    if (rank >= 2) {
-        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-        MPI_Finalize();
-        return 0;
-    }
-    peer = 1 - rank;
+/* The calls of one status: MPI_ERROR never written. */
+static void single_status_calls(void) {
     MPI_Status st;
     int v = 0, flag = 0, idx = -1;
     MPI_Request r;
     MPI_Message m;
-
-    /* Each rank sends to the other, one tag per call under test. */
-    for (int tag = 1; tag <= 12; ++tag) {
-        MPI_OK(MPI_Isend(&tag, 1, MPI_INT, peer, tag, MPI_COMM_WORLD, &r));
-        MPI_OK(MPI_Request_free(&r));
-    }
 
     st.MPI_ERROR = SENTINEL;
     MPI_OK(MPI_Recv(&v, 1, MPI_INT, peer, 1, MPI_COMM_WORLD, &st));
@@ -99,7 +86,10 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Sendrecv_replace(&v, 1, MPI_INT, peer, 21, peer, 21, MPI_COMM_WORLD, &st));
     UNTOUCHED(st, "MPI_Sendrecv_replace");
     CHECK(v == 200 + peer, "MPI_Sendrecv_replace data");
+}
 
+static void many_status_calls(void) {
+    int flag = 0;
     /* The calls of many statuses, all successful: MPI_ERROR untouched. */
     int a = 0, b = 0;
     MPI_Request rs[2];
@@ -123,7 +113,13 @@ int main(int argc, char **argv) {
     sts[0].MPI_ERROR = SENTINEL;
     do MPI_OK(MPI_Testsome(1, rs, &outcount, indices, sts)); while (outcount == 0);
     UNTOUCHED(sts[0], "MPI_Testsome (success)");
+}
 
+static void error_in_status(void) {
+    MPI_Status st;
+    MPI_Request rs[2];
+    MPI_Status sts[2];
+    int a = 0, b = 0;
     /* One truncated receive: MPI_ERR_IN_STATUS, every status written. */
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     int two[2] = {1, 2};
@@ -142,6 +138,28 @@ int main(int argc, char **argv) {
     rc = MPI_Recv(&a, 1, MPI_INT, peer, 32, MPI_COMM_WORLD, &st);
     CHECK(tl_class_of(rc) == MPI_ERR_TRUNCATE, "truncated MPI_Recv returned class %d", tl_class_of(rc));
     UNTOUCHED(st, "MPI_Recv (truncated)");
+}
+
+int main(int argc, char **argv) {
+    int size;
+    tl_init(&argc, &argv, &rank, &size, 2);
+    if (rank >= 2) {
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+        MPI_Finalize();
+        return 0;
+    }
+    peer = 1 - rank;
+    MPI_Request r;
+
+    /* Each rank sends to the other, one tag per call under test. */
+    for (int tag = 1; tag <= 12; ++tag) {
+        MPI_OK(MPI_Isend(&tag, 1, MPI_INT, peer, tag, MPI_COMM_WORLD, &r));
+        MPI_OK(MPI_Request_free(&r));
+    }
+
+    single_status_calls();
+    many_status_calls();
+    error_in_status();
 
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("status_error: OK\n");

@@ -92,6 +92,44 @@ static int expect_shift(const int *c, const int *dims, const int *periods, int d
     return row_major(m, dims, 2);
 }
 
+/* Cart_sub: rows (dimension 1 kept), columns (dimension 0 kept), nothing kept. */
+static void check_cart_sub(MPI_Comm cart, const int *dims, const int *periods, const int *mine) {
+    int nd = -1;
+    /* rows (dimension 1 kept) and columns (dimension 0 kept) */
+    for (int keep = 0; keep < 2; ++keep) {
+        const int remain[2] = {keep == 0, keep == 1};
+        MPI_Comm sub;
+        MPI_OK(MPI_Cart_sub(cart, remain, &sub));
+        int sr, sn, snd, sd, sp, sc;
+        MPI_OK(MPI_Comm_rank(sub, &sr));
+        MPI_OK(MPI_Comm_size(sub, &sn));
+        CHECK(sn == dims[keep] && sr == mine[keep], "Cart_sub keep %d: rank %d size %d", keep, sr, sn);
+        MPI_OK(MPI_Cartdim_get(sub, &snd));
+        CHECK(snd == 1, "Cart_sub ndims %d", snd);
+        MPI_OK(MPI_Cart_get(sub, 1, &sd, &sp, &sc));
+        CHECK(sd == dims[keep] && sp == periods[keep] && sc == mine[keep], "Cart_sub get (%d,%d,%d)", sd, sp, sc);
+        /* the sum of the world ranks in my row / column */
+        int sum = 0, want = 0;
+        for (int k = 0; k < dims[keep]; ++k) {
+            int c[2] = {mine[0], mine[1]};
+            c[keep] = k;
+            want += row_major(c, dims, 2);
+        }
+        MPI_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sub));
+        CHECK(sum == want, "Cart_sub keep %d: allreduce %d, expected %d", keep, sum, want);
+        MPI_OK(MPI_Comm_free(&sub));
+    }
+    /* nothing kept: a zero-dimensional grid of me alone */
+    const int none[2] = {0, 0};
+    MPI_Comm self;
+    MPI_OK(MPI_Cart_sub(cart, none, &self));
+    int self_size = -1;
+    MPI_OK(MPI_Comm_size(self, &self_size));
+    MPI_OK(MPI_Cartdim_get(self, &nd));
+    CHECK(self_size == 1 && nd == 0, "Cart_sub of nothing: size %d ndims %d", self_size, nd);
+    MPI_OK(MPI_Comm_free(&self));
+}
+
 static void check_cart_2d(MPI_Comm cart, const int *dims, const int *periods) {
     int status = -1, nd = -1, r = -1, n = -1;
     MPI_OK(MPI_Topo_test(cart, &status));
@@ -146,39 +184,7 @@ static void check_cart_2d(MPI_Comm cart, const int *dims, const int *periods) {
         CHECK(in == (src == MPI_PROC_NULL ? -7 : src), "halo along %d: got %d from %d", dir, in, src);
     }
 
-    /* rows (dimension 1 kept) and columns (dimension 0 kept) */
-    for (int keep = 0; keep < 2; ++keep) {
-        const int remain[2] = {keep == 0, keep == 1};
-        MPI_Comm sub;
-        MPI_OK(MPI_Cart_sub(cart, remain, &sub));
-        int sr, sn, snd, sd, sp, sc;
-        MPI_OK(MPI_Comm_rank(sub, &sr));
-        MPI_OK(MPI_Comm_size(sub, &sn));
-        CHECK(sn == dims[keep] && sr == mine[keep], "Cart_sub keep %d: rank %d size %d", keep, sr, sn);
-        MPI_OK(MPI_Cartdim_get(sub, &snd));
-        CHECK(snd == 1, "Cart_sub ndims %d", snd);
-        MPI_OK(MPI_Cart_get(sub, 1, &sd, &sp, &sc));
-        CHECK(sd == dims[keep] && sp == periods[keep] && sc == mine[keep], "Cart_sub get (%d,%d,%d)", sd, sp, sc);
-        /* the sum of the world ranks in my row / column */
-        int sum = 0, want = 0;
-        for (int k = 0; k < dims[keep]; ++k) {
-            int c[2] = {mine[0], mine[1]};
-            c[keep] = k;
-            want += row_major(c, dims, 2);
-        }
-        MPI_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sub));
-        CHECK(sum == want, "Cart_sub keep %d: allreduce %d, expected %d", keep, sum, want);
-        MPI_OK(MPI_Comm_free(&sub));
-    }
-    /* nothing kept: a zero-dimensional grid of me alone */
-    const int none[2] = {0, 0};
-    MPI_Comm self;
-    MPI_OK(MPI_Cart_sub(cart, none, &self));
-    int self_size = -1;
-    MPI_OK(MPI_Comm_size(self, &self_size));
-    MPI_OK(MPI_Cartdim_get(self, &nd));
-    CHECK(self_size == 1 && nd == 0, "Cart_sub of nothing: size %d ndims %d", self_size, nd);
-    MPI_OK(MPI_Comm_free(&self));
+    check_cart_sub(cart, dims, periods, mine);
 
     /* a dup keeps the topology */
     MPI_Comm dup;

@@ -222,6 +222,78 @@ static void example_exscan(void) {
 /* Contribution of comm rank r (1-based so that sums see every rank). */
 static int val(int r) { return r + 1; }
 
+/* Gather-type: the slots of failed ranks are undefined, the others exact. */
+static void colls_gather_type(const int *alive, int na) {
+    int x = val(me), y = -1;
+    MPI_Request req;
+    int *all = malloc(sizeof(int) * (size_t)size * 2), *counts = malloc(sizeof(int) * (size_t)size),
+        *displs = malloc(sizeof(int) * (size_t)size);
+    for (int r = 0; r < size; ++r) counts[r] = 1, displs[r] = size - 1 - r;
+    MPI_OK(MPI_Gather(&x, 1, MPI_INT, all, 1, MPI_INT, size - 1, comm));
+    if (me == size - 1)
+        for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == val(alive[i]), "gather slot %d", alive[i]);
+    MPI_OK(MPI_Allgather(&x, 1, MPI_INT, all, 1, MPI_INT, comm));
+    for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == val(alive[i]), "allgather slot %d", alive[i]);
+    MPI_OK(MPI_Allgatherv(&x, 1, MPI_INT, all, counts, displs, MPI_INT, comm));
+    for (int i = 0; i < na; ++i)
+        CHECK(all[size - 1 - alive[i]] == val(alive[i]), "allgatherv slot of %d", alive[i]);
+    MPI_OK(MPI_Iallgather(&x, 1, MPI_INT, all, 1, MPI_INT, comm, &req));
+    MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == val(alive[i]), "iallgather slot %d", alive[i]);
+    /* Scatter from rank 0: element r goes to r. */
+    for (int r = 0; r < size; ++r) all[r] = 1000 + r;
+    y = -1;
+    MPI_OK(MPI_Scatter(all, 1, MPI_INT, &y, 1, MPI_INT, 0, comm));
+    CHECK(y == 1000 + me, "scatter at %d: %d", me, y);
+    y = -1;
+    MPI_OK(MPI_Scatterv(all, counts, displs, MPI_INT, &y, 1, MPI_INT, 0, comm));
+    CHECK(y == 1000 + size - 1 - me, "scatterv at %d: %d", me, y);
+    /* Alltoall: element r of my send buffer is me*1000 + r. */
+    int *sb = malloc(sizeof(int) * (size_t)size);
+    for (int r = 0; r < size; ++r) sb[r] = me * 1000 + r, all[r] = -1;
+    MPI_OK(MPI_Alltoall(sb, 1, MPI_INT, all, 1, MPI_INT, comm));
+    for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == alive[i] * 1000 + me, "alltoall from %d", alive[i]);
+    for (int r = 0; r < size; ++r) all[r] = -1;
+    MPI_OK(MPI_Alltoallv(sb, counts, displs, MPI_INT, all, counts, displs, MPI_INT, comm));
+    for (int i = 0; i < na; ++i)
+        CHECK(all[size - 1 - alive[i]] == alive[i] * 1000 + size - 1 - me, "alltoallv from %d", alive[i]);
+    free(sb);
+    free(all);
+    free(counts);
+    free(displs);
+}
+
+/* Creation keeps the recognized failures (split leaves them out). */
+static void colls_creation(const int *dead, int na, int pos, int sum) {
+    int x = val(me), y = -1;
+    MPI_Comm dup, split, created;
+    MPI_OK(MPI_Comm_dup(comm, &dup));
+    int active = 0, nf = 0, nn = 0;
+    MPI_OK(MPI_Comm_collectives_enabled(dup, &active));
+    CHECK(active == 1, "the dup is not collectively active");
+    MPI_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, dup));
+    CHECK(y == sum, "allreduce on the dup: %d", y);
+    int gf[4] = {-1, -1, -1, -1};
+    MPI_OK(MPI_Comm_get_failed_global(dup, MPI_FAILED_ALL, gf));
+    CHECK(gf[0] == dead[0] && gf[1] == dead[1] && gf[2] == -1, "the dup's G is %d %d %d", gf[0], gf[1], gf[2]);
+    MPI_OK(MPI_Comm_split(comm, 7, -me, &split));
+    MPI_OK(MPI_Comm_size(split, &nf));
+    CHECK(nf == na, "split of %d ranks, expected %d", nf, na);
+    MPI_OK(MPI_Comm_rank(split, &nn));
+    CHECK(nn == na - 1 - pos, "split rank %d, expected %d", nn, na - 1 - pos);
+    MPI_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, split));
+    CHECK(y == sum, "allreduce on the split: %d", y);
+    MPI_Group wg;
+    MPI_OK(MPI_Comm_group(comm, &wg));
+    MPI_OK(MPI_Comm_create(comm, wg, &created));
+    MPI_Group_free(&wg);
+    MPI_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, created));
+    CHECK(y == sum, "allreduce on the created communicator: %d", y);
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&split);
+    MPI_Comm_free(&created);
+}
+
 static void colls(void) {
     const int dead[2] = {1, size - 2};
     if (me == dead[0] || me == dead[1]) tl_die(SIGKILL);
@@ -285,70 +357,8 @@ static void colls(void) {
     CHECK(rout == na * me * 100 + sum, "reduce_scatter_block at %d: %d", me, rout);
     free(rs);
 
-    /* Gather-type: the slots of failed ranks are undefined, the others exact. */
-    int *all = malloc(sizeof(int) * (size_t)size * 2), *counts = malloc(sizeof(int) * (size_t)size),
-        *displs = malloc(sizeof(int) * (size_t)size);
-    for (int r = 0; r < size; ++r) counts[r] = 1, displs[r] = size - 1 - r;
-    MPI_OK(MPI_Gather(&x, 1, MPI_INT, all, 1, MPI_INT, size - 1, comm));
-    if (me == size - 1)
-        for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == val(alive[i]), "gather slot %d", alive[i]);
-    MPI_OK(MPI_Allgather(&x, 1, MPI_INT, all, 1, MPI_INT, comm));
-    for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == val(alive[i]), "allgather slot %d", alive[i]);
-    MPI_OK(MPI_Allgatherv(&x, 1, MPI_INT, all, counts, displs, MPI_INT, comm));
-    for (int i = 0; i < na; ++i)
-        CHECK(all[size - 1 - alive[i]] == val(alive[i]), "allgatherv slot of %d", alive[i]);
-    MPI_OK(MPI_Iallgather(&x, 1, MPI_INT, all, 1, MPI_INT, comm, &req));
-    MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
-    for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == val(alive[i]), "iallgather slot %d", alive[i]);
-    /* Scatter from rank 0: element r goes to r. */
-    for (int r = 0; r < size; ++r) all[r] = 1000 + r;
-    y = -1;
-    MPI_OK(MPI_Scatter(all, 1, MPI_INT, &y, 1, MPI_INT, 0, comm));
-    CHECK(y == 1000 + me, "scatter at %d: %d", me, y);
-    y = -1;
-    MPI_OK(MPI_Scatterv(all, counts, displs, MPI_INT, &y, 1, MPI_INT, 0, comm));
-    CHECK(y == 1000 + size - 1 - me, "scatterv at %d: %d", me, y);
-    /* Alltoall: element r of my send buffer is me*1000 + r. */
-    int *sb = malloc(sizeof(int) * (size_t)size);
-    for (int r = 0; r < size; ++r) sb[r] = me * 1000 + r, all[r] = -1;
-    MPI_OK(MPI_Alltoall(sb, 1, MPI_INT, all, 1, MPI_INT, comm));
-    for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == alive[i] * 1000 + me, "alltoall from %d", alive[i]);
-    for (int r = 0; r < size; ++r) all[r] = -1;
-    MPI_OK(MPI_Alltoallv(sb, counts, displs, MPI_INT, all, counts, displs, MPI_INT, comm));
-    for (int i = 0; i < na; ++i)
-        CHECK(all[size - 1 - alive[i]] == alive[i] * 1000 + size - 1 - me, "alltoallv from %d", alive[i]);
-    free(sb);
-    free(all);
-    free(counts);
-    free(displs);
-
-    /* Creation keeps the recognized failures (split leaves them out). */
-    MPI_Comm dup, split, created;
-    MPI_OK(MPI_Comm_dup(comm, &dup));
-    int active = 0, nf = 0, nn = 0;
-    MPI_OK(MPI_Comm_collectives_enabled(dup, &active));
-    CHECK(active == 1, "the dup is not collectively active");
-    MPI_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, dup));
-    CHECK(y == sum, "allreduce on the dup: %d", y);
-    int gf[4] = {-1, -1, -1, -1};
-    MPI_OK(MPI_Comm_get_failed_global(dup, MPI_FAILED_ALL, gf));
-    CHECK(gf[0] == dead[0] && gf[1] == dead[1] && gf[2] == -1, "the dup's G is %d %d %d", gf[0], gf[1], gf[2]);
-    MPI_OK(MPI_Comm_split(comm, 7, -me, &split));
-    MPI_OK(MPI_Comm_size(split, &nf));
-    CHECK(nf == na, "split of %d ranks, expected %d", nf, na);
-    MPI_OK(MPI_Comm_rank(split, &nn));
-    CHECK(nn == na - 1 - pos, "split rank %d, expected %d", nn, na - 1 - pos);
-    MPI_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, split));
-    CHECK(y == sum, "allreduce on the split: %d", y);
-    MPI_Group wg;
-    MPI_OK(MPI_Comm_group(comm, &wg));
-    MPI_OK(MPI_Comm_create(comm, wg, &created));
-    MPI_Group_free(&wg);
-    MPI_OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, created));
-    CHECK(y == sum, "allreduce on the created communicator: %d", y);
-    MPI_Comm_free(&dup);
-    MPI_Comm_free(&split);
-    MPI_Comm_free(&created);
+    colls_gather_type(alive, na);
+    colls_creation(dead, na, pos, sum);
 }
 
 /* ---- a new failure makes the communicator collectively inactive ----------- */
