@@ -44,8 +44,8 @@ int main(int argc, char **argv) {
             MPI_Recv(&t0, 1, MPI_DOUBLE, v, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             int rc = MPI_Recv(&x, 1, MPI_INT, v, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             lat[n] = MPI_Wtime() - t0;
-            printf("rank %d %s (sent at %.6f): error class %d after %.3f ms\n", v, sig == SIGKILL ? "SIGKILL" : "SIGSTOP", t0, rc,
-                   lat[n] * 1e3);
+            printf("rank %d %s (sent at %.6f): error class %d after %.3f ms\n", v,
+                   sig == SIGKILL ? "SIGKILL" : "SIGSTOP", t0, rc, lat[n] * 1e3);
             ++n;
         }
     }

@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
     const int reps = argc > 2 ? atoi(argv[2]) : 3;
     const char *dir = argc > 3 ? argv[3] : "/tmp";
     const char *cb = argc > 4 ? argv[4] : NULL;
-    int n = 0;  /* the largest cube of doubles within the size */
+    int n = 0; /* the largest cube of doubles within the size */
     while ((double)(n + 1) * (n + 1) * (n + 1) * 8.0 <= mib * 1048576.0) ++n;
     if (n < 1 || reps < 1) {
         if (rank == 0) fprintf(stderr, "io_bw: bad size or repetitions\n");
@@ -99,8 +99,9 @@ int main(int argc, char **argv) {
         if (bytes / r > best_r) best_r = bytes / r;
     }
     if (rank == 0) {
-        printf("# io_bw: %d ranks, %d^3 doubles (%.0f MiB), grid %dx%dx%d, best of %d, %s%s\n", size, n, bytes / 1048576.0,
-               dims[0], dims[1], dims[2], reps, cb ? "romio_cb_read/write=" : "no hints", cb ? cb : "");
+        printf("# io_bw: %d ranks, %d^3 doubles (%.0f MiB), grid %dx%dx%d, best of %d, %s%s\n", size, n,
+               bytes / 1048576.0, dims[0], dims[1], dims[2], reps, cb ? "romio_cb_read/write=" : "no hints",
+               cb ? cb : "");
         printf("write_all+sync %10.0f MB/s\nread_all       %10.0f MB/s\n", best_w / 1e6, best_r / 1e6);
         MPI_File_delete(path, MPI_INFO_NULL);
     }

@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
             MPI_Barrier(MPI_COMM_WORLD);
             if (rank == 0) {
                 MPI_Win_lock_all(0, win);
-                for (int i = 0; i < 50; ++i) {  /* warm-up */
+                for (int i = 0; i < 50; ++i) { /* warm-up */
                     op((Kind)k, buf, res, n, win);
                     MPI_Win_flush(1, win);
                 }

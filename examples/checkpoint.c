@@ -41,8 +41,8 @@ static const double C = 0.25;
 typedef struct {
     MPI_Comm comm;
     int rank, size;
-    int lo, n;        /* this rank's first global cell and cell count */
-    double *u, *tmp;  /* n cells plus one halo cell on each side */
+    int lo, n;       /* this rank's first global cell and cell count */
+    double *u, *tmp; /* n cells plus one halo cell on each side */
 } Domain;
 
 static double initial(int i) { return (i % 97) * 0.5 + (i % 13 == 0 ? 100.0 : 0.0); }
@@ -140,8 +140,8 @@ static int restore(Domain *d, const char *dir, int *rc_out) {
         int r = MPI_File_open(d->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
         keep(&rc, r);
         if (r == MPI_SUCCESS) {
-            keep(&rc, MPI_File_read_at_all(fh, 8 + 8 * (MPI_Offset)d->lo, &d->u[1], d->n, MPI_DOUBLE,
-                                           MPI_STATUS_IGNORE));
+            keep(&rc,
+                 MPI_File_read_at_all(fh, 8 + 8 * (MPI_Offset)d->lo, &d->u[1], d->n, MPI_DOUBLE, MPI_STATUS_IGNORE));
             keep(&rc, MPI_File_close(&fh));
         }
     } else if (ok) {
@@ -203,7 +203,7 @@ int main(int argc, char **argv) {
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
-    if (dir[0] == '\0') {  /* a fresh directory, named by rank 0 */
+    if (dir[0] == '\0') { /* a fresh directory, named by rank 0 */
         own_dir = 1;
         if (world_rank == 0) {
             snprintf(dir, sizeof dir, "/tmp/ftmpi-checkpoint-XXXXXX");
@@ -253,8 +253,7 @@ int main(int argc, char **argv) {
         s = restore(&d, dir, &rc);
         which = (s / K) % 2; /* the file after the restored one is older */
         ++recoveries;
-        if (d.rank == 0)
-            printf("recovered on %d ranks from the checkpoint of step %d\n", d.size, s);
+        if (d.rank == 0) printf("recovered on %d ranks from the checkpoint of step %d\n", d.size, s);
     }
 
     /* Gather the result and compare it with a serial run. */

@@ -37,11 +37,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define FAIL(...)                                                     \
-    do {                                                              \
-        fprintf(stderr, "respawn: " __VA_ARGS__);                     \
-        fputc('\n', stderr);                                          \
-        MPI_Abort(MPI_COMM_WORLD, 2);                                 \
+#define FAIL(...)                                 \
+    do {                                          \
+        fprintf(stderr, "respawn: " __VA_ARGS__); \
+        fputc('\n', stderr);                      \
+        MPI_Abort(MPI_COMM_WORLD, 2);             \
     } while (0)
 
 /* What a child needs to join: its rank number, the iteration, the kills so
@@ -146,7 +146,7 @@ static MPI_Comm recover(MPI_Comm world, int myrank, int n, struct Joining *st, d
         if (!done) {
             if (rc == MPI_SUCCESS) MPI_Comm_free(&fresh);
             MPI_Comm_free(&world);
-            world = shrunk;  /* start over from the survivors; rank numbers stay the full job's (n) */
+            world = shrunk; /* start over from the survivors; rank numbers stay the full job's (n) */
             continue;
         }
         MPI_Comm_free(&shrunk);
@@ -157,16 +157,17 @@ static MPI_Comm recover(MPI_Comm world, int myrank, int n, struct Joining *st, d
         st->iter = lowest;
         ++st->kills;
         st->last_respawned = dead[ndead - 1];
-        if (me == 0) {  /* a survivor */
+        if (me == 0) { /* a survivor */
             char list[256] = "";
             for (int i = 0; i < ndead; ++i)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", i ? "," : "", dead[i]);
             const double t_done = MPI_Wtime();
-            printf("recovery %d: rank %s respawned, every survivor kept its rank, full size (%d) again "
-                   "%.3f s after the failure's iteration began (detected %.3f, revoke+shrink %.3f, spawn "
-                   "%.3f, merge+split %.3f)\n",
-                   st->kills, list, n, t_done - t_fail, t_detect - t_fail, t_shrunk - t_detect,
-                   t_spawned - t_shrunk, t_done - t_spawned);
+            printf(
+                "recovery %d: rank %s respawned, every survivor kept its rank, full size (%d) again "
+                "%.3f s after the failure's iteration began (detected %.3f, revoke+shrink %.3f, spawn "
+                "%.3f, merge+split %.3f)\n",
+                st->kills, list, n, t_done - t_fail, t_detect - t_fail, t_shrunk - t_detect, t_spawned - t_shrunk,
+                t_done - t_spawned);
             fflush(stdout);
         }
         return fresh;
@@ -219,7 +220,7 @@ int main(int argc, char **argv) {
             ++state.iter;
             continue;
         }
-        world = recover(world, myrank, n, &state, t_fail, argv[0]);  /* until the job is at full size again */
+        world = recover(world, myrank, n, &state, t_fail, argv[0]); /* until the job is at full size again */
     }
     /* the respawned processes check their place too */
     int r;

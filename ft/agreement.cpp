@@ -41,9 +41,16 @@ std::size_t encoded_size(const AgreeMsg &m) {
 
 void encode_into(const AgreeMsg &m, char *out) {
     const Decision &d = m.body;
-    Wire w{static_cast<std::uint8_t>(m.type), m.abortable ? std::uint8_t{1} : std::uint8_t{0},
-           m.reported ? std::uint8_t{1} : std::uint8_t{0}, 0, m.round, m.report_tag,
-           static_cast<std::uint32_t>(d.words.size()), static_cast<std::uint32_t>(d.failed.size()), 0, m.seq,
+    Wire w{static_cast<std::uint8_t>(m.type),
+           m.abortable ? std::uint8_t{1} : std::uint8_t{0},
+           m.reported ? std::uint8_t{1} : std::uint8_t{0},
+           0,
+           m.round,
+           m.report_tag,
+           static_cast<std::uint32_t>(d.words.size()),
+           static_cast<std::uint32_t>(d.failed.size()),
+           0,
+           m.seq,
            d.nonce};
     std::memcpy(out, &w, sizeof w);
     if (!d.words.empty()) std::memcpy(out + sizeof w, d.words.data(), d.words.size() * 8);
@@ -75,7 +82,8 @@ bool decode(const void *data, std::size_t len, AgreeMsg &m) {
     m.body.words.resize(w.nwords);
     m.body.failed.resize(w.nfailed);
     if (w.nwords) std::memcpy(m.body.words.data(), p + sizeof w, std::size_t{w.nwords} * 8);
-    if (w.nfailed) std::memcpy(m.body.failed.data(), p + sizeof w + std::size_t{w.nwords} * 8, std::size_t{w.nfailed} * 4);
+    if (w.nfailed)
+        std::memcpy(m.body.failed.data(), p + sizeof w + std::size_t{w.nwords} * 8, std::size_t{w.nfailed} * 4);
     // Members, strictly ascending (whether they are members of the group is
     // the receiver's check: it knows the group's size).
     if (!m.body.failed.empty() && m.body.failed.front() < 0) return false;
@@ -243,8 +251,8 @@ void Agreements::tell(const GroupView &v, Instance &inst, AgreeEffects &out) {
     auto send = [&](int to, int &sent) {
         if (sent >= inst.tag) return;
         sent = inst.tag;
-        out.sends.push_back({to, AgreeMsg{AgreeMsg::Type::decide, inst.seq, inst.tag, inst.abortable, false, -1,
-                                          inst.decision}});
+        out.sends.push_back(
+            {to, AgreeMsg{AgreeMsg::Type::decide, inst.seq, inst.tag, inst.abortable, false, -1, inst.decision}});
     };
     for (auto &[member, got] : inst.got)
         if (got.round <= inst.tag && !v.failed(member)) send(member, got.answered);

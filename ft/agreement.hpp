@@ -129,21 +129,21 @@ public:
         bool entered = false;
         std::vector<std::uint64_t> mine;
         std::uint64_t nonce = 0;
-        int round = -1;                 // the round this member's gather serves
+        int round = -1;  // the round this member's gather serves
         int sent_round = -1, sent_to = -1;
-        int issued_round = -1;          // root: the round it issued the decision in
+        int issued_round = -1;  // root: the round it issued the decision in
         struct Got {
             int round;
             AgreeMsg msg;
             int answered = -1;  // the highest tag of a decision sent back
         };
-        ByMember<Got> got;              // member -> its latest contribution
-        ByMember<int> answered;         // others (flood, asks) -> highest tag sent
+        ByMember<Got> got;                       // member -> its latest contribution
+        ByMember<int> answered;                  // others (flood, asks) -> highest tag sent
         std::vector<std::pair<int, int>> asked;  // (member, round) asked to contribute
         bool decided = false;
-        int tag = -1;                   // the round of the decision held
+        int tag = -1;  // the round of the decision held
         Decision decision;
-        std::vector<int> heard;         // flood: members that sent the decision
+        std::vector<int> heard;  // flood: members that sent the decision
 
         // Back to a fresh instance `s`, keeping the containers' storage.
         void reset(std::uint64_t s);

@@ -43,9 +43,9 @@ public:
         }
         Look &last = looks_[pred];
         const auto now = DetectorCore::Clock::now();
-        const bool looping = last.pid == pid && a->cpu_ns - last.cpu_ns > a->run_delay_ns - last.run_delay_ns &&
-                             a->cpu_ns - last.cpu_ns >
-                                 static_cast<std::uint64_t>(std::chrono::nanoseconds(now - last.at).count() / 2);
+        const bool looping =
+            last.pid == pid && a->cpu_ns - last.cpu_ns > a->run_delay_ns - last.run_delay_ns &&
+            a->cpu_ns - last.cpu_ns > static_cast<std::uint64_t>(std::chrono::nanoseconds(now - last.at).count() / 2);
         last = {pid, now, a->cpu_ns, a->run_delay_ns};
         if (looping) return {E::silent, "its detector thread runs without sending"};
         return {E::waiting, "its detector thread waits for a CPU"};
@@ -63,14 +63,16 @@ private:
 
 }  // namespace
 
-Detector::Detector(FailedSet &set, std::unique_ptr<transport::ControlChannel> channel, int rank, int size,
-                   int id_base, DetectorOptions opt, std::function<bool(int)> kill)
+Detector::Detector(FailedSet &set, std::unique_ptr<transport::ControlChannel> channel, int rank, int size, int id_base,
+                   DetectorOptions opt, std::function<bool(int)> kill)
     : set_(set), channel_(std::move(channel)), rank_(rank), size_(size), base_(id_base), opt_(opt),
       kill_(std::move(kill)) {}
 
 Detector::~Detector() { stop(false); }
 
-void Detector::start() { thread_ = std::thread([this] { run(); }); }
+void Detector::start() {
+    thread_ = std::thread([this] { run(); });
+}
 
 void Detector::stop(bool goodbye) {
     if (!thread_.joinable()) return;
@@ -112,8 +114,7 @@ void Detector::run() {
                            e.detail ? e.detail : "", e.detail ? ")" : "");
                 break;
             case DetectorCore::Event::starved:
-                FTMPI_INFO("rank %d: no heartbeat for %lld ms, but %s: not suspected while it does", r, e.ms,
-                           e.detail);
+                FTMPI_INFO("rank %d: no heartbeat for %lld ms, but %s: not suspected while it does", r, e.ms, e.detail);
                 break;
             }
             if ((e.kind == DetectorCore::Event::timeout || e.kind == DetectorCore::Event::ended) && !kill_(e.id))
@@ -144,7 +145,7 @@ void Detector::run() {
             core.on_lost(static_cast<int>(lost.peer), lost.certain, now, fx);
         const bool again = core.tick(now, fx);
         apply();
-        if (again) continue;  // spread it and move to the next predecessor
+        if (again) continue;                              // spread it and move to the next predecessor
         for (std::size_t i = retry.size(); i > 0; --i) {  // one pass over what was refused
             auto item = std::move(retry.front());
             retry.pop_front();

@@ -40,7 +40,7 @@ DetectorCore::DetectorCore(FailureLog &set, int rank, int size, int id_base, Ms 
     : set_(set), rank_(rank), n_(size), base_(id_base), period_(std::max(period, Ms(1))),
       timeout_(std::max(timeout, Ms(1))),
       per_msg_(std::max<std::size_t>((max_message - sizeof(Header)) / sizeof(std::int32_t), 1)) {
-    per_msg_ = std::min<std::size_t>(per_msg_, 255);  // Header::count
+    per_msg_ = std::min<std::size_t>(per_msg_, 255);                     // Header::count
     neighbours_ = bmg_neighbours(n_, rank_, [](int) { return false; });  // filtered by alive() at each send
 }
 
@@ -48,8 +48,12 @@ bool DetectorCore::alive(int r) const { return r != rank_ && !set_.contains(base
 
 std::vector<char> DetectorCore::header(DetectorMsg t, std::size_t count) const {
     std::vector<char> msg(sizeof(Header) + count * sizeof(std::int32_t));
-    Header h{t, static_cast<std::uint8_t>(count), 0, static_cast<std::uint32_t>(rank_),
-             static_cast<std::uint32_t>(spread_), digest_};
+    Header h{t,
+             static_cast<std::uint8_t>(count),
+             0,
+             static_cast<std::uint32_t>(rank_),
+             static_cast<std::uint32_t>(spread_),
+             digest_};
     std::memcpy(msg.data(), &h, sizeof h);
     return msg;
 }

@@ -52,9 +52,9 @@ public:
     // detector thread waits for a CPU (logged once per silence).
     struct Event {
         enum Kind { told, link_closed, timeout, ended, starved } kind;
-        int id;      // the process id
-        int by;      // told: the rank that told
-        long long ms;  // timeout, starved: the time since its last heartbeat
+        int id;                        // the process id
+        int by;                        // told: the rank that told
+        long long ms;                  // timeout, starved: the time since its last heartbeat
         const char *detail = nullptr;  // timeout, ended, starved: what the Evidence said (may be null)
     };
     // What the environment can tell about a predecessor whose heartbeats are
@@ -129,10 +129,10 @@ private:
     int pred_ = -1, succ_ = -1;
     bool pred_ended_ = false;  // pred's liveness link was reset or refused: waiting for its goodbye
     Time last_heard_{}, next_beat_{};
-    Time last_tick_{};             // the last time this detector ran (advance)
-    Clock::duration silence_{};    // pred's silence, as counted by advance
-    bool starved_ = false;         // pred's overdue, and its detector thread was waiting for a CPU
-    Time recheck_{};               // starved_: when to look again
+    Time last_tick_{};           // the last time this detector ran (advance)
+    Clock::duration silence_{};  // pred's silence, as counted by advance
+    bool starved_ = false;       // pred's overdue, and its detector thread was waiting for a CPU
+    Time recheck_{};             // starved_: when to look again
     std::function<Evidence(int)> evidence_;
     std::unordered_map<int, Time> last_sync_;
     Ms max_gap_{0};

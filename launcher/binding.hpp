@@ -11,16 +11,16 @@
 namespace ftmpi::launcher {
 
 struct RankBinding {
-  bool bound = false;
-  std::string where;        // "core 3", "socket 0", "cores 2-3" (hwloc logical indexes)
-  cpu_set_t cpus{};         // applied with sched_setaffinity in the child
-  std::string cpuset_text;  // "0x1" style (taskset format)
+    bool bound = false;
+    std::string where;        // "core 3", "socket 0", "cores 2-3" (hwloc logical indexes)
+    cpu_set_t cpus{};         // applied with sched_setaffinity in the child
+    std::string cpuset_text;  // "0x1" style (taskset format)
 };
 
 struct BindingPlan {
-  std::vector<RankBinding> ranks;  // one per rank
-  int ncores = 0;                  // cores in the allowed cpuset
-  std::vector<std::string> warnings;
+    std::vector<RankBinding> ranks;  // one per rank
+    int ncores = 0;                  // cores in the allowed cpuset
+    std::vector<std::string> warnings;
 };
 
 // Ranks take the allowed cores (hardware threads with --map-by hwthread) in
@@ -31,7 +31,7 @@ struct BindingPlan {
 // blocks, for the job's first launch (`first_launch`) with PE = 1, and
 // leaves the ranks unbound otherwise. Throws LauncherError when the topology
 // cannot be loaded.
-BindingPlan plan_bindings(const Options& o, bool first_launch = true);
+BindingPlan plan_bindings(const Options &o, bool first_launch = true);
 
 // The CPUs this process may run on (its affinity) as a list such as "0-3,8":
 // a bound rank's own service threads (the failure detector's) may run on

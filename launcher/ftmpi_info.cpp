@@ -36,8 +36,7 @@ std::string providers() {
     auto freeinfo = reinterpret_cast<FreeInfo>(::dlsym(lib, "fi_freeinfo"));
     if (getinfo == nullptr || freeinfo == nullptr) return "(libfabric without fi_getinfo)";
     fi_info *list = nullptr;
-    if (getinfo(FI_VERSION(1, 11), nullptr, nullptr, 0, nullptr, &list) != 0 || list == nullptr)
-        return "(none)";
+    if (getinfo(FI_VERSION(1, 11), nullptr, nullptr, 0, nullptr, &list) != 0 || list == nullptr) return "(none)";
     std::set<std::string> names;
     for (const fi_info *i = list; i != nullptr; i = i->next)
         if (i->fabric_attr != nullptr && i->fabric_attr->prov_name != nullptr) names.insert(i->fabric_attr->prov_name);
@@ -56,9 +55,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (what == "--help") {
-        std::printf("usage: ftmpi_info [--knobs | --version]\n"
-                    "  the version, the MPI version, the build configuration, libfabric's providers on this node\n"
-                    "  and every FTMPI_* knob with its value in this environment, default and meaning\n");
+        std::printf(
+            "usage: ftmpi_info [--knobs | --version]\n"
+            "  the version, the MPI version, the build configuration, libfabric's providers on this node\n"
+            "  and every FTMPI_* knob with its value in this environment, default and meaning\n");
         return 0;
     }
     std::printf("ftmpi %s\n", FTMPI_VERSION);

@@ -11,15 +11,15 @@
 namespace ftmpi::launcher {
 
 struct RankState {
-  int base = 0;             // the first process id of its namespace (0: the job MPI started)
-  int rank = 0;             // its rank there
-  pid_t pid = -1;
-  bool connected = false;   // client_connected seen (it is a PMIx client)
-  bool finalized = false;   // client_finalized seen
-  bool reaped = false;
-  int wait_status = 0;      // valid once reaped
-  bool failed = false;      // valid once reaped, see rank_failed()
-  bool killed_by_us = false;  // the launcher signalled it while tearing the job down
+    int base = 0;  // the first process id of its namespace (0: the job MPI started)
+    int rank = 0;  // its rank there
+    pid_t pid = -1;
+    bool connected = false;  // client_connected seen (it is a PMIx client)
+    bool finalized = false;  // client_finalized seen
+    bool reaped = false;
+    int wait_status = 0;        // valid once reaped
+    bool failed = false;        // valid once reaped, see rank_failed()
+    bool killed_by_us = false;  // the launcher signalled it while tearing the job down
 };
 
 // Shell-style code of a wait status: the exit code, or 128 + signal number.
@@ -28,7 +28,7 @@ int exit_code_of(int wait_status);
 // A rank failed when it died from a signal, or when it connected to PMIx and
 // exited without finalizing (whatever its exit code). A program that never
 // connected and exited normally has not failed.
-bool rank_failed(const RankState& r);
+bool rank_failed(const RankState &r);
 
 // Spec 000 §17.5.2 (advice to implementors), applied to reaped ranks:
 //  - no_ft_code set (classic mode after its first failure): that code;
@@ -36,8 +36,7 @@ bool rank_failed(const RankState& r);
 //  - else the code of the lowest rank that exited normally after finalizing;
 //  - else the code of the last MPI_Abort;
 //  - else rank 0's code (128 + signo when it died from a signal).
-int job_exit_code(const std::vector<RankState>& ranks, std::optional<int> last_abort,
-                  std::optional<int> no_ft_code);
+int job_exit_code(const std::vector<RankState> &ranks, std::optional<int> last_abort, std::optional<int> no_ft_code);
 
 // "SIGSEGV" (or "signal N" when the number has no name).
 std::string signal_name(int sig);
@@ -56,21 +55,21 @@ bool is_crash_signal(int sig);
 // Ranks that ftmpirun itself killed while ending the job say so ("sent by
 // ftmpirun"). With spawned processes (RankState::base != 0) it counts and
 // lists processes by id instead, and says so.
-std::string failure_summary(const std::vector<RankState>& ranks, std::optional<int> unstarted);
+std::string failure_summary(const std::vector<RankState> &ranks, std::optional<int> unstarted);
 
 // What one child needs; every pointer/fd must stay valid across fork().
 struct SpawnSpec {
-  const char* path = nullptr;
-  char* const* argv = nullptr;
-  char* const* envp = nullptr;
-  const cpu_set_t* cpus = nullptr;  // null: inherit the launcher's affinity
-  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
-  const char* exec_error_msg = nullptr;  // written to stderr if execve fails
-  const char* cwd = nullptr;             // null: the launcher's
-  const char* cwd_error_msg = nullptr;   // written to stderr if chdir fails
-  // The process group to join: 0 starts a new one led by the child (whose
-  // group id is then its pid), -1 stays in the launcher's.
-  pid_t pgid = -1;
+    const char *path = nullptr;
+    char *const *argv = nullptr;
+    char *const *envp = nullptr;
+    const cpu_set_t *cpus = nullptr;  // null: inherit the launcher's affinity
+    int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
+    const char *exec_error_msg = nullptr;  // written to stderr if execve fails
+    const char *cwd = nullptr;             // null: the launcher's
+    const char *cwd_error_msg = nullptr;   // written to stderr if chdir fails
+    // The process group to join: 0 starts a new one led by the child (whose
+    // group id is then its pid), -1 stays in the launcher's.
+    pid_t pgid = -1;
 };
 
 // Forks a child that dies with the launcher (PR_SET_PDEATHSIG=SIGKILL), joins
@@ -87,11 +86,10 @@ struct SpawnSpec {
 // either goes on, whichever runs first; a child that cannot join exits 127.
 // The group must exist (its leader not yet reaped). Returns the pid; throws
 // LauncherError when fork fails.
-pid_t spawn_child(const SpawnSpec& spec);
+pid_t spawn_child(const SpawnSpec &spec);
 
 // Builds the child environment: `base` (NAME=value strings), then each
 // override replacing any earlier entry of the same name.
-std::vector<std::string> merge_env(const std::vector<std::string>& base,
-                                   const std::vector<std::string>& overrides);
+std::vector<std::string> merge_env(const std::vector<std::string> &base, const std::vector<std::string> &overrides);
 
 }  // namespace ftmpi::launcher

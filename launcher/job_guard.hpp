@@ -33,43 +33,43 @@
 namespace ftmpi::launcher {
 
 class JobGuard {
- public:
-  // How long the guard waits for the killed ranks to be gone before it
-  // removes their regions anyway and exits.
-  static constexpr auto kCleanupDeadline = std::chrono::seconds(5);
+public:
+    // How long the guard waits for the killed ranks to be gone before it
+    // removes their regions anyway and exits.
+    static constexpr auto kCleanupDeadline = std::chrono::seconds(5);
 
-  // Forks the guard. Call while this process has a single thread (the child
-  // runs ordinary code, not only async-signal-safe calls). Throws
-  // LauncherError.
-  JobGuard();
-  // end(false) unless end() was called.
-  ~JobGuard();
-  JobGuard(const JobGuard&) = delete;
-  JobGuard& operator=(const JobGuard&) = delete;
+    // Forks the guard. Call while this process has a single thread (the child
+    // runs ordinary code, not only async-signal-safe calls). Throws
+    // LauncherError.
+    JobGuard();
+    // end(false) unless end() was called.
+    ~JobGuard();
+    JobGuard(const JobGuard &) = delete;
+    JobGuard &operator=(const JobGuard &) = delete;
 
-  // The job's process group, once known (the first rank's pid).
-  void job_group(pid_t pgid);
-  // A rank, right after it was forked (before it can have been reaped).
-  void rank(pid_t pid);
+    // The job's process group, once known (the first rank's pid).
+    void job_group(pid_t pgid);
+    // A rank, right after it was forked (before it can have been reaped).
+    void rank(pid_t pid);
 
-  // Ends the guard: `clean` says the job is over and cleaned up (every rank
-  // reaped, the process group emptied, the regions removed), so the guard has
-  // nothing to do; otherwise it does its cleanup. Closes the pipe and waits
-  // for the guard to exit (a bounded wait, longer when not clean). Idempotent.
-  void end(bool clean);
+    // Ends the guard: `clean` says the job is over and cleaned up (every rank
+    // reaped, the process group emptied, the regions removed), so the guard has
+    // nothing to do; otherwise it does its cleanup. Closes the pipe and waits
+    // for the guard to exit (a bounded wait, longer when not clean). Idempotent.
+    void end(bool clean);
 
-  pid_t pid() const { return pid_; }
-  // ftmpirun's reaping loop (waitpid(-1)) reaped the guard: it died early,
-  // which is said once on stderr, and the job goes on without it.
-  void reaped(int wait_status);
+    pid_t pid() const { return pid_; }
+    // ftmpirun's reaping loop (waitpid(-1)) reaped the guard: it died early,
+    // which is said once on stderr, and the job goes on without it.
+    void reaped(int wait_status);
 
- private:
-  void send(int kind, int value);
+private:
+    void send(int kind, int value);
 
-  pid_t pid_ = -1;
-  int wr_ = -1;      // write end of the pipe, -1 once ended
-  PidWatch watch_;   // the guard, to wait for its exit
-  bool gone_ = false;
+    pid_t pid_ = -1;
+    int wr_ = -1;     // write end of the pipe, -1 once ended
+    PidWatch watch_;  // the guard, to wait for its exit
+    bool gone_ = false;
 };
 
 }  // namespace ftmpi::launcher

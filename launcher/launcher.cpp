@@ -26,7 +26,7 @@
 namespace ftmpi::launcher::detail {
 namespace {
 
-constexpr auto kLeftoverWait = std::chrono::seconds(2);   // SIGKILLed leftovers to be gone
+constexpr auto kLeftoverWait = std::chrono::seconds(2);        // SIGKILLed leftovers to be gone
 constexpr auto kSignalGrace = std::chrono::milliseconds(500);  // signalled ones to die of it
 
 }  // namespace
@@ -36,102 +36,98 @@ constexpr auto kSignalGrace = std::chrono::milliseconds(500);  // signalled ones
 // 1.17's shm dereferences a null region, and crashes, when a message from a
 // peer arrives whose region is gone).
 void Runner::remove_regions() {
-  if (regions_removed_) return;
-  regions_removed_ = true;
-  for (const auto& st : ranks_)
-    if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
+    if (regions_removed_) return;
+    regions_removed_ = true;
+    for (const auto &st : ranks_)
+        if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
 }
 
 // Every rank is reaped: what is left of the job's process group are
 // processes the ranks forked and left running. They end with the job.
 void Runner::end_leftovers() {
-  if (leftovers_ended_) return;
-  leftovers_ended_ = true;
-  // After a signal to the whole group (teardown), its members get a moment
-  // to die of it: only those that outlive it are leftovers.
-  const auto now = Clock::now();
-  const int n = kill_group(job_pgid_, teardown_ ? now + kSignalGrace : now, now + kLeftoverWait);
-  if (n > 0)
-    say("killed " + std::to_string(n) + " leftover process" + (n == 1 ? "" : "es") + " of the job");
+    if (leftovers_ended_) return;
+    leftovers_ended_ = true;
+    // After a signal to the whole group (teardown), its members get a moment
+    // to die of it: only those that outlive it are leftovers.
+    const auto now = Clock::now();
+    const int n = kill_group(job_pgid_, teardown_ ? now + kSignalGrace : now, now + kLeftoverWait);
+    if (n > 0) say("killed " + std::to_string(n) + " leftover process" + (n == 1 ? "" : "es") + " of the job");
 }
 
 void Runner::setup_signals() {
-  // Blocked before PMIx starts its threads, so they inherit the mask and every
-  // SIGCHLD/SIGINT/SIGTERM arrives through the signalfd.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGCHLD);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) throw LauncherError("pthread_sigmask failed");
-  sigfd_ = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (sigfd_ < 0) throw LauncherError(std::string("signalfd: ") + std::strerror(errno));
-  ::signal(SIGPIPE, SIG_IGN);
+    // Blocked before PMIx starts its threads, so they inherit the mask and every
+    // SIGCHLD/SIGINT/SIGTERM arrives through the signalfd.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) throw LauncherError("pthread_sigmask failed");
+    sigfd_ = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sigfd_ < 0) throw LauncherError(std::string("signalfd: ") + std::strerror(errno));
+    ::signal(SIGPIPE, SIG_IGN);
 }
 
 // Last resort when the loop itself failed: nothing may outlive the launcher.
 // The guard is then told no clean end, so it checks the same once more.
 void Runner::kill_and_reap_all_blocking() {
-  for (auto& st : ranks_)
-    if (!st.reaped && st.pid > 0) ::kill(st.pid, SIGKILL);
-  for (auto& st : ranks_) {
-    if (st.reaped || st.pid <= 0) continue;
-    while (::waitpid(st.pid, &st.wait_status, 0) < 0 && errno == EINTR) {
+    for (auto &st : ranks_)
+        if (!st.reaped && st.pid > 0) ::kill(st.pid, SIGKILL);
+    for (auto &st : ranks_) {
+        if (st.reaped || st.pid <= 0) continue;
+        while (::waitpid(st.pid, &st.wait_status, 0) < 0 && errno == EINTR) {}
+        st.reaped = true;
     }
-    st.reaped = true;
-  }
-  live_ = 0;
-  end_leftovers();
-  remove_regions();  // killed ranks leave their regions behind
-  if (guard_) guard_->end(false);
+    live_ = 0;
+    end_leftovers();
+    remove_regions();  // killed ranks leave their regions behind
+    if (guard_) guard_->end(false);
 }
 
 int Runner::run() {
-  // Everything that can fail on bad input happens before the first fork.
-  BindingPlan plan = plan_bindings(o_);
-  for (const auto& w : plan.warnings) say("warning: " + w);
-  if (o_.report_bindings) {
-    for (int r = 0; r < o_.np; ++r) {
-      const RankBinding& b = plan.ranks[static_cast<size_t>(r)];
-      if (b.bound)
-        say("rank " + std::to_string(r) + " bound to " + b.where + " (cpuset " + b.cpuset_text + ")");
-      else
-        say("rank " + std::to_string(r) + " not bound");
+    // Everything that can fail on bad input happens before the first fork.
+    BindingPlan plan = plan_bindings(o_);
+    for (const auto &w : plan.warnings) say("warning: " + w);
+    if (o_.report_bindings) {
+        for (int r = 0; r < o_.np; ++r) {
+            const RankBinding &b = plan.ranks[static_cast<size_t>(r)];
+            if (b.bound) say("rank " + std::to_string(r) + " bound to " + b.where + " (cpuset " + b.cpuset_text + ")");
+            else say("rank " + std::to_string(r) + " not bound");
+        }
     }
-  }
-  // First, while this process has one thread (PMIx starts its own).
-  guard_ = std::make_unique<JobGuard>();
-  setup_signals();
-  server_ = std::make_unique<PmixServer>(queue_);
-  universe_size_ = std::max(o_.np, plan.ncores);
-  server_->register_job(0, std::vector<int>(static_cast<size_t>(o_.np), 0), universe_size_);
-  ranks_.resize(static_cast<size_t>(o_.np));
-  if (o_.timeout_s)
-    timeout_at_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(*o_.timeout_s));
-  try {
-    spawn_all(plan);
-    loop();
-  } catch (const std::exception& e) {
-    say(e.what());
-    kill_and_reap_all_blocking();
-    return kExitInternal;
-  }
-  // Every rank is reaped and the leftovers are gone (loop() ended them).
-  remove_regions();
-  guard_->end(true);
-  if (const std::string summary = failure_summary(ranks_, start_blocker_); !summary.empty()) say(summary);
-  if (forced_exit_) return *forced_exit_;
-  return job_exit_code(ranks_, last_abort_, no_ft_code_);
+    // First, while this process has one thread (PMIx starts its own).
+    guard_ = std::make_unique<JobGuard>();
+    setup_signals();
+    server_ = std::make_unique<PmixServer>(queue_);
+    universe_size_ = std::max(o_.np, plan.ncores);
+    server_->register_job(0, std::vector<int>(static_cast<size_t>(o_.np), 0), universe_size_);
+    ranks_.resize(static_cast<size_t>(o_.np));
+    if (o_.timeout_s)
+        timeout_at_ =
+            Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*o_.timeout_s));
+    try {
+        spawn_all(plan);
+        loop();
+    } catch (const std::exception &e) {
+        say(e.what());
+        kill_and_reap_all_blocking();
+        return kExitInternal;
+    }
+    // Every rank is reaped and the leftovers are gone (loop() ended them).
+    remove_regions();
+    guard_->end(true);
+    if (const std::string summary = failure_summary(ranks_, start_blocker_); !summary.empty()) say(summary);
+    if (forced_exit_) return *forced_exit_;
+    return job_exit_code(ranks_, last_abort_, no_ft_code_);
 }
 
 }  // namespace ftmpi::launcher::detail
 
 namespace ftmpi::launcher {
 
-int run_job(const Options& opts) {
-  detail::Runner runner(opts);
-  return runner.run();
+int run_job(const Options &opts) {
+    detail::Runner runner(opts);
+    return runner.run();
 }
 
 }  // namespace ftmpi::launcher

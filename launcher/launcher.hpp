@@ -12,6 +12,6 @@ namespace ftmpi::launcher {
 // is reaped, the job's process group emptied, the ranks' shm regions and the
 // PMIx tmpdir removed before it returns. Throws LauncherError only before the
 // first rank is forked (the job guard may have been).
-int run_job(const Options& opts);
+int run_job(const Options &opts);
 
 }  // namespace ftmpi::launcher

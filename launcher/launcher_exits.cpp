@@ -20,60 +20,60 @@ constexpr auto kStrandedPoll = std::chrono::milliseconds(100);  // check_strande
 constexpr auto kStoppedPoll = std::chrono::milliseconds(250);   // check_lone_stopped, while no one is watched
 
 // "rank R (pid P) exited with code C" or "rank R (pid P) killed by signal N (SIGX)".
-std::string rank_end(int r, const RankState& st) {
-  std::string who = label(r, st) + " (pid " + std::to_string(st.pid) + ") ";
-  if (!WIFSIGNALED(st.wait_status)) return who + "exited with code " + std::to_string(exit_code_of(st.wait_status));
-  const int sig = WTERMSIG(st.wait_status);
-  return who + "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
+std::string rank_end(int r, const RankState &st) {
+    std::string who = label(r, st) + " (pid " + std::to_string(st.pid) + ") ";
+    if (!WIFSIGNALED(st.wait_status)) return who + "exited with code " + std::to_string(exit_code_of(st.wait_status));
+    const int sig = WTERMSIG(st.wait_status);
+    return who + "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
 }
 
 }  // namespace
 
 void Runner::on_rank_exit(int r) {
-  RankState& st = ranks_[static_cast<size_t>(r)];
-  st.failed = rank_failed(st);
-  --live_;
-  if (r == 0 && stdin_) stdin_->stop();
-  // Fences need nothing from us here (PMIx 4.2.2, measured): when a connected
-  // client's socket closes PMIx drops it from pending and later wildcard fences
-  // (a pending one returns PMIX_ERR_PARTIAL_SUCCESS). A rank that died before
-  // connecting stays counted in wildcard fences, which then hang;
-  // PMIx_server_deregister_client does not change that (and for connected
-  // ranks makes later fences hang), so it is not called. Fences over an
-  // explicit list of survivors, or with PMIX_TIMEOUT, complete.
-  // Only a rank that ended on its own counts (it exited, or crashed): one
-  // killed from outside before connecting is a failure that PMIx programs can
-  // work around with fences that leave it out.
-  // Spawned and ended before it connected: the spawners learn of it even
-  // when it exited normally (it was no MPI process, or failed to start).
-  const bool unconnected_child = !st.connected && !teardown_ && st.base != 0;
-  if (unconnected_child) {
-    // A spawned process that ended before connecting: its job cannot start
-    // (its init fence would wait for it), so its other processes are killed;
-    // the spawners hear of every death and fail the spawn.
-    for (RankState& other : ranks_)
-      if (other.base == st.base && !other.reaped && other.pid > 0) ::kill(other.pid, SIGKILL);
-  } else if (!st.connected && !teardown_ &&
-      (!WIFSIGNALED(st.wait_status) || is_crash_signal(WTERMSIG(st.wait_status)))) {
-    unstarted_ = r;
-    check_unstarted();
-    if (teardown_) return;  // check_unstarted reported this death, in one line
-  }
-  if (!st.failed && !unconnected_child) return;
-  const int code = exit_code_of(st.wait_status);
-  if (!(teardown_ && st.killed_by_us))
-    say(rank_end(r, st) + (unconnected_child         ? " before it connected to its parents"
-                           : WIFSIGNALED(st.wait_status) ? ""
-                                                         : " without calling MPI_Finalize"));
-  if (teardown_) return;
-  if (o_.ft) {
-    if (!server_->notify_terminated(st.base, st.rank, code))
-      say("warning: could not notify the job that " + label(r, st) + " terminated");
-  } else {
-    no_ft_code_ = code;
-    teardown_ = true;
-    kill_all(SIGKILL);
-  }
+    RankState &st = ranks_[static_cast<size_t>(r)];
+    st.failed = rank_failed(st);
+    --live_;
+    if (r == 0 && stdin_) stdin_->stop();
+    // Fences need nothing from us here (PMIx 4.2.2, measured): when a connected
+    // client's socket closes PMIx drops it from pending and later wildcard fences
+    // (a pending one returns PMIX_ERR_PARTIAL_SUCCESS). A rank that died before
+    // connecting stays counted in wildcard fences, which then hang;
+    // PMIx_server_deregister_client does not change that (and for connected
+    // ranks makes later fences hang), so it is not called. Fences over an
+    // explicit list of survivors, or with PMIX_TIMEOUT, complete.
+    // Only a rank that ended on its own counts (it exited, or crashed): one
+    // killed from outside before connecting is a failure that PMIx programs can
+    // work around with fences that leave it out.
+    // Spawned and ended before it connected: the spawners learn of it even
+    // when it exited normally (it was no MPI process, or failed to start).
+    const bool unconnected_child = !st.connected && !teardown_ && st.base != 0;
+    if (unconnected_child) {
+        // A spawned process that ended before connecting: its job cannot start
+        // (its init fence would wait for it), so its other processes are killed;
+        // the spawners hear of every death and fail the spawn.
+        for (RankState &other : ranks_)
+            if (other.base == st.base && !other.reaped && other.pid > 0) ::kill(other.pid, SIGKILL);
+    } else if (!st.connected && !teardown_ &&
+               (!WIFSIGNALED(st.wait_status) || is_crash_signal(WTERMSIG(st.wait_status)))) {
+        unstarted_ = r;
+        check_unstarted();
+        if (teardown_) return;  // check_unstarted reported this death, in one line
+    }
+    if (!st.failed && !unconnected_child) return;
+    const int code = exit_code_of(st.wait_status);
+    if (!(teardown_ && st.killed_by_us))
+        say(rank_end(r, st) + (unconnected_child             ? " before it connected to its parents"
+                               : WIFSIGNALED(st.wait_status) ? ""
+                                                             : " without calling MPI_Finalize"));
+    if (teardown_) return;
+    if (o_.ft) {
+        if (!server_->notify_terminated(st.base, st.rank, code))
+            say("warning: could not notify the job that " + label(r, st) + " terminated");
+    } else {
+        no_ft_code_ = code;
+        teardown_ = true;
+        kill_all(SIGKILL);
+    }
 }
 
 // A rank that exits or crashes before it ever connects to PMIx, in a job whose
@@ -81,17 +81,17 @@ void Runner::on_rank_exit(int r) {
 // counting it there: the job cannot start, so it ends now instead of hanging.
 // (Plain programs, where no rank connects, are not affected.)
 void Runner::check_unstarted() {
-  if (!unstarted_ || teardown_) return;
-  bool any_connected = false;
-  for (const RankState& st : ranks_) any_connected = any_connected || (st.connected && st.base == 0);
-  if (!any_connected) return;
-  const RankState& st = ranks_[static_cast<size_t>(*unstarted_)];
-  int code = exit_code_of(st.wait_status);
-  say(rank_end(*unstarted_, st) + " before MPI_Init; the job cannot start, killing it");
-  start_blocker_ = unstarted_;
-  no_ft_code_ = code != 0 ? code : 1;
-  teardown_ = true;
-  kill_all(SIGKILL);
+    if (!unstarted_ || teardown_) return;
+    bool any_connected = false;
+    for (const RankState &st : ranks_) any_connected = any_connected || (st.connected && st.base == 0);
+    if (!any_connected) return;
+    const RankState &st = ranks_[static_cast<size_t>(*unstarted_)];
+    int code = exit_code_of(st.wait_status);
+    say(rank_end(*unstarted_, st) + " before MPI_Init; the job cannot start, killing it");
+    start_blocker_ = unstarted_;
+    no_ft_code_ = code != 0 ? code : 1;
+    teardown_ = true;
+    kill_all(SIGKILL);
 }
 
 // A fault-tolerant job whose other ranks have ended (finalized, or failed)
@@ -100,32 +100,32 @@ void Runner::check_unstarted() {
 // others. After the detector's timeout (FTMPI_FT_TIMEOUT_MS as the ranks
 // got it, -x included) they are killed as failed processes.
 void Runner::check_stranded(Clock::time_point now) {
-  stranded_check_.reset();
-  if (!o_.ft || teardown_ || live_ == 0) {
+    stranded_check_.reset();
+    if (!o_.ft || teardown_ || live_ == 0) {
+        stranded_since_.reset();
+        return;
+    }
+    bool someone_left = false, all_stopped = true;
+    for (const RankState &st : ranks_) {
+        if (st.reaped) someone_left = true;
+        else all_stopped = all_stopped && st.pid > 0 && ftmpi::runtime::process_state(st.pid) == 'T';
+    }
+    if (!someone_left || !all_stopped) {
+        stranded_since_.reset();
+        if (someone_left) stranded_check_ = now + kStrandedPoll;  // look again while others are finished
+        return;
+    }
+    if (!stranded_since_) stranded_since_ = now;
+    if (now - *stranded_since_ < ft_timeout_) {
+        stranded_check_ = now + kStrandedPoll;
+        return;
+    }
     stranded_since_.reset();
-    return;
-  }
-  bool someone_left = false, all_stopped = true;
-  for (const RankState& st : ranks_) {
-    if (st.reaped) someone_left = true;
-    else all_stopped = all_stopped && st.pid > 0 && ftmpi::runtime::process_state(st.pid) == 'T';
-  }
-  if (!someone_left || !all_stopped) {
-    stranded_since_.reset();
-    if (someone_left) stranded_check_ = now + kStrandedPoll;  // look again while others are finished
-    return;
-  }
-  if (!stranded_since_) stranded_since_ = now;
-  if (now - *stranded_since_ < ft_timeout_) {
-    stranded_check_ = now + kStrandedPoll;
-    return;
-  }
-  stranded_since_.reset();
-  for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
-    if (ranks_[static_cast<size_t>(r)].reaped) continue;
-    say(label(r, ranks_[static_cast<size_t>(r)]) + " is stopped and every other rank has ended: killing it");
-    kill_rank(r, SIGKILL, false);
-  }
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
+        if (ranks_[static_cast<size_t>(r)].reaped) continue;
+        say(label(r, ranks_[static_cast<size_t>(r)]) + " is stopped and every other rank has ended: killing it");
+        kill_rank(r, SIGKILL, false);
+    }
 }
 
 // The ranks' detector watches the processes of one namespace. When every
@@ -138,55 +138,55 @@ void Runner::check_stranded(Clock::time_point now) {
 // killed as failed processes (spec 000 §17.3: a stopped process is
 // excluded), which every process then hears of.
 void Runner::check_lone_stopped(Clock::time_point now) {
-  lone_check_.reset();
-  if (!o_.ft || teardown_ || job_sizes_.empty()) return;
-  std::unordered_map<int, bool> all_stopped;  // namespace (first id) -> every live process is stopped
-  std::vector<std::pair<int, bool>> live;     // id, stopped
-  bool someone_runs = false;
-  for (int id = 0; id < static_cast<int>(ranks_.size()); ++id) {
-    const RankState& st = ranks_[static_cast<size_t>(id)];
-    if (st.reaped || st.pid <= 0) continue;
-    const bool is_stopped = ftmpi::runtime::process_state(st.pid) == 'T';
-    someone_runs = someone_runs || !is_stopped;
-    live.emplace_back(id, is_stopped);
-    all_stopped.try_emplace(st.base, true).first->second &= is_stopped;
-  }
-  bool watching = false;
-  for (const auto& [id, is_stopped] : live) {
-    if (!is_stopped || !all_stopped[ranks_[static_cast<size_t>(id)].base]) {
-      lone_stopped_since_.erase(id);
-      continue;
+    lone_check_.reset();
+    if (!o_.ft || teardown_ || job_sizes_.empty()) return;
+    std::unordered_map<int, bool> all_stopped;  // namespace (first id) -> every live process is stopped
+    std::vector<std::pair<int, bool>> live;     // id, stopped
+    bool someone_runs = false;
+    for (int id = 0; id < static_cast<int>(ranks_.size()); ++id) {
+        const RankState &st = ranks_[static_cast<size_t>(id)];
+        if (st.reaped || st.pid <= 0) continue;
+        const bool is_stopped = ftmpi::runtime::process_state(st.pid) == 'T';
+        someone_runs = someone_runs || !is_stopped;
+        live.emplace_back(id, is_stopped);
+        all_stopped.try_emplace(st.base, true).first->second &= is_stopped;
     }
-    watching = true;  // a namespace all stopped cannot run anyone: someone_runs is another namespace's
-    auto [it, fresh] = lone_stopped_since_.emplace(id, now);
-    if (fresh || now - it->second < ft_timeout_ || !someone_runs) continue;
-    lone_stopped_since_.erase(it);
-    say(label(id, ranks_[static_cast<size_t>(id)]) +
-        " is stopped and so is every other live process of its job, so no failure detector watches it: killing it");
-    kill_rank(id, SIGKILL, false);
-  }
-  // A process may stop at any time: look again soon while one is watched, less often otherwise.
-  if (!live.empty()) lone_check_ = now + (watching ? kStrandedPoll : kStoppedPoll);
+    bool watching = false;
+    for (const auto &[id, is_stopped] : live) {
+        if (!is_stopped || !all_stopped[ranks_[static_cast<size_t>(id)].base]) {
+            lone_stopped_since_.erase(id);
+            continue;
+        }
+        watching = true;  // a namespace all stopped cannot run anyone: someone_runs is another namespace's
+        auto [it, fresh] = lone_stopped_since_.emplace(id, now);
+        if (fresh || now - it->second < ft_timeout_ || !someone_runs) continue;
+        lone_stopped_since_.erase(it);
+        say(label(id, ranks_[static_cast<size_t>(id)]) +
+            " is stopped and so is every other live process of its job, so no failure detector watches it: killing it");
+        kill_rank(id, SIGKILL, false);
+    }
+    // A process may stop at any time: look again soon while one is watched, less often otherwise.
+    if (!live.empty()) lone_check_ = now + (watching ? kStrandedPoll : kStoppedPoll);
 }
 
 void Runner::kill_rank(int r, int sig, bool teardown) {
-  RankState& st = ranks_[static_cast<size_t>(r)];
-  if (st.reaped || st.pid <= 0) return;
-  if (teardown) st.killed_by_us = true;
-  ::kill(st.pid, sig);
+    RankState &st = ranks_[static_cast<size_t>(r)];
+    if (st.reaped || st.pid <= 0) return;
+    if (teardown) st.killed_by_us = true;
+    ::kill(st.pid, sig);
 }
 
 // The whole job's process group while a rank is unreaped (then the group
 // surely exists): what the ranks forked gets `sig` too, as it did from a
 // terminal's ^C when everything was in ftmpirun's group.
 void Runner::kill_all(int sig) {
-  if (live_ > 0 && job_pgid_ > 0) {
-    for (auto& st : ranks_)
-      if (!st.reaped && st.pid > 0) st.killed_by_us = true;
-    ::kill(-job_pgid_, sig);
-    return;
-  }
-  for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, sig, true);
+    if (live_ > 0 && job_pgid_ > 0) {
+        for (auto &st : ranks_)
+            if (!st.reaped && st.pid > 0) st.killed_by_us = true;
+        ::kill(-job_pgid_, sig);
+        return;
+    }
+    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, sig, true);
 }
 
 }  // namespace ftmpi::launcher::detail

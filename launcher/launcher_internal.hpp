@@ -25,39 +25,39 @@ namespace ftmpi::launcher::detail {
 
 using Clock = std::chrono::steady_clock;
 
-inline void say(const std::string& line) { write_all(2, "ftmpirun: " + line + "\n"); }
+inline void say(const std::string &line) { write_all(2, "ftmpirun: " + line + "\n"); }
 
 // "rank R" for the job's ranks, "process I (rank R of spawned job B)" for
 // the ids MPI_Comm_spawn added.
-inline std::string label(int id, const RankState& st) {
-  if (st.base == 0) return "rank " + std::to_string(id);
-  return "process " + std::to_string(id) + " (rank " + std::to_string(st.rank) + " of the job spawned from id " +
-         std::to_string(st.base) + ")";
+inline std::string label(int id, const RankState &st) {
+    if (st.base == 0) return "rank " + std::to_string(id);
+    return "process " + std::to_string(id) + " (rank " + std::to_string(st.rank) + " of the job spawned from id " +
+           std::to_string(st.base) + ")";
 }
 
 // An owned descriptor, closed on destruction unless released.
 class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = o.release();
+public:
+    Fd() = default;
+    explicit Fd(int fd) : fd_(fd) {}
+    ~Fd() { reset(); }
+    Fd(Fd &&o) noexcept : fd_(o.release()) {}
+    Fd &operator=(Fd &&o) noexcept {
+        if (this != &o) {
+            reset();
+            fd_ = o.release();
+        }
+        return *this;
     }
-    return *this;
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
+    int get() const { return fd_; }
+    int release() { return std::exchange(fd_, -1); }
+    void reset() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
 
- private:
-  int fd_ = -1;
+private:
+    int fd_ = -1;
 };
 
 // One job, run by run_job. Its parts: launcher.cpp (the job's lifetime),
@@ -65,78 +65,78 @@ class Fd {
 // launcher_loop.cpp (the event loop) and launcher_exits.cpp (what the end of
 // a process means for the job, and killing ranks).
 class Runner {
- public:
-  explicit Runner(const Options& o) : o_(o) {}
-  ~Runner() {
-    if (sigfd_ >= 0) ::close(sigfd_);
-    remove_regions();  // when run() did not get to it
-  }
-  int run();
+public:
+    explicit Runner(const Options &o) : o_(o) {}
+    ~Runner() {
+        if (sigfd_ >= 0) ::close(sigfd_);
+        remove_regions();  // when run() did not get to it
+    }
+    int run();
 
- private:
-  void remove_regions();
-  void end_leftovers();
-  void setup_signals();
-  void prepare_env();
-  void start_process(int id, int base, int rank, int size, const std::string& path,
-                     const std::vector<std::string>& args, const std::vector<std::string>& app_env,
-                     const std::string& cwd, const RankBinding& b);
-  void spawn_all(const BindingPlan& plan);
-  void on_spawn(Upcall& u);
-  void loop();
-  void on_upcall(Upcall& u);
-  void on_signalfd();
-  void reap();
-  void on_rank_exit(int r);
-  void check_stranded(Clock::time_point now);
-  void check_lone_stopped(Clock::time_point now);
-  void check_unstarted();
-  void kill_rank(int r, int sig, bool teardown);
-  void kill_all(int sig);
-  void kill_and_reap_all_blocking();
-  int timeout_ms(Clock::time_point now) const;
-  bool valid_rank(int id) const { return id >= 0 && static_cast<size_t>(id) < ranks_.size(); }
+private:
+    void remove_regions();
+    void end_leftovers();
+    void setup_signals();
+    void prepare_env();
+    void start_process(int id, int base, int rank, int size, const std::string &path,
+                       const std::vector<std::string> &args, const std::vector<std::string> &app_env,
+                       const std::string &cwd, const RankBinding &b);
+    void spawn_all(const BindingPlan &plan);
+    void on_spawn(Upcall &u);
+    void loop();
+    void on_upcall(Upcall &u);
+    void on_signalfd();
+    void reap();
+    void on_rank_exit(int r);
+    void check_stranded(Clock::time_point now);
+    void check_lone_stopped(Clock::time_point now);
+    void check_unstarted();
+    void kill_rank(int r, int sig, bool teardown);
+    void kill_all(int sig);
+    void kill_and_reap_all_blocking();
+    int timeout_ms(Clock::time_point now) const;
+    bool valid_rank(int id) const { return id >= 0 && static_cast<size_t>(id) < ranks_.size(); }
 
-  const Options& o_;
-  UpcallQueue queue_;
-  std::unique_ptr<JobGuard> guard_;
-  std::unique_ptr<PmixServer> server_;
-  std::vector<RankState> ranks_;  // by process id: the job's ranks, then what MPI_Comm_spawn added
-  std::unordered_map<pid_t, int> pid_rank_;
-  std::vector<std::string> env_base_, extra_;  // prepare_env
-  Fd devnull_;
-  bool warned_no_pty_ = false;
-  int universe_size_ = 1;  // MPI_UNIVERSE_SIZE: the job's ranks, or the node's cores if more
-  std::vector<LineForwarder> fwd_;  // 2 per rank: stdout, stderr
-  std::unique_ptr<StdinForwarder> stdin_;
-  int sigfd_ = -1;
-  int live_ = 0;
-  pid_t job_pgid_ = -1;  // the ranks' process group: the first rank's pid
-  bool leftovers_ended_ = false;
-  bool regions_removed_ = false;
-  bool teardown_ = false;
-  int term_signals_ = 0;
-  // Set by the first of a timeout (124) and a SIGINT/SIGTERM (128 + signo):
-  // ftmpirun's exit code then, whatever the ranks did.
-  std::optional<int> forced_exit_;
-  std::optional<Clock::time_point> timeout_at_, escalate_at_, drain_until_;
-  // Every rank still there is stopped while another finalized and left
-  // (check_stranded): since then, and when to look again.
-  std::optional<Clock::time_point> stranded_since_, stranded_check_;
-  // Stopped processes of a namespace whose live processes are all stopped
-  // (no heartbeat ring watches them): since when each has been seen stopped,
-  // and when to look again.
-  std::unordered_map<int, Clock::time_point> lone_stopped_since_;
-  std::optional<Clock::time_point> lone_check_;
-  std::unordered_map<int, int> job_sizes_;  // spawned namespaces: first id -> size
-  // The ranks' FTMPI_FT_TIMEOUT_MS (in the environment spawn_all gives them).
-  std::chrono::milliseconds ft_timeout_{ftmpi::runtime::Config{}.FT_TIMEOUT_MS};
-  // The CPUs this launcher was given, read before any thread of its own:
-  // FTMPI_SERVICE_CPUS of the ranks it binds.
-  const std::string service_cpus_ = own_cpu_list();
-  std::optional<int> last_abort_, no_ft_code_;
-  std::optional<int> unstarted_;  // a rank that exited without ever connecting to PMIx
-  std::optional<int> start_blocker_;  // the one of those that ended the job (check_unstarted)
+    const Options &o_;
+    UpcallQueue queue_;
+    std::unique_ptr<JobGuard> guard_;
+    std::unique_ptr<PmixServer> server_;
+    std::vector<RankState> ranks_;  // by process id: the job's ranks, then what MPI_Comm_spawn added
+    std::unordered_map<pid_t, int> pid_rank_;
+    std::vector<std::string> env_base_, extra_;  // prepare_env
+    Fd devnull_;
+    bool warned_no_pty_ = false;
+    int universe_size_ = 1;           // MPI_UNIVERSE_SIZE: the job's ranks, or the node's cores if more
+    std::vector<LineForwarder> fwd_;  // 2 per rank: stdout, stderr
+    std::unique_ptr<StdinForwarder> stdin_;
+    int sigfd_ = -1;
+    int live_ = 0;
+    pid_t job_pgid_ = -1;  // the ranks' process group: the first rank's pid
+    bool leftovers_ended_ = false;
+    bool regions_removed_ = false;
+    bool teardown_ = false;
+    int term_signals_ = 0;
+    // Set by the first of a timeout (124) and a SIGINT/SIGTERM (128 + signo):
+    // ftmpirun's exit code then, whatever the ranks did.
+    std::optional<int> forced_exit_;
+    std::optional<Clock::time_point> timeout_at_, escalate_at_, drain_until_;
+    // Every rank still there is stopped while another finalized and left
+    // (check_stranded): since then, and when to look again.
+    std::optional<Clock::time_point> stranded_since_, stranded_check_;
+    // Stopped processes of a namespace whose live processes are all stopped
+    // (no heartbeat ring watches them): since when each has been seen stopped,
+    // and when to look again.
+    std::unordered_map<int, Clock::time_point> lone_stopped_since_;
+    std::optional<Clock::time_point> lone_check_;
+    std::unordered_map<int, int> job_sizes_;  // spawned namespaces: first id -> size
+    // The ranks' FTMPI_FT_TIMEOUT_MS (in the environment spawn_all gives them).
+    std::chrono::milliseconds ft_timeout_{ftmpi::runtime::Config{}.FT_TIMEOUT_MS};
+    // The CPUs this launcher was given, read before any thread of its own:
+    // FTMPI_SERVICE_CPUS of the ranks it binds.
+    const std::string service_cpus_ = own_cpu_list();
+    std::optional<int> last_abort_, no_ft_code_;
+    std::optional<int> unstarted_;      // a rank that exited without ever connecting to PMIx
+    std::optional<int> start_blocker_;  // the one of those that ended the job (check_unstarted)
 };
 
 }  // namespace ftmpi::launcher::detail

@@ -28,174 +28,172 @@ constexpr auto kDrainGrace = std::chrono::seconds(1);     // pipes held by grand
 
 }  // namespace
 
-void Runner::on_upcall(Upcall& u) {
-  switch (u.kind) {
+void Runner::on_upcall(Upcall &u) {
+    switch (u.kind) {
     case Upcall::Kind::kConnected:
-      if (valid_rank(u.rank)) ranks_[u.rank].connected = true;
-      check_unstarted();
-      server_->disable_nagle();  // before the client can send or receive anything else
-      u.reply(PMIX_SUCCESS);
-      break;
+        if (valid_rank(u.rank)) ranks_[u.rank].connected = true;
+        check_unstarted();
+        server_->disable_nagle();  // before the client can send or receive anything else
+        u.reply(PMIX_SUCCESS);
+        break;
     case Upcall::Kind::kFinalized:
-      if (valid_rank(u.rank)) ranks_[u.rank].finalized = true;
-      u.reply(PMIX_SUCCESS);
-      break;
+        if (valid_rank(u.rank)) ranks_[u.rank].finalized = true;
+        u.reply(PMIX_SUCCESS);
+        break;
     case Upcall::Kind::kAbort: {
-      say("MPI_Abort called by " + (valid_rank(u.rank) ? label(u.rank, ranks_[static_cast<size_t>(u.rank)]) : std::string("a process")) + " with code " +
-          std::to_string(u.status) + (u.msg.empty() ? "" : ": " + u.msg));
-      last_abort_ = u.status;
-      if (u.all || !o_.ft) {
-        if (!o_.ft && !no_ft_code_) no_ft_code_ = u.status;
-        teardown_ = true;
-        kill_all(SIGKILL);
-      } else {
-        for (int t : u.targets)
-          if (valid_rank(t)) kill_rank(t, SIGKILL, false);
-      }
-      u.reply(PMIX_SUCCESS);
-      break;
+        say("MPI_Abort called by " +
+            (valid_rank(u.rank) ? label(u.rank, ranks_[static_cast<size_t>(u.rank)]) : std::string("a process")) +
+            " with code " + std::to_string(u.status) + (u.msg.empty() ? "" : ": " + u.msg));
+        last_abort_ = u.status;
+        if (u.all || !o_.ft) {
+            if (!o_.ft && !no_ft_code_) no_ft_code_ = u.status;
+            teardown_ = true;
+            kill_all(SIGKILL);
+        } else {
+            for (int t : u.targets)
+                if (valid_rank(t)) kill_rank(t, SIGKILL, false);
+        }
+        u.reply(PMIX_SUCCESS);
+        break;
     }
     case Upcall::Kind::kJobControl:
-      if (u.all) {
-        for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, u.status, false);
-      } else {
-        for (int t : u.targets)
-          if (valid_rank(t)) kill_rank(t, u.status, false);
-      }
-      u.reply(PMIX_SUCCESS);
-      break;
-    case Upcall::Kind::kSpawn:
-      try {
-        on_spawn(u);
-      } catch (const std::exception& e) {
-        say(std::string("spawn failed: ") + e.what());
-        u.reply(PMIX_ERROR);  // no-op if on_spawn answered already
-      }
-      break;
-  }
+        if (u.all) {
+            for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, u.status, false);
+        } else {
+            for (int t : u.targets)
+                if (valid_rank(t)) kill_rank(t, u.status, false);
+        }
+        u.reply(PMIX_SUCCESS);
+        break;
+    case Upcall::Kind::kSpawn: try { on_spawn(u);
+        } catch (const std::exception &e) {
+            say(std::string("spawn failed: ") + e.what());
+            u.reply(PMIX_ERROR);  // no-op if on_spawn answered already
+        }
+        break;
+    }
 }
 
 void Runner::reap() {
-  while (true) {
-    int status = 0;
-    pid_t pid = ::waitpid(-1, &status, WNOHANG);
-    if (pid <= 0) return;  // 0: none ready; -1/ECHILD: none left
-    if (guard_ && pid == guard_->pid()) {
-      guard_->reaped(status);
-      continue;
+    while (true) {
+        int status = 0;
+        pid_t pid = ::waitpid(-1, &status, WNOHANG);
+        if (pid <= 0) return;  // 0: none ready; -1/ECHILD: none left
+        if (guard_ && pid == guard_->pid()) {
+            guard_->reaped(status);
+            continue;
+        }
+        auto it = pid_rank_.find(pid);
+        if (it == pid_rank_.end()) continue;
+        RankState &st = ranks_[static_cast<size_t>(it->second)];
+        st.reaped = true;
+        st.wait_status = status;
+        on_rank_exit(it->second);
     }
-    auto it = pid_rank_.find(pid);
-    if (it == pid_rank_.end()) continue;
-    RankState& st = ranks_[static_cast<size_t>(it->second)];
-    st.reaped = true;
-    st.wait_status = status;
-    on_rank_exit(it->second);
-  }
 }
 
 void Runner::on_signalfd() {
-  signalfd_siginfo si;
-  bool child = false;
-  while (::read(sigfd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-    int sig = static_cast<int>(si.ssi_signo);
-    if (sig == SIGCHLD) {
-      child = true;
-      continue;
+    signalfd_siginfo si;
+    bool child = false;
+    while (::read(sigfd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+        int sig = static_cast<int>(si.ssi_signo);
+        if (sig == SIGCHLD) {
+            child = true;
+            continue;
+        }
+        ++term_signals_;
+        teardown_ = true;
+        if (!forced_exit_) forced_exit_ = 128 + sig;  // the shell's convention: 130, 143
+        if (term_signals_ == 1) {
+            say("received " + signal_name(sig) + ", forwarding it to the ranks");
+            kill_all(sig);
+            escalate_at_ = Clock::now() + kEscalateAfter;
+        } else {
+            say("received " + signal_name(sig) + " again, killing the ranks");
+            kill_all(SIGKILL);
+            escalate_at_.reset();
+        }
     }
-    ++term_signals_;
-    teardown_ = true;
-    if (!forced_exit_) forced_exit_ = 128 + sig;  // the shell's convention: 130, 143
-    if (term_signals_ == 1) {
-      say("received " + signal_name(sig) + ", forwarding it to the ranks");
-      kill_all(sig);
-      escalate_at_ = Clock::now() + kEscalateAfter;
-    } else {
-      say("received " + signal_name(sig) + " again, killing the ranks");
-      kill_all(SIGKILL);
-      escalate_at_.reset();
-    }
-  }
-  if (child) reap();
+    if (child) reap();
 }
 
 int Runner::timeout_ms(Clock::time_point now) const {
-  std::optional<Clock::time_point> next;
-  for (const auto& d : {timeout_at_, escalate_at_, drain_until_, stranded_check_, lone_check_})
-    if (d && (!next || *d < *next)) next = d;
-  if (!next) return -1;
-  if (*next <= now) return 0;
-  auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
-  return static_cast<int>(ms);
+    std::optional<Clock::time_point> next;
+    for (const auto &d : {timeout_at_, escalate_at_, drain_until_, stranded_check_, lone_check_})
+        if (d && (!next || *d < *next)) next = d;
+    if (!next) return -1;
+    if (*next <= now) return 0;
+    auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
+    return static_cast<int>(ms);
 }
 
 void Runner::loop() {
-  std::vector<pollfd> pfds;
-  std::vector<int> owner;  // index into fwd_, or -1 sigfd, -2 queue, -3 stdin src, -4 stdin dst
-  while (true) {
-    // Leftovers die first: they may hold the ranks' output pipes open.
-    if (live_ == 0) end_leftovers();
-    bool pipes_open = false;
-    for (const auto& f : fwd_) pipes_open |= f.open();
-    if (live_ == 0 && !pipes_open) return;
-    if (live_ == 0 && !drain_until_) drain_until_ = Clock::now() + kDrainGrace;
+    std::vector<pollfd> pfds;
+    std::vector<int> owner;  // index into fwd_, or -1 sigfd, -2 queue, -3 stdin src, -4 stdin dst
+    while (true) {
+        // Leftovers die first: they may hold the ranks' output pipes open.
+        if (live_ == 0) end_leftovers();
+        bool pipes_open = false;
+        for (const auto &f : fwd_) pipes_open |= f.open();
+        if (live_ == 0 && !pipes_open) return;
+        if (live_ == 0 && !drain_until_) drain_until_ = Clock::now() + kDrainGrace;
 
-    pfds.clear();
-    owner.clear();
-    pfds.push_back({sigfd_, POLLIN, 0});
-    owner.push_back(-1);
-    pfds.push_back({queue_.fd(), POLLIN, 0});
-    owner.push_back(-2);
-    if (stdin_ && stdin_->src_fd() >= 0) {
-      pfds.push_back({stdin_->src_fd(), POLLIN, 0});
-      owner.push_back(-3);
-    }
-    if (stdin_ && stdin_->dst_fd() >= 0) {
-      pfds.push_back({stdin_->dst_fd(), POLLOUT, 0});
-      owner.push_back(-4);
-    }
-    for (size_t i = 0; i < fwd_.size(); ++i) {
-      if (!fwd_[i].open()) continue;
-      pfds.push_back({fwd_[i].fd(), POLLIN, 0});
-      owner.push_back(static_cast<int>(i));
-    }
+        pfds.clear();
+        owner.clear();
+        pfds.push_back({sigfd_, POLLIN, 0});
+        owner.push_back(-1);
+        pfds.push_back({queue_.fd(), POLLIN, 0});
+        owner.push_back(-2);
+        if (stdin_ && stdin_->src_fd() >= 0) {
+            pfds.push_back({stdin_->src_fd(), POLLIN, 0});
+            owner.push_back(-3);
+        }
+        if (stdin_ && stdin_->dst_fd() >= 0) {
+            pfds.push_back({stdin_->dst_fd(), POLLOUT, 0});
+            owner.push_back(-4);
+        }
+        for (size_t i = 0; i < fwd_.size(); ++i) {
+            if (!fwd_[i].open()) continue;
+            pfds.push_back({fwd_[i].fd(), POLLIN, 0});
+            owner.push_back(static_cast<int>(i));
+        }
 
-    int n = ::poll(pfds.data(), pfds.size(), timeout_ms(Clock::now()));
-    if (n < 0 && errno != EINTR) throw LauncherError(std::string("poll: ") + std::strerror(errno));
+        int n = ::poll(pfds.data(), pfds.size(), timeout_ms(Clock::now()));
+        if (n < 0 && errno != EINTR) throw LauncherError(std::string("poll: ") + std::strerror(errno));
 
-    // Upcalls first: a finalize must be recorded before that rank's exit is
-    // examined (the client cannot exit before we reply, so order holds).
-    for (Upcall& u : queue_.drain()) on_upcall(u);
-    bool sig_ready = false;
-    for (size_t i = 0; n > 0 && i < pfds.size(); ++i) {
-      if (!pfds[i].revents) continue;
-      int who = owner[i];
-      if (who >= 0) fwd_[static_cast<size_t>(who)].on_readable();
-      else if (who == -1) sig_ready = true;
-      else if (who == -3) stdin_->on_src_readable();
-      else if (who == -4) stdin_->on_dst_writable();
-    }
-    if (sig_ready) on_signalfd();
+        // Upcalls first: a finalize must be recorded before that rank's exit is
+        // examined (the client cannot exit before we reply, so order holds).
+        for (Upcall &u : queue_.drain()) on_upcall(u);
+        bool sig_ready = false;
+        for (size_t i = 0; n > 0 && i < pfds.size(); ++i) {
+            if (!pfds[i].revents) continue;
+            int who = owner[i];
+            if (who >= 0) fwd_[static_cast<size_t>(who)].on_readable();
+            else if (who == -1) sig_ready = true;
+            else if (who == -3) stdin_->on_src_readable();
+            else if (who == -4) stdin_->on_dst_writable();
+        }
+        if (sig_ready) on_signalfd();
 
-    const auto now = Clock::now();
-    if (timeout_at_ && now >= *timeout_at_) {
-      timeout_at_.reset();
-      say("job timed out after " + o_.timeout_text + " seconds, killing it");
-      if (!forced_exit_) forced_exit_ = kExitTimeout;
-      teardown_ = true;
-      kill_all(SIGKILL);
+        const auto now = Clock::now();
+        if (timeout_at_ && now >= *timeout_at_) {
+            timeout_at_.reset();
+            say("job timed out after " + o_.timeout_text + " seconds, killing it");
+            if (!forced_exit_) forced_exit_ = kExitTimeout;
+            teardown_ = true;
+            kill_all(SIGKILL);
+        }
+        if (escalate_at_ && now >= *escalate_at_) {
+            escalate_at_.reset();
+            say("ranks still running " + std::to_string(kEscalateAfter.count()) + " s after the signal, killing them");
+            kill_all(SIGKILL);
+        }
+        if (drain_until_ && now >= *drain_until_) {
+            for (auto &f : fwd_) f.drain_and_close();  // grandchildren keep the pipes open
+        }
+        check_stranded(now);
+        check_lone_stopped(now);
     }
-    if (escalate_at_ && now >= *escalate_at_) {
-      escalate_at_.reset();
-      say("ranks still running " + std::to_string(kEscalateAfter.count()) +
-          " s after the signal, killing them");
-      kill_all(SIGKILL);
-    }
-    if (drain_until_ && now >= *drain_until_) {
-      for (auto& f : fwd_) f.drain_and_close();  // grandchildren keep the pipes open
-    }
-    check_stranded(now);
-    check_lone_stopped(now);
-  }
 }
 
 }  // namespace ftmpi::launcher::detail

@@ -22,48 +22,48 @@ namespace ftmpi::launcher {
 // fence_nb is answered at once (all participants are local, PMIx already
 // holds their data); direct_modex returns PMIX_ERR_NOT_SUPPORTED.
 class PmixServer {
- public:
-  // Creates a private tmpdir (/tmp/ftmpirun.<pid>.XXXXXX; stale ones of dead
-  // launchers are removed first) and initializes the server in it with
-  // PMIX_SERVER_SYSTEM_SUPPORT=false. Throws LauncherError.
-  explicit PmixServer(UpcallQueue& queue);
-  // Finalizes the server and removes the tmpdir.
-  ~PmixServer();
-  PmixServer(const PmixServer&) = delete;
-  PmixServer& operator=(const PmixServer&) = delete;
+public:
+    // Creates a private tmpdir (/tmp/ftmpirun.<pid>.XXXXXX; stale ones of dead
+    // launchers are removed first) and initializes the server in it with
+    // PMIX_SERVER_SYSTEM_SUPPORT=false. Throws LauncherError.
+    explicit PmixServer(UpcallQueue &queue);
+    // Finalizes the server and removes the tmpdir.
+    ~PmixServer();
+    PmixServer(const PmixServer &) = delete;
+    PmixServer &operator=(const PmixServer &) = delete;
 
-  // Registers the namespace of ids from `base`, one rank per entry of
-  // `appnums` (each rank's MPI_APPNUM) (job-level and per-rank info), then
-  // sets up local support. Blocks until PMIx is done.
-  void register_job(int base, const std::vector<int>& appnums, int universe_size);
-  // The namespace of the ids from `base`.
-  std::string job_nspace(int base) const;
+    // Registers the namespace of ids from `base`, one rank per entry of
+    // `appnums` (each rank's MPI_APPNUM) (job-level and per-rank info), then
+    // sets up local support. Blocks until PMIx is done.
+    void register_job(int base, const std::vector<int> &appnums, int universe_size);
+    // The namespace of the ids from `base`.
+    std::string job_nspace(int base) const;
 
-  // Registers client `rank` of the namespace from `base` and returns the
-  // "NAME=value" strings PMIx wants in its environment. Call before forking it.
-  std::vector<std::string> setup_client(int base, int rank);
+    // Registers client `rank` of the namespace from `base` and returns the
+    // "NAME=value" strings PMIx wants in its environment. Call before forking it.
+    std::vector<std::string> setup_client(int base, int rank);
 
-  // Tells every client that `rank` of the namespace from `base` terminated:
-  // PMIX_EVENT_PROC_TERMINATED, source = the victim's proc,
-  // PMIX_RANGE_GLOBAL, info {PMIX_EVENT_AFFECTED_PROC, PMIX_EXIT_CODE}.
-  // Non-blocking; returns false when PMIx refused the event.
-  bool notify_terminated(int base, int rank, int exit_code);
+    // Tells every client that `rank` of the namespace from `base` terminated:
+    // PMIX_EVENT_PROC_TERMINATED, source = the victim's proc,
+    // PMIX_RANGE_GLOBAL, info {PMIX_EVENT_AFFECTED_PROC, PMIX_EXIT_CODE}.
+    // Non-blocking; returns false when PMIx refused the event.
+    bool notify_terminated(int base, int rank, int exit_code);
 
-  // Sets TCP_NODELAY on every TCP socket of this process (the PMIx listener
-  // and the accepted client connections). Workaround: PMIx 4.2.2's ptl/tcp
-  // never sets it, so an event sent while an earlier message is unacked waits
-  // for the peer's delayed ACK (~40 ms). Call after init and on each
-  // client_connected. Returns how many sockets were changed.
-  int disable_nagle();
+    // Sets TCP_NODELAY on every TCP socket of this process (the PMIx listener
+    // and the accepted client connections). Workaround: PMIx 4.2.2's ptl/tcp
+    // never sets it, so an event sent while an earlier message is unacked waits
+    // for the peer's delayed ACK (~40 ms). Call after init and on each
+    // client_connected. Returns how many sockets were changed.
+    int disable_nagle();
 
-  const std::string& nspace() const { return nspace_; }
-  const std::string& tmpdir() const { return tmpdir_; }
+    const std::string &nspace() const { return nspace_; }
+    const std::string &tmpdir() const { return tmpdir_; }
 
- private:
-  std::string tmpdir_;
-  std::string nspace_;
-  std::string secret_;  // the universe's (runtime/auth.hpp): every namespace gets it
-  bool initialized_ = false;
+private:
+    std::string tmpdir_;
+    std::string nspace_;
+    std::string secret_;  // the universe's (runtime/auth.hpp): every namespace gets it
+    bool initialized_ = false;
 };
 
 }  // namespace ftmpi::launcher

@@ -25,23 +25,23 @@ std::vector<pid_t> group_members(pid_t pgid);
 // has exited (a zombie counts), whoever its parent is. Closes them on
 // destruction.
 class PidWatch {
- public:
-  PidWatch() = default;
-  ~PidWatch();
-  PidWatch(const PidWatch&) = delete;
-  PidWatch& operator=(const PidWatch&) = delete;
+public:
+    PidWatch() = default;
+    ~PidWatch();
+    PidWatch(const PidWatch &) = delete;
+    PidWatch &operator=(const PidWatch &) = delete;
 
-  // Watches `pid`; false when there is no such process any more (reaped).
-  bool add(pid_t pid);
-  // Sends `sig` to every watched process (pidfd_send_signal).
-  void signal_all(int sig) const;
-  // Polls until every watched process has exited or `deadline` passes, and
-  // stops watching those that exited. Returns how many are still running.
-  size_t wait(SteadyTime deadline);
-  size_t size() const { return fds_.size(); }
+    // Watches `pid`; false when there is no such process any more (reaped).
+    bool add(pid_t pid);
+    // Sends `sig` to every watched process (pidfd_send_signal).
+    void signal_all(int sig) const;
+    // Polls until every watched process has exited or `deadline` passes, and
+    // stops watching those that exited. Returns how many are still running.
+    size_t wait(SteadyTime deadline);
+    size_t size() const { return fds_.size(); }
 
- private:
-  std::vector<int> fds_;
+private:
+    std::vector<int> fds_;
 };
 
 // Ends process group `pgid`: first waits until `grace_until` for its members

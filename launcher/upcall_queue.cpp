@@ -11,45 +11,45 @@
 
 namespace ftmpi::launcher {
 
-void Upcall::reply(pmix_status_t st, const std::string& nspace) {
-  if (op_cb) op_cb(st, cbdata);
-  if (info_cb) info_cb(st, nullptr, 0, cbdata, nullptr, nullptr);
-  if (spawn_cb) {
-    char ns[PMIX_MAX_NSLEN + 1] = {};
-    std::strncpy(ns, nspace.c_str(), PMIX_MAX_NSLEN);
-    spawn_cb(st, ns, cbdata);
-  }
-  op_cb = nullptr;
-  info_cb = nullptr;
-  spawn_cb = nullptr;
+void Upcall::reply(pmix_status_t st, const std::string &nspace) {
+    if (op_cb) op_cb(st, cbdata);
+    if (info_cb) info_cb(st, nullptr, 0, cbdata, nullptr, nullptr);
+    if (spawn_cb) {
+        char ns[PMIX_MAX_NSLEN + 1] = {};
+        std::strncpy(ns, nspace.c_str(), PMIX_MAX_NSLEN);
+        spawn_cb(st, ns, cbdata);
+    }
+    op_cb = nullptr;
+    info_cb = nullptr;
+    spawn_cb = nullptr;
 }
 
 UpcallQueue::UpcallQueue() {
-  efd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (efd_ < 0) throw LauncherError(std::string("eventfd: ") + std::strerror(errno));
+    efd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (efd_ < 0) throw LauncherError(std::string("eventfd: ") + std::strerror(errno));
 }
 
 UpcallQueue::~UpcallQueue() {
-  if (efd_ >= 0) ::close(efd_);
+    if (efd_ >= 0) ::close(efd_);
 }
 
 void UpcallQueue::post(Upcall u) {
-  {
-    std::lock_guard<std::mutex> lk(mu_);
-    items_.push_back(std::move(u));
-  }
-  std::uint64_t one = 1;
-  // EAGAIN only when the counter would overflow: the loop is awake anyway.
-  [[maybe_unused]] ssize_t n = ::write(efd_, &one, sizeof one);
+    {
+        std::lock_guard<std::mutex> lk(mu_);
+        items_.push_back(std::move(u));
+    }
+    std::uint64_t one = 1;
+    // EAGAIN only when the counter would overflow: the loop is awake anyway.
+    [[maybe_unused]] ssize_t n = ::write(efd_, &one, sizeof one);
 }
 
 std::deque<Upcall> UpcallQueue::drain() {
-  std::uint64_t v;
-  [[maybe_unused]] ssize_t n = ::read(efd_, &v, sizeof v);
-  std::lock_guard<std::mutex> lk(mu_);
-  std::deque<Upcall> out;
-  out.swap(items_);
-  return out;
+    std::uint64_t v;
+    [[maybe_unused]] ssize_t n = ::read(efd_, &v, sizeof v);
+    std::lock_guard<std::mutex> lk(mu_);
+    std::deque<Upcall> out;
+    out.swap(items_);
+    return out;
 }
 
 }  // namespace ftmpi::launcher

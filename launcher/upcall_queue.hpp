@@ -14,52 +14,52 @@ namespace ftmpi::launcher {
 // One PMIx server upcall, copied out of PMIx-owned memory. The event loop
 // acts on it and then calls reply() exactly once.
 struct Upcall {
-  enum class Kind { kConnected, kFinalized, kAbort, kJobControl, kSpawn };
-  // One program of a spawn request.
-  struct App {
-    std::string cmd;
-    std::vector<std::string> argv, env;
-    std::string cwd;
-    int maxprocs = 0;
-  };
-  Kind kind = Kind::kConnected;
-  // The requesting client's process id (the ids of every namespace follow
-  // one another: docs/dynamic.md); -1 for a client of no known namespace.
-  int rank = -1;
-  int status = 0;                    // abort: exit code; job control: signal
-  std::string msg;                   // abort message
-  bool all = false;                  // abort/job control: every process
-  std::vector<int> targets;          // abort/job control when !all: process ids
-  std::vector<App> apps;             // spawn
-  pmix_op_cbfunc_t op_cb = nullptr;      // connected/finalized/abort
-  pmix_info_cbfunc_t info_cb = nullptr;  // job control
-  pmix_spawn_cbfunc_t spawn_cb = nullptr;  // spawn
-  void* cbdata = nullptr;
+    enum class Kind { kConnected, kFinalized, kAbort, kJobControl, kSpawn };
+    // One program of a spawn request.
+    struct App {
+        std::string cmd;
+        std::vector<std::string> argv, env;
+        std::string cwd;
+        int maxprocs = 0;
+    };
+    Kind kind = Kind::kConnected;
+    // The requesting client's process id (the ids of every namespace follow
+    // one another: docs/dynamic.md); -1 for a client of no known namespace.
+    int rank = -1;
+    int status = 0;                          // abort: exit code; job control: signal
+    std::string msg;                         // abort message
+    bool all = false;                        // abort/job control: every process
+    std::vector<int> targets;                // abort/job control when !all: process ids
+    std::vector<App> apps;                   // spawn
+    pmix_op_cbfunc_t op_cb = nullptr;        // connected/finalized/abort
+    pmix_info_cbfunc_t info_cb = nullptr;    // job control
+    pmix_spawn_cbfunc_t spawn_cb = nullptr;  // spawn
+    void *cbdata = nullptr;
 
-  // Completes the PMIx request (PMIx thread-shifts internally, so any thread
-  // may call it). Calling it twice is a no-op. `nspace`: a spawn's new namespace.
-  void reply(pmix_status_t st, const std::string& nspace = "");
+    // Completes the PMIx request (PMIx thread-shifts internally, so any thread
+    // may call it). Calling it twice is a no-op. `nspace`: a spawn's new namespace.
+    void reply(pmix_status_t st, const std::string &nspace = "");
 };
 
 // Multi-producer (PMIx threads), single-consumer (event loop) queue whose
 // readiness is an eventfd, so the loop can poll() it with everything else.
 class UpcallQueue {
- public:
-  UpcallQueue();   // throws LauncherError when eventfd fails
-  ~UpcallQueue();
-  UpcallQueue(const UpcallQueue&) = delete;
-  UpcallQueue& operator=(const UpcallQueue&) = delete;
+public:
+    UpcallQueue();  // throws LauncherError when eventfd fails
+    ~UpcallQueue();
+    UpcallQueue(const UpcallQueue &) = delete;
+    UpcallQueue &operator=(const UpcallQueue &) = delete;
 
-  // Never blocks beyond the mutex; noexcept-safe for callers that catch.
-  void post(Upcall u);
-  // Clears the eventfd and returns everything posted so far, in order.
-  std::deque<Upcall> drain();
-  int fd() const { return efd_; }
+    // Never blocks beyond the mutex; noexcept-safe for callers that catch.
+    void post(Upcall u);
+    // Clears the eventfd and returns everything posted so far, in order.
+    std::deque<Upcall> drain();
+    int fd() const { return efd_; }
 
- private:
-  int efd_ = -1;
-  std::mutex mu_;
-  std::deque<Upcall> items_;
+private:
+    int efd_ = -1;
+    std::mutex mu_;
+    std::deque<Upcall> items_;
 };
 
 }  // namespace ftmpi::launcher

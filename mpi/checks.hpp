@@ -19,7 +19,8 @@ inline bool valid_type(MPI_Datatype t) { return t != MPI_DATATYPE_NULL && t->mag
 inline int check_init(const char *call) {
     if (g.initialized && !g.finalized) return MPI_SUCCESS;
     if (g.forked) return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "called in a process forked after MPI_Init");
-    return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "called %s MPI_Init", g.finalized ? "after MPI_Finalize" : "before");
+    return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "called %s MPI_Init",
+                 g.finalized ? "after MPI_Finalize" : "before");
 }
 
 inline int check_comm(const char *call, MPI_Comm c) {
@@ -41,8 +42,8 @@ inline int check_type(const char *call, MPI_Comm c, MPI_Datatype t, const char *
 
 inline int check_dest(const char *call, MPI_Comm c, int rank, const char *arg = "dest") {
     if (rank == MPI_PROC_NULL || (rank >= 0 && rank < c->size)) return MPI_SUCCESS;
-    return raise(c, MPI_ERR_RANK, call, "invalid rank %d (argument %s; %s has %d ranks)", rank, arg,
-                 comm_label(c), c->size);
+    return raise(c, MPI_ERR_RANK, call, "invalid rank %d (argument %s; %s has %d ranks)", rank, arg, comm_label(c),
+                 c->size);
 }
 
 inline int check_source(const char *call, MPI_Comm c, int rank, const char *arg = "source") {
@@ -71,7 +72,8 @@ inline int check_nonnull(const char *call, MPI_Comm c, const void *p, const char
 // included), else MPI_SUCCESS: one load. Not an argument check (it stays
 // with -Darg_checks=false): use it with FTMPI_TRY.
 inline int check_not_revoked(const char *call, MPI_Comm c) {
-    if (!c->revoked) [[likely]] return MPI_SUCCESS;
+    if (!c->revoked) [[likely]]
+        return MPI_SUCCESS;
     return raise(c, MPI_ERR_REVOKED, call, "%s was revoked", comm_label(c));
 }
 

@@ -200,8 +200,7 @@ namespace {
 // (run by `invoke(h, &code)`) return `returned`; the others print the message
 // and end the job. `label` names the object the handler is attached to.
 template <typename Invoke>
-int act(MPI_Errhandler h, int code, int returned, const char *call, const char *msg, const char *label,
-        Invoke invoke) {
+int act(MPI_Errhandler h, int code, int returned, const char *call, const char *msg, const char *label, Invoke invoke) {
     if (h->kind == ftmpi_errhandler_s::Kind::ret) return returned;
     if (h->kind == ftmpi_errhandler_s::Kind::user && h->fn != nullptr) {
         int c = code;
@@ -214,10 +213,12 @@ int act(MPI_Errhandler h, int code, int returned, const char *call, const char *
     const int rank = g.pm ? g.pm->job().rank : 0;
     // MPI_ERRORS_ABORT should end only the communicator's processes; here it
     // ends the job, as MPI_ERRORS_ARE_FATAL does, and says which handler acted.
-    int n = h->kind == ftmpi_errhandler_s::Kind::abort
-                ? std::snprintf(line, sizeof line, "ftmpi: rank %d: error in %s: %s (%s); MPI_ERRORS_ABORT on %s: aborting\n",
-                                rank, call, msg, cname, label)
-                : std::snprintf(line, sizeof line, "ftmpi: rank %d: fatal error in %s: %s (%s)\n", rank, call, msg, cname);
+    int n =
+        h->kind == ftmpi_errhandler_s::Kind::abort
+            ? std::snprintf(line, sizeof line,
+                            "ftmpi: rank %d: error in %s: %s (%s); MPI_ERRORS_ABORT on %s: aborting\n", rank, call, msg,
+                            cname, label)
+            : std::snprintf(line, sizeof line, "ftmpi: rank %d: fatal error in %s: %s (%s)\n", rank, call, msg, cname);
     ssize_t ignored = ::write(STDERR_FILENO, line, static_cast<size_t>(n > 0 ? n : 0));
     (void)ignored;
     if (g.pm) g.pm->abort(code, std::string(call) + ": " + msg);
@@ -307,8 +308,7 @@ int MPI_Error_class(int errorcode, int *errorclass) {
         return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "errorclass is NULL");
     const int cls = ftmpi::mpi::class_of_code(errorcode);
     if (cls < 0)
-        return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "unknown error code %d",
-                                 errorcode);
+        return ftmpi::mpi::raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Error_class", "unknown error code %d", errorcode);
     *errorclass = cls;
     return MPI_SUCCESS;
 }
@@ -356,8 +356,7 @@ int MPI_Add_error_code(int errorclass, int *errorcode) {
 
 int MPI_Add_error_string(int errorcode, const char *string) {
     using namespace ftmpi::mpi;
-    if (string == nullptr)
-        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string", "argument string is NULL");
+    if (string == nullptr) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string", "argument string is NULL");
     auto it = g_user_codes.find(errorcode);
     if (it == g_user_codes.end())
         return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string",

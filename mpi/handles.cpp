@@ -42,8 +42,8 @@ HandleTable<H> &table() {
 
 using namespace ftmpi::mpi;
 
-#define FTMPI_HANDLE_CONVERSIONS(NAME, H)                                \
-    MPI_Fint MPI_##NAME##_c2f(H h) { return table<H>().c2f(h); }         \
+#define FTMPI_HANDLE_CONVERSIONS(NAME, H)                        \
+    MPI_Fint MPI_##NAME##_c2f(H h) { return table<H>().c2f(h); } \
     H MPI_##NAME##_f2c(MPI_Fint i) { return table<H>().f2c(i); }
 
 extern "C" {

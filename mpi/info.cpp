@@ -50,15 +50,14 @@ auto find(MPI_Info info, const char *key) {
 // (accepted; ftmpi's one-sided code serves every combination). Files: the
 // keys MPI-3.1 §13.2.8 reserves, and ROMIO's two that mpi/io/aggregate.cpp
 // reads with cb_nodes and cb_buffer_size.
-constexpr std::array<std::string_view, 4> k_comm_hints = {
-    "mpi_assert_no_any_tag", "mpi_assert_no_any_source", "mpi_assert_exact_length", "mpi_assert_allow_overtaking"};
-constexpr std::array<std::string_view, 6> k_win_hints = {
-    "no_locks", "accumulate_ordering", "accumulate_ops", "same_size", "same_disp_unit", "alloc_shared_noncontig"};
+constexpr std::array<std::string_view, 4> k_comm_hints = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+                                                          "mpi_assert_exact_length", "mpi_assert_allow_overtaking"};
+constexpr std::array<std::string_view, 6> k_win_hints = {"no_locks",  "accumulate_ordering", "accumulate_ops",
+                                                         "same_size", "same_disp_unit",      "alloc_shared_noncontig"};
 constexpr std::array<std::string_view, 17> k_file_hints = {
-    "access_style",   "collective_buffering", "cb_block_size",   "cb_buffer_size", "cb_nodes",
-    "chunked",        "chunked_item",         "chunked_size",    "filename",       "file_perm",
-    "io_node_list",   "nb_proc",              "num_io_nodes",    "striping_factor", "striping_unit",
-    "romio_cb_read",  "romio_cb_write"};
+    "access_style", "collective_buffering", "cb_block_size", "cb_buffer_size", "cb_nodes",      "chunked",
+    "chunked_item", "chunked_size",         "filename",      "file_perm",      "io_node_list",  "nb_proc",
+    "num_io_nodes", "striping_factor",      "striping_unit", "romio_cb_read",  "romio_cb_write"};
 
 bool takes(HintKind kind, const std::string &key) {
     auto in = [&](const auto &keys) { return std::find(keys.begin(), keys.end(), key) != keys.end(); };

@@ -75,8 +75,7 @@ void connect_to_parents() {
 }
 
 int init(const char *call, int required, int *provided) {
-    if (g.initialized)
-        return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "MPI is already initialized");
+    if (g.initialized) return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "MPI is already initialized");
     try {
         runtime::load_config();
         // What each layer does when a failure becomes known (mpi/state.hpp).
@@ -259,8 +258,8 @@ int MPI_Get_version(int *version, int *subversion) {
 int MPI_Get_library_version(char *version, int *resultlen) {
     FTMPI_CHECK(check_nonnull("MPI_Get_library_version", MPI_COMM_NULL, version, "version"));
     FTMPI_CHECK(check_nonnull("MPI_Get_library_version", MPI_COMM_NULL, resultlen, "resultlen"));
-    int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "ftmpi %s (fault-tolerant MPI, ULFM)",
-                          FTMPI_VERSION);
+    int n =
+        std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "ftmpi %s (fault-tolerant MPI, ULFM)", FTMPI_VERSION);
     *resultlen = n;
     return MPI_SUCCESS;
 }

@@ -40,7 +40,7 @@ using AttrList = std::vector<std::pair<int, void *>>;
 
 struct ftmpi_datatype_s {
     ftmpi::mpi::Magic magic;
-    std::size_t size;     // bytes of data in one element
+    std::size_t size;  // bytes of data in one element
     MPI_Aint lb;
     MPI_Aint extent;
     const char *name;
@@ -82,7 +82,7 @@ struct ftmpi_comm_s {
     std::uint32_t context = 0;  // point-to-point context; context + 1 carries collectives
     int rank = 0;
     int size = 0;
-    std::vector<int> procs;  // comm rank -> job rank
+    std::vector<int> procs;                        // comm rank -> job rank
     ftmpi::mpi::MatchQueue *queue = nullptr;       // user traffic
     ftmpi::mpi::MatchQueue *coll_queue = nullptr;  // internal collective traffic
     MPI_Errhandler errhandler = nullptr;
@@ -122,7 +122,7 @@ struct ftmpi_comm_s {
     // Collectives skip the recognized failures (spec 000 §17.7): with `global`
     // not empty they run over these comm ranks (virtual rank -> comm rank).
     std::vector<int> coll_ranks;
-    bool revoked = false;        // MPIX_Comm_revoke (mpi/ulfm/revoke.cpp)
+    bool revoked = false;  // MPIX_Comm_revoke (mpi/ulfm/revoke.cpp)
     // References to this communicator: its requests, and whatever else holds
     // it (comm_retain / CommRef in mpi/comm/comm_internal.hpp). MPI_Comm_free lets
     // pending operations complete normally: `freed` is set (and magic is dead
@@ -194,13 +194,13 @@ struct ftmpi_request_s {
     enum class Kind : std::uint8_t { send, recv, done, coll, generalized } kind = Kind::send;
     bool complete = false;
     bool persistent = false;
-    bool active = false;    // persistent: started and not yet completed by Wait/Test
+    bool active = false;      // persistent: started and not yet completed by Wait/Test
     bool user_freed = false;  // MPI_Request_free'd while still in progress
-    bool buffered = false;  // a Bsend's internal send: owns a chunk of the attached buffer
+    bool buffered = false;    // a Bsend's internal send: owns a chunk of the attached buffer
     bool bsend_init = false;  // MPI_Bsend_init's: each start copies the message into the attached buffer
-    bool posted = false;    // a receive sitting in its match queue
-    bool blocking = false;  // the receive of a blocking call (MPI_Recv, MPI_Sendrecv)
-    bool counted = false;   // started (start_send / start_recv), not complete: in comm->pending
+    bool posted = false;      // a receive sitting in its match queue
+    bool blocking = false;    // the receive of a blocking call (MPI_Recv, MPI_Sendrecv)
+    bool counted = false;     // started (start_send / start_recv), not complete: in comm->pending
     // A nonblocking MPI_ANY_SOURCE receive, not matched, on a communicator with
     // unacknowledged failures: Wait/Test report MPI_ERR_PROC_FAILED_PENDING and
     // leave it pending (cleared when the failures are acknowledged).
@@ -214,8 +214,8 @@ struct ftmpi_request_s {
     int peer = 0;  // destination or source rank in comm (or MPI_ANY_SOURCE)
     int tag = 0;
     std::uint32_t context = 0;
-    std::size_t capacity = 0;    // bytes: send length, or receive buffer size
-    std::size_t msg_length = 0;  // receive: length of the matched message
+    std::size_t capacity = 0;      // bytes: send length, or receive buffer size
+    std::size_t msg_length = 0;    // receive: length of the matched message
     std::size_t bsend_offset = 0;  // buffered send: its chunk of the attached buffer
     // Non-contiguous datatypes (mpi/dt): the packed staging buffer the transport
     // sees instead of `buf`; owned by the request.

@@ -48,7 +48,7 @@ struct State {
     pthread_t main_thread{};
     bool yield = false;
     std::uint64_t seen_epoch = 0;
-    bool progressing = false;  // inside progress(): see there
+    bool progressing = false;                  // inside progress(): see there
     ft::Failures *failures = &ft::failures();  // the process's record, without a call per poll
     P2pCounts p2p;
 };

@@ -10,7 +10,10 @@ namespace {
 
 Config g_config;
 
-void parse(const char *var, const char *text, std::string &out) { out = text; (void)var; }
+void parse(const char *var, const char *text, std::string &out) {
+    out = text;
+    (void)var;
+}
 
 template <typename Int>
 void parse(const char *var, const char *text, Int &out) {
@@ -18,8 +21,7 @@ void parse(const char *var, const char *text, Int &out) {
     char *end = nullptr;
     long long v = std::strtoll(text, &end, 0);
     if (errno != 0 || end == text || *end != '\0')
-        throw std::runtime_error(std::string("invalid value '") + text + "' for " + var +
-                                 " (expected an integer)");
+        throw std::runtime_error(std::string("invalid value '") + text + "' for " + var + " (expected an integer)");
     if constexpr (std::is_unsigned_v<Int>) {
         if (v < 0)
             throw std::runtime_error(std::string("invalid value '") + text + "' for " + var +
@@ -31,10 +33,8 @@ void parse(const char *var, const char *text, Int &out) {
 template <typename T>
 std::string show(const T &v) {
     std::ostringstream os;
-    if constexpr (std::is_same_v<T, std::string>)
-        os << (v.empty() ? "(empty)" : v);
-    else
-        os << v;
+    if constexpr (std::is_same_v<T, std::string>) os << (v.empty() ? "(empty)" : v);
+    else os << v;
     return os.str();
 }
 
@@ -42,10 +42,10 @@ std::string show(const T &v) {
 
 Config config_from_environment() {
     Config c;
-#define FTMPI_KNOB_PARSE(name, type, def, layer, help)                 \
+#define FTMPI_KNOB_PARSE(name, type, def, layer, help)                  \
     if (const char *s = std::getenv("FTMPI_" #name); s && *s != '\0') { \
-        parse("FTMPI_" #name, s, c.name);                             \
-        c.set.name = true;                                            \
+        parse("FTMPI_" #name, s, c.name);                               \
+        c.set.name = true;                                              \
     }
     FTMPI_KNOBS(FTMPI_KNOB_PARSE)
 #undef FTMPI_KNOB_PARSE
@@ -59,9 +59,9 @@ const Config &config() { return g_config; }
 std::string knob_help(const Config &now) {
     std::ostringstream os;
     const Config defaults;
-#define FTMPI_KNOB_HELP(name, type, def, layer, help)                                                        \
-    os << "  FTMPI_" #name << " = " << show(now.name) << " (" << (now.set.name ? "set" : "unset")          \
-       << "; default " << show(defaults.name) << ")\n      " << help << "\n";
+#define FTMPI_KNOB_HELP(name, type, def, layer, help)                                                             \
+    os << "  FTMPI_" #name << " = " << show(now.name) << " (" << (now.set.name ? "set" : "unset") << "; default " \
+       << show(defaults.name) << ")\n      " << help << "\n";
     FTMPI_KNOBS(FTMPI_KNOB_HELP)
 #undef FTMPI_KNOB_HELP
     return os.str();

@@ -15,6 +15,7 @@ namespace ftmpi::runtime {
 // X(name, type, default, layer, help). `layer` is the part of ftmpi that reads
 // the knob (KnobLayer); the tools interface (mpi/tools/mpit.cpp) files each knob's
 // control variable under that layer's category.
+// clang-format off
 #define FTMPI_KNOBS(X)                                                                    \
     X(PROVIDER, std::string, "", transport,                                               \
       "provider: empty or shm: ftmpi's shared memory within a node (libfabric's shm "     \
@@ -101,6 +102,7 @@ namespace ftmpi::runtime {
     X(PARENT_PORT, std::string, "", runtime,                                              \
       "set by MPI_Comm_spawn in the processes it starts: the port on which their "        \
       "parents accept them")
+// clang-format on
 
 enum class KnobLayer { runtime, transport, ft, mpi, testing };
 

@@ -42,7 +42,8 @@ void vlog(Level level, const char *fmt, va_list ap) {
     if (level >= Level::info) {
         timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        std::snprintf(clock, sizeof clock, " %.6f", static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9);
+        std::snprintf(clock, sizeof clock, " %.6f",
+                      static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9);
     }
     int n = std::snprintf(buf, sizeof buf, "ftmpi[%d]%s %s: ", g_rank.load(std::memory_order_relaxed), clock,
                           level_name(static_cast<int>(level)));

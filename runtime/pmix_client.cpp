@@ -144,8 +144,7 @@ PmixManager::PmixManager() {
         Identity me;
         me.pid = ::getpid();
         me.start = start_time(me.pid);
-        if (const char *node = std::getenv("SLURMD_NODENAME"))
-            std::strncpy(me.node, node, sizeof me.node - 1);
+        if (const char *node = std::getenv("SLURMD_NODENAME")) std::strncpy(me.node, node, sizeof me.node - 1);
         put_raw(k_pid_key, &me, sizeof me);
     }
     if (job_.local_peers.size() < static_cast<std::size_t>(job_.size)) choose_net_iface();
@@ -158,10 +157,10 @@ PmixManager::PmixManager() {
         put_raw(k_share_key, share, sizeof share);
     }
 
-    pmix_status_t codes[] = {PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_PROC_TERM_WO_SYNC,
-                             PMIX_ERR_PROC_ABORTED, PMIX_ERR_LOST_CONNECTION};
-    rc = PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], nullptr, 0,
-                                     on_proc_event, nullptr, nullptr);
+    pmix_status_t codes[] = {PMIX_EVENT_PROC_TERMINATED, PMIX_ERR_PROC_TERM_WO_SYNC, PMIX_ERR_PROC_ABORTED,
+                             PMIX_ERR_LOST_CONNECTION};
+    rc =
+        PMIx_Register_event_handler(codes, sizeof codes / sizeof codes[0], nullptr, 0, on_proc_event, nullptr, nullptr);
     if (rc < 0) FTMPI_WARN("PMIx_Register_event_handler: %s", PMIx_Error_string(rc));
     else handler_ = static_cast<size_t>(rc);
 }
@@ -184,8 +183,7 @@ void PmixManager::choose_net_iface() {
     commit_and_fence();
     if (!config().NET_IFACE.empty() || std::getenv("FI_TCP_IFACE") != nullptr) return;
     int remote = 0;
-    while (remote < job_.size && std::binary_search(job_.local_peers.begin(), job_.local_peers.end(), remote))
-        ++remote;
+    while (remote < job_.size && std::binary_search(job_.local_peers.begin(), job_.local_peers.end(), remote)) ++remote;
     const std::vector<char> theirs = fetch(remote, k_iface_key, false);
     std::string iface;
     for (std::size_t at = 0; iface.empty() && at + sizeof(in_addr_t) <= theirs.size(); at += sizeof(in_addr_t)) {

@@ -34,16 +34,15 @@ namespace ftmpi::runtime::pmix {
 int id_base_of(const char *ns);
 
 // PMIx event thread. Copies the victim's process id and returns at once.
-void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
-                   size_t ninfo, pmix_info_t *, size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
-                   void *cbdata);
+void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[], size_t ninfo,
+                   pmix_info_t *, size_t, pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata);
 
 // Field 22 of /proc/<pid>/stat, the start time in clock ticks since boot. With
 // the pid it names one process: pids are reused, (pid, start time) pairs not.
 unsigned long long start_time(pid_t pid);
 
-inline constexpr const char *k_pid_key = "ftmpi.pid";     // each rank's Identity
-inline constexpr const char *k_iface_key = "ftmpi.ipv4";  // this node's IPv4 addresses
+inline constexpr const char *k_pid_key = "ftmpi.pid";        // each rank's Identity
+inline constexpr const char *k_iface_key = "ftmpi.ipv4";     // this node's IPv4 addresses
 inline constexpr const char *k_secret_key = "ftmpi.secret";  // job-level: the universe's secret, from ftmpirun
 inline constexpr const char *k_share_key = "ftmpi.share";    // each rank's candidate secret, without one
 
@@ -114,8 +113,8 @@ private:
 
     pmix_proc_t me_{};
     JobInfo job_;
-    bool stay_ = false;       // keep the connection for the whole job (ftmpirun)
-    bool left_ = false;       // PMIx_Finalize done after the wire-up
+    bool stay_ = false;  // keep the connection for the whole job (ftmpirun)
+    bool left_ = false;  // PMIx_Finalize done after the wire-up
     bool finalized_ = false;
     size_t handler_ = k_no_handler;
     std::set<std::string> put_keys_;

@@ -39,9 +39,8 @@ void cancel_slurm_step() {
 
 }  // namespace
 
-void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
-                   size_t ninfo, pmix_info_t *, size_t, pmix_event_notification_cbfunc_fn_t cbfunc,
-                   void *cbdata) {
+void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[], size_t ninfo,
+                   pmix_info_t *, size_t, pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
     const pmix_proc_t *victim = source;
     for (size_t i = 0; i < ninfo; ++i) {
         if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC) && info[i].value.type == PMIX_PROC)
@@ -122,9 +121,8 @@ bool PmixManager::kill_by_pid(int rank) {
                               " && kill -9 $p";
     // sh returns at once; srun goes on in the background (its own exit
     // is reaped by whoever adopts it).
-    const std::string line = std::string("srun --jobid=") + job +
-                             " --overlap --mpi=none --quiet -N1 -n1 -w " + quoted(id.node) + " sh -c " +
-                             quoted(check) + " </dev/null >/dev/null 2>&1 &";
+    const std::string line = std::string("srun --jobid=") + job + " --overlap --mpi=none --quiet -N1 -n1 -w " +
+                             quoted(id.node) + " sh -c " + quoted(check) + " </dev/null >/dev/null 2>&1 &";
     char arg0[] = "sh", arg1[] = "-c";
     std::string cmd = line;
     char *argv[] = {arg0, arg1, cmd.data(), nullptr};

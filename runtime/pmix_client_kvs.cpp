@@ -109,8 +109,7 @@ std::vector<char> PmixManager::fetch_from(const pmix_proc_t &p, const char *key,
     pmix_value_t *val = nullptr;
     std::vector<char> out;
     if (PMIx_Get(&p, key, optional ? &info : nullptr, optional ? 1 : 0, &val) == PMIX_SUCCESS && val != nullptr) {
-        if (val->type == PMIX_BYTE_OBJECT)
-            out.assign(val->data.bo.bytes, val->data.bo.bytes + val->data.bo.size);
+        if (val->type == PMIX_BYTE_OBJECT) out.assign(val->data.bo.bytes, val->data.bo.bytes + val->data.bo.size);
         PMIX_VALUE_RELEASE(val);
     }
     PMIX_INFO_DESTRUCT(&info);

@@ -21,11 +21,11 @@ namespace ftmpi::runtime {
 inline constexpr int k_max_processes = 1 << 16;  // ids are below this (or the job's size)
 
 struct JobInfo {
-    int rank = 0;                  // this process's rank in the job (MPI_COMM_WORLD)
-    int id_base = 0;               // the process id of rank 0
+    int rank = 0;     // this process's rank in the job (MPI_COMM_WORLD)
+    int id_base = 0;  // the process id of rank 0
     int id() const { return id_base + rank; }
     int id_limit() const { return std::max(k_max_processes, id_base + size); }  // ids are below this
-    int size = 1;                  // number of processes in the job
+    int size = 1;                                                               // number of processes in the job
     int universe_size = 1;
     int appnum = 0;
     std::vector<int> local_peers;  // job ranks on this node, this process included, sorted
@@ -45,8 +45,8 @@ struct SpawnApp {
     std::string command;
     std::vector<std::string> argv;  // arguments after the command
     int maxprocs = 1;
-    std::vector<std::string> env;   // NAME=value, on top of the spawner's environment
-    std::string wdir;               // "" : the launcher's
+    std::vector<std::string> env;  // NAME=value, on top of the spawner's environment
+    std::string wdir;              // "" : the launcher's
 };
 
 // Where spawned processes are: their namespace and first process id.

@@ -38,8 +38,8 @@ std::optional<CpuList> parse_cpu_list(const char *text);
 // What /proc tells about thread `name` of process `pid` on this node.
 struct ThreadActivity {
     enum class State { gone, stopped, running, sleeping } state;  // running: on a CPU or waiting for one
-    std::uint64_t cpu_ns = 0;        // time it has run
-    std::uint64_t run_delay_ns = 0;  // time it has waited, runnable, for a CPU
+    std::uint64_t cpu_ns = 0;                                     // time it has run
+    std::uint64_t run_delay_ns = 0;                               // time it has waited, runnable, for a CPU
 };
 // nullopt: no such thread (another process has that pid, or /proc says
 // nothing); `gone`: the process has ended (or is a zombie).

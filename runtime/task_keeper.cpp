@@ -114,9 +114,10 @@ bool step_sends(int sig, const sigset_t &all) {
             if (received[how] || g_joined == nullptr || *g_joined == 0 || step_sends(how, all)) die_by(how);
             const char *r_env = std::getenv("PMIX_RANK");
             set_log_rank(r_env ? std::atoi(r_env) : -1);
-            FTMPI_WARN("this rank (pid %d) died of signal %d (%s%s) and the job went on without it: its task exits "
-                       "0, so that srun reports the survivors' status (FTMPI_SLURM_KEEPER=0: the signal instead)",
-                       static_cast<int>(rank), how, strsignal(how), WCOREDUMP(status) ? ", core dumped" : "");
+            FTMPI_WARN(
+                "this rank (pid %d) died of signal %d (%s%s) and the job went on without it: its task exits "
+                "0, so that srun reports the survivors' status (FTMPI_SLURM_KEEPER=0: the signal instead)",
+                static_cast<int>(rank), how, strsignal(how), WCOREDUMP(status) ? ", core dumped" : "");
             _exit(0);
         }
         received[sig] = true;
@@ -171,9 +172,10 @@ void keep_slurm_task() {
     const pid_t parent = getppid();
     if (!process_is(parent, "slurmstepd")) return;
     if (const int n = thread_count(); n != 1) {
-        FTMPI_INFO("no task keeper: the process has %d threads at MPI_Init; srun will report a rank's death by "
-                   "signal as the step's status",
-                   n);
+        FTMPI_INFO(
+            "no task keeper: the process has %d threads at MPI_Init; srun will report a rank's death by "
+            "signal as the step's status",
+            n);
         return;
     }
     if (start_task_keeper(parent) < 0)

@@ -31,7 +31,7 @@ struct Spec {
 
 int g_hook_rank = -1;
 bool g_counting = false;
-std::vector<Spec> g_specs;              // this rank's
+std::vector<Spec> g_specs;             // this rank's
 std::map<std::string, int> *g_counts;  // FTMPI_TEST_KILL_AT=count; leaked on purpose (read at exit)
 
 void print_counts() {
@@ -90,7 +90,9 @@ void detail::test_kill_point_slow(const char *site) {
     for (Spec &s : g_specs) {
         if (s.site != site || ++s.visits != s.nth) continue;
         FTMPI_WARN("test hook: dying at %s (visit %d, %s)", site, s.visits,
-                   s.how == How::kill ? "SIGKILL" : s.how == How::exit ? "exit(3)" : "SIGSTOP");
+                   s.how == How::kill   ? "SIGKILL"
+                   : s.how == How::exit ? "exit(3)"
+                                        : "SIGSTOP");
         std::fflush(nullptr);
         if (s.how == How::exit) std::exit(3);
         ::raise(s.how == How::stop ? SIGSTOP : SIGKILL);

@@ -40,10 +40,10 @@ std::array<std::uint8_t, LinkAuth::k_mac> LinkAuth::mac(const char *label) const
     std::string ranks;
     put_u32(ranks, watcher);
     put_u32(ranks, listener);
-    return runtime::auth::hmac(runtime::auth::bytes(secret_),
-                               {runtime::auth::bytes(label, std::strlen(label)), runtime::auth::bytes(ranks),
-                                runtime::auth::bytes(nonce_w_.data(), k_nonce),
-                                runtime::auth::bytes(nonce_l_.data(), k_nonce)});
+    return runtime::auth::hmac(
+        runtime::auth::bytes(secret_),
+        {runtime::auth::bytes(label, std::strlen(label)), runtime::auth::bytes(ranks),
+         runtime::auth::bytes(nonce_w_.data(), k_nonce), runtime::auth::bytes(nonce_l_.data(), k_nonce)});
 }
 
 void LinkAuth::refuse(const char *why) {
@@ -56,8 +56,7 @@ LinkAuth::State LinkAuth::feed(const void *data, std::size_t len) {
     if (state_ == State::refused || state_ == State::goodbye) return state_;
     // Nothing legitimate is longer than a proof: a peer that streams bytes is refused, not buffered.
     in_.append(static_cast<const char *>(data), len);
-    while (!in_.empty() && state_ != State::refused && state_ != State::goodbye && step()) {
-    }
+    while (!in_.empty() && state_ != State::refused && state_ != State::goodbye && step()) {}
     if (in_.size() > k_proof && state_ == State::pending) refuse("more bytes than any handshake message");
     return state_;
 }

@@ -84,7 +84,8 @@ std::string peer_name(int fd) {
     sockaddr_in a{};
     socklen_t len = sizeof a;
     char ip[INET_ADDRSTRLEN] = "?";
-    if (::getpeername(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0) ::inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
+    if (::getpeername(fd, reinterpret_cast<sockaddr *>(&a), &len) == 0)
+        ::inet_ntop(AF_INET, &a.sin_addr, ip, sizeof ip);
     return std::string(ip) + ":" + std::to_string(ntohs(a.sin_port));
 }
 
@@ -207,8 +208,8 @@ struct LivenessLinks::Impl {
                 return;
             case LinkAuth::State::goodbye: drop_link(); return;  // left normally
             case LinkAuth::State::refused:
-                refuse("liveness", "the listener of rank %d (%s) failed the handshake: %s", peer,
-                       peer_name(fd).c_str(), auth->why().c_str());
+                refuse("liveness", "the listener of rank %d (%s) failed the handshake: %s", peer, peer_name(fd).c_str(),
+                       auth->why().c_str());
                 drop_link();  // no evidence either way: the heartbeat's
                 return;
             }
@@ -252,7 +253,8 @@ struct LivenessLinks::Impl {
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
         if (n <= 0) {  // a watcher went (died, left, or moved on): let its link go
             if (w.auth.partial())
-                refuse("liveness", "a connection from %s ended in the middle of the handshake", peer_name(w.fd).c_str());
+                refuse("liveness", "a connection from %s ended in the middle of the handshake",
+                       peer_name(w.fd).c_str());
             return false;
         }
         const bool said = w.auth.may_say_goodbye();
@@ -333,14 +335,16 @@ LivenessLinks::LivenessLinks(runtime::ProcessManager &pm, const std::string &add
     Impl &m = *impl_;
     m.listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     m.event = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (m.listener < 0 || m.event < 0) throw std::runtime_error(std::string("liveness socket: ") + std::strerror(errno));
+    if (m.listener < 0 || m.event < 0)
+        throw std::runtime_error(std::string("liveness socket: ") + std::strerror(errno));
     // The listener is bound to one address only: loopback when the whole job
     // is on this node, else the interface the job's control endpoint uses
     // (or, without one, this host's first non-loopback address).
     sockaddr_in here{};
     here.sin_family = AF_INET;
     in_addr ip{};
-    if (pm.job().local_peers.size() == static_cast<std::size_t>(pm.job().size)) here.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (pm.job().local_peers.size() == static_cast<std::size_t>(pm.job().size))
+        here.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     else if (!address.empty() && ::inet_pton(AF_INET, address.c_str(), &ip) == 1 && ip.s_addr != 0) here.sin_addr = ip;
     else here.sin_addr.s_addr = first_host_address();
     if (here.sin_addr.s_addr == 0) throw std::runtime_error("liveness listener: no address of this host to bind");

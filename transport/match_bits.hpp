@@ -130,18 +130,13 @@ struct CtsPayload {
 constexpr long fixed_payload(Proto p, std::size_t rts_bytes, std::size_t frag_bytes) {
     switch (p) {
     case Proto::eager:
-    case Proto::hello:
-        return 0;
-    case Proto::rts:
-        return static_cast<long>(rts_bytes);
+    case Proto::hello: return 0;
+    case Proto::rts: return static_cast<long>(rts_bytes);
     case Proto::cts:
     case Proto::fin:
-    case Proto::abort:
-        return static_cast<long>(sizeof(CtsPayload));
-    case Proto::frag:
-        return frag_bytes == 0 ? -1 : static_cast<long>(frag_bytes);
-    case Proto::bulk:
-        return -1;
+    case Proto::abort: return static_cast<long>(sizeof(CtsPayload));
+    case Proto::frag: return frag_bytes == 0 ? -1 : static_cast<long>(frag_bytes);
+    case Proto::bulk: return -1;
     }
     return -1;
 }

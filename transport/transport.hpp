@@ -34,8 +34,8 @@ enum class Err : int {
     peer_failed,  // the peer failed or cannot be reached
     truncated,    // more data arrived than the buffer holds
     canceled,
-    revoked,      // canceled because the communicator was revoked (here or at the peer)
-    other,        // anything else; logged with its libfabric text
+    revoked,  // canceled because the communicator was revoked (here or at the peer)
+    other,    // anything else; logged with its libfabric text
 };
 
 // One transport operation. The owner (an MPI request) embeds it and keeps it
@@ -75,15 +75,15 @@ struct RemoteBuffer {
 // A message that arrived and is not yet matched to a receive.
 struct Arrival {
     std::uint32_t context;
-    std::uint64_t uid;          // the sender's communicator uid (Header::uid)
+    std::uint64_t uid;  // the sender's communicator uid (Header::uid)
     std::int32_t tag;
-    std::int32_t source_rank;   // rank of the sender in the communicator
-    PeerId source;              // the sender's process
+    std::int32_t source_rank;  // rank of the sender in the communicator
+    PeerId source;             // the sender's process
     std::size_t length;
-    const void *eager_data;     // eager payload; valid only during on_arrival
-    bool rendezvous;            // true: call accept() to pull the data
-    std::uint64_t sender_id;    // rendezvous: the sender's transfer id
-    RemoteBuffer remote;        // rendezvous: where the data may be read from (pid 0: nowhere)
+    const void *eager_data;   // eager payload; valid only during on_arrival
+    bool rendezvous;          // true: call accept() to pull the data
+    std::uint64_t sender_id;  // rendezvous: the sender's transfer id
+    RemoteBuffer remote;      // rendezvous: where the data may be read from (pid 0: nowhere)
 };
 
 class Sink {
@@ -104,9 +104,9 @@ enum class SendMode : std::uint8_t {
 
 // What a post returns.
 enum class Posted : std::uint8_t {
-    pending,     // Op::done will be called later
-    complete,    // finished already; Op::done will not be called
-    peer_failed, // the peer is known failed; Op::done will not be called
+    pending,      // Op::done will be called later
+    complete,     // finished already; Op::done will not be called
+    peer_failed,  // the peer is known failed; Op::done will not be called
 };
 
 class Transport {

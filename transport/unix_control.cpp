@@ -86,9 +86,11 @@ public:
         for (int r = 0; r < n; ++r) {
             const auto blob = pm.get(r, k_ctl_key);
             Published p{};
-            if (blob.size() != sizeof p) throw std::runtime_error("rank " + std::to_string(r) + " published no control socket");
+            if (blob.size() != sizeof p)
+                throw std::runtime_error("rank " + std::to_string(r) + " published no control socket");
             std::memcpy(&p, blob.data(), sizeof p);
-            if (p.len > sizeof p.addr) throw std::runtime_error("rank " + std::to_string(r) + " published a bad control socket");
+            if (p.len > sizeof p.addr)
+                throw std::runtime_error("rank " + std::to_string(r) + " published a bad control socket");
             Address &a = peers_[static_cast<std::size_t>(r)];
             a.addr = p.addr;
             a.len = static_cast<socklen_t>(p.len);
@@ -104,8 +106,8 @@ public:
     bool send(PeerId peer, const void *msg, std::size_t len) override {
         if (peer >= peers_.size() || len > k_max_message) return false;
         const Address &a = peers_[peer];
-        const ssize_t n = ::sendto(fd_, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL,
-                                   reinterpret_cast<const sockaddr *>(&a.addr), a.len);
+        const ssize_t n =
+            ::sendto(fd_, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<const sockaddr *>(&a.addr), a.len);
         if (n < 0 && errno != EAGAIN && errno != ECONNREFUSED)
             FTMPI_DEBUG("control send to %u: %s", peer, std::strerror(errno));
         return n == static_cast<ssize_t>(len);

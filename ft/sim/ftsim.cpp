@@ -70,7 +70,10 @@ int scale(int argc, char **argv) {
     const long max = arg_long(argc, argv, "--max", 100000);
     FILE *csv = nullptr;
     if (const char *path = arg_str(argc, argv, "--csv")) csv = std::fopen(path, "w");
-    if (csv) std::fprintf(csv, "n,log2n,agree_rounds,agree_mean,agree_max,agree_fail_rounds,revoke_rounds,revoke_mean,revoke_max,notice_rounds,notice_mean,notice_max\n");
+    if (csv)
+        std::fprintf(csv,
+                     "n,log2n,agree_rounds,agree_mean,agree_max,agree_fail_rounds,revoke_rounds,revoke_mean,revoke_max,"
+                     "notice_rounds,notice_mean,notice_max\n");
     std::printf("%8s %6s | %-24s | %-10s | %-24s | %-24s\n", "n", "log2n", "agree: rounds mean max", "root dies",
                 "revoke: rounds mean max", "notice: rounds mean max");
     int bad = 0;
@@ -105,13 +108,15 @@ int scale(int argc, char **argv) {
                     a.rounds, a.mean, a.max, fail_rounds, r.last, r.mean_sends * 2, r.max_sends * 2, notice_rounds,
                     det.mean_msgs, det.max_msgs);
         if (csv)
-            std::fprintf(csv, "%ld,%.2f,%.0f,%.3f,%ld,%.0f,%.0f,%.3f,%ld,%.0f,%.3f,%ld\n", n, lg, a.rounds, a.mean, a.max,
-                         fail_rounds, r.last, r.mean_sends * 2, r.max_sends * 2, notice_rounds, det.mean_msgs, det.max_msgs);
+            std::fprintf(csv, "%ld,%.2f,%.0f,%.3f,%ld,%.0f,%.0f,%.3f,%ld,%.0f,%.3f,%ld\n", n, lg, a.rounds, a.mean,
+                         a.max, fail_rounds, r.last, r.mean_sends * 2, r.max_sends * 2, notice_rounds, det.mean_msgs,
+                         det.max_msgs);
         std::fflush(stdout);
     }
-    std::printf("(rounds: message latencies until the last live process has it, for the notice from the "
-                "observer's declaration; messages: sent + received per process, for the notice the detector's "
-                "failure and sync messages after the declaration)\n");
+    std::printf(
+        "(rounds: message latencies until the last live process has it, for the notice from the "
+        "observer's declaration; messages: sent + received per process, for the notice the detector's "
+        "failure and sync messages after the declaration)\n");
     if (csv) std::fclose(csv);
     if (bad) std::printf("VIOLATIONS: %d\n", bad);
     return bad ? 1 : 0;
@@ -137,7 +142,8 @@ int campaign(int argc, char **argv) {
         const double depth = 2.0 * std::log2(static_cast<double>(n)) * (1.0 + opt.jitter);
         for (int i = 0; i < f; ++i) {
             // Victims favour the top of the tree, where failures hurt most.
-            const int p = (rng() % 2) ? static_cast<int>(rng() % 16) % n : static_cast<int>(rng() % static_cast<std::uint64_t>(n));
+            const int p = (rng() % 2) ? static_cast<int>(rng() % 16) % n
+                                      : static_cast<int>(rng() % static_cast<std::uint64_t>(n));
             switch (rng() % 4) {
             case 0: s.prefail(p); break;
             case 1: s.crash_after_sends(p, static_cast<long>(rng() % 12)); break;
@@ -154,14 +160,15 @@ int campaign(int argc, char **argv) {
         s.run();
         rounds += last_decision(s);
         for (const auto &line : s.check(0)) {
-            if (violations < 20) std::printf("trial %ld (seed %llu): %s\n", t, static_cast<unsigned long long>(opt.seed),
-                                             line.c_str());
+            if (violations < 20)
+                std::printf("trial %ld (seed %llu): %s\n", t, static_cast<unsigned long long>(opt.seed), line.c_str());
             ++violations;
         }
     }
-    std::printf("campaign: %ld agreements among %d processes, %ld crashes injected, mean completion %.1f time units, "
-                "%ld violations\n",
-                trials, n, failures, rounds / static_cast<double>(trials), violations);
+    std::printf(
+        "campaign: %ld agreements among %d processes, %ld crashes injected, mean completion %.1f time units, "
+        "%ld violations\n",
+        trials, n, failures, rounds / static_cast<double>(trials), violations);
     return violations ? 1 : 0;
 }
 
@@ -170,7 +177,8 @@ int campaign(int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc >= 2 && std::strcmp(argv[1], "scale") == 0) return scale(argc, argv);
     if (argc >= 2 && std::strcmp(argv[1], "campaign") == 0) return campaign(argc, argv);
-    std::fprintf(stderr, "usage: ftsim scale [--max N] [--csv FILE]\n"
-                         "       ftsim campaign [--n N] [--trials T] [--seed S] [--max-failures F]\n");
+    std::fprintf(stderr,
+                 "usage: ftsim scale [--max N] [--csv FILE]\n"
+                 "       ftsim campaign [--n N] [--trials T] [--seed S] [--max-failures F]\n");
     return 2;
 }

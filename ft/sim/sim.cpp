@@ -163,13 +163,15 @@ std::vector<std::string> AgreeSim::check(std::uint64_t seq) const {
         const auto w = words_of(p, seq);
         for (std::size_t i = 0; i < d.words.size(); ++i)
             if ((d.words[i] & ~(i < w.size() ? w[i] : 0)) != 0) {
-                std::snprintf(line, sizeof line, "agreement %llu: survivor %d's word %zu not in the decision (validity)",
+                std::snprintf(line, sizeof line,
+                              "agreement %llu: survivor %d's word %zu not in the decision (validity)",
                               static_cast<unsigned long long>(seq), p, i);
                 bad.emplace_back(line);
             }
         for (std::size_t i = 0; i < and_all.size(); ++i)
             if ((and_all[i] & ~(i < d.words.size() ? d.words[i] : 0)) != 0) {
-                std::snprintf(line, sizeof line, "agreement %llu: survivor %d's decision lost bits every process set (validity)",
+                std::snprintf(line, sizeof line,
+                              "agreement %llu: survivor %d's decision lost bits every process set (validity)",
                               static_cast<unsigned long long>(seq), p);
                 bad.emplace_back(line);
                 break;
@@ -325,7 +327,9 @@ private:
     };
     static std::size_t idx(int p) { return static_cast<std::size_t>(p); }
     // Simulated time as microseconds of the core's clock, and back.
-    static Core::Time at(double t) { return Core::Time{} + std::chrono::microseconds(static_cast<long long>(t * 1000.0)); }
+    static Core::Time at(double t) {
+        return Core::Time{} + std::chrono::microseconds(static_cast<long long>(t * 1000.0));
+    }
     static double back(Core::Time t) { return std::chrono::duration<double, std::milli>(t - Core::Time{}).count(); }
 
     void schedule_tick(int p, double t) {
@@ -339,8 +343,8 @@ private:
     void flush(int p, double now) {
         for (auto &snd : fx_.sends) {
             const int kind = detector_msg_kind(snd.msg.data(), snd.msg.size());
-            const bool notice = kind == static_cast<int>(DetectorMsg::failed) ||
-                                kind == static_cast<int>(DetectorMsg::sync_request);
+            const bool notice =
+                kind == static_cast<int>(DetectorMsg::failed) || kind == static_cast<int>(DetectorMsg::sync_request);
             if (notice && res_.declared >= 0) ++msgs_[idx(p)];
             q_.push({now + opt_.latency + opt_.jitter * u_(rng_), order_++, snd.peer, Ev::message, notice, 0,
                      std::move(snd.msg)});
@@ -422,8 +426,8 @@ private:
 
 }  // namespace
 
-DetectorResult simulate_detector(int n, const std::vector<int> &victims, double crash_at, double period,
-                                 double timeout, double horizon, const Options &opt) {
+DetectorResult simulate_detector(int n, const std::vector<int> &victims, double crash_at, double period, double timeout,
+                                 double horizon, const Options &opt) {
     return DetectorRun(n, victims, period, timeout, opt).run(crash_at, horizon);
 }
 

@@ -43,9 +43,9 @@ private:
 };
 
 struct Options {
-    double latency = 1.0;   // per message
-    double jitter = 0.0;    // extra latency, uniform in [0, jitter)
-    double detect = 4.0;    // crash to a live process's learning of it
+    double latency = 1.0;  // per message
+    double jitter = 0.0;   // extra latency, uniform in [0, jitter)
+    double detect = 4.0;   // crash to a live process's learning of it
     double detect_jitter = 0.0;
     std::uint64_t seed = 1;
 };
@@ -128,7 +128,7 @@ private:
 // live BMG neighbours (as far as it knows). `dead` processes crashed before
 // it started; each process knows of those in `known` only.
 struct BroadcastResult {
-    double last = 0;          // time the last live process got it
+    double last = 0;  // time the last live process got it
     int reached = 0, live = 0;
     double mean_sends = 0;
     long max_sends = 0;
@@ -150,7 +150,7 @@ struct DetectorResult {
     double mean_msgs = 0;  // failure and sync messages sent + received per survivor after `declared`
     long max_msgs = 0;
 };
-DetectorResult simulate_detector(int n, const std::vector<int> &victims, double crash_at, double period,
-                                 double timeout, double horizon, const Options &opt);
+DetectorResult simulate_detector(int n, const std::vector<int> &victims, double crash_at, double period, double timeout,
+                                 double horizon, const Options &opt);
 
 }  // namespace ftmpi::ft::sim

@@ -9,7 +9,9 @@ int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn
     return MPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
 }
 int MPI_Keyval_free(int *keyval) { return MPI_Comm_free_keyval(keyval); }
-int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) { return MPI_Comm_set_attr(comm, keyval, attribute_val); }
+int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) {
+    return MPI_Comm_set_attr(comm, keyval, attribute_val);
+}
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
     return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }

@@ -113,8 +113,7 @@ void build_reduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, i
 void build_allreduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t);
 void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
                           MPI_Datatype t);
-void build_scan(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
-                bool exclusive);
+void build_scan(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, bool exclusive);
 void build_gatherv(Sched &s, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
                    const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
 void build_scatterv(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const int *displs,

@@ -45,7 +45,8 @@ public:
             // A shorter message than the call's count: the members' counts
             // differ (MPICH's collective size mismatch). The rest of rbuf
             // was never written, so nothing may be combined from it.
-            if (err_ == MPI_SUCCESS && st.ftmpi_count != static_cast<std::size_t>(count) * t->size) err_ = MPI_ERR_OTHER;
+            if (err_ == MPI_SUCCESS && st.ftmpi_count != static_cast<std::size_t>(count) * t->size)
+                err_ = MPI_ERR_OTHER;
         }
     }
     int result() const { return err_; }
@@ -84,8 +85,8 @@ void combine_higher(const Steps &s, const ftmpi_op_s &op, void *acc, void *tmp, 
 }  // namespace
 
 bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t) {
-    return ft::failures().epoch() == 0 && !comm->revoked && comm->coll_ranks.empty() && t->predefined && t->contiguous &&
-           static_cast<std::size_t>(count) * t->size <= k_direct_bytes;
+    return ft::failures().epoch() == 0 && !comm->revoked && comm->coll_ranks.empty() && t->predefined &&
+           t->contiguous && static_cast<std::size_t>(count) * t->size <= k_direct_bytes;
 }
 
 // barrier_pattern, as build_ibarrier.

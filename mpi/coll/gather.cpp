@@ -36,8 +36,8 @@ void build_gatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_Data
     s.next_round();
 }
 
-void build_scatterv(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts, const int *displs,
-                    MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype, int root) {
+void build_scatterv(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts, const int *displs, MPI_Datatype stype,
+                    void *recvbuf, int rcount, MPI_Datatype rtype, int root) {
     const int n = s.size(), me = s.rank();
     root = s.root(root);
     if (root < 0) return s.next_round();
@@ -237,15 +237,16 @@ int check_alltoall(const char *call, MPI_Comm comm, const void *sendbuf, const i
         if (send && sendbuf == MPI_IN_PLACE) continue;
         const int *counts = send ? scounts : rcounts;
         const MPI_Datatype *types = send ? stypes : rtypes;
-        if (v) FTMPI_TRY(check_counts(call, comm, counts, static_cast<const int *>(send ? sdispls : rdispls),
-                                      send ? "sendcounts" : "recvcounts", send ? "sdispls" : "rdispls"));
+        if (v)
+            FTMPI_TRY(check_counts(call, comm, counts, static_cast<const int *>(send ? sdispls : rdispls),
+                                   send ? "sendcounts" : "recvcounts", send ? "sdispls" : "rdispls"));
         else FTMPI_TRY(check_count(call, comm, counts[0], send ? "sendcount" : "recvcount"));
         if (w) FTMPI_TRY(check_nonnull(call, comm, types, send ? "sendtypes" : "recvtypes"));
         for (int i = 0; i < n; ++i) {
             if (w || i == 0) {
                 char arg[32];
-                std::snprintf(arg, sizeof arg, w ? "%s[%d]" : "%s", send ? (w ? "sendtypes" : "sendtype")
-                                                                           : (w ? "recvtypes" : "recvtype"), i);
+                std::snprintf(arg, sizeof arg, w ? "%s[%d]" : "%s",
+                              send ? (w ? "sendtypes" : "sendtype") : (w ? "recvtypes" : "recvtype"), i);
                 if (!valid_type(types[w ? i : 0])) FTMPI_TRY(check_type(call, comm, types[w ? i : 0], arg));
             }
         }
@@ -273,26 +274,24 @@ int check_alltoall(const char *call, MPI_Comm comm, const void *sendbuf, const i
 void alltoallw_sched(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
                      const MPI_Datatype *stypes, void *recvbuf, const int *rcounts, const MPI_Aint *rdispls,
                      const MPI_Datatype *rtypes) {
-    if (comm->inter)
-        build_inter_alltoallw(s, sendbuf, scounts, sdispls, stypes, recvbuf, rcounts, rdispls, rtypes);
-    else
-        build_alltoallw(s, comm, sendbuf, scounts, sdispls, stypes, recvbuf, rcounts, rdispls, rtypes);
+    if (comm->inter) build_inter_alltoallw(s, sendbuf, scounts, sdispls, stypes, recvbuf, rcounts, rdispls, rtypes);
+    else build_alltoallw(s, comm, sendbuf, scounts, sdispls, stypes, recvbuf, rcounts, rdispls, rtypes);
 }
 
 }  // namespace
 
-#define FTMPI_COLL(call, nb, request, ...)                                                          \
-    ((nb) ? (check_nonnull(call, comm, request, "request") != MPI_SUCCESS                           \
-                 ? MPI_ERR_ARG                                                                      \
-                 : run_nonblocking(comm, request, [&](Sched &s) { __VA_ARGS__; }))                  \
+#define FTMPI_COLL(call, nb, request, ...)                                         \
+    ((nb) ? (check_nonnull(call, comm, request, "request") != MPI_SUCCESS          \
+                 ? MPI_ERR_ARG                                                     \
+                 : run_nonblocking(comm, request, [&](Sched &s) { __VA_ARGS__; })) \
           : run_blocking(call, comm, [&](Sched &s) { __VA_ARGS__; }))
 
 namespace {
 
-int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-           MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    FTMPI_TRY(check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, root,
-                           false));
+int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    FTMPI_TRY(
+        check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, root, false));
     Regular reg(comm->size, recvcount);
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
@@ -301,22 +300,21 @@ int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf,
                                                   reg.displs.data(), recvtype, root));
 }
 
-int gatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-            int root, MPI_Comm comm) {
-    FTMPI_TRY(check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                           true));
-    return FTMPI_COLL(call, nb, request,
-                      comm->inter ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                                        recvtype, root)
-                                  : build_gatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                                  recvtype, root));
+int gatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+            void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    FTMPI_TRY(
+        check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, true));
+    return FTMPI_COLL(
+        call, nb, request,
+        comm->inter
+            ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
+            : build_gatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root));
 }
 
-int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-            MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    FTMPI_TRY(check_scatter(call, comm, sendbuf, &sendcount, nullptr, sendtype, recvbuf, recvcount, recvtype, root,
-                            false));
+int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    FTMPI_TRY(
+        check_scatter(call, comm, sendbuf, &sendcount, nullptr, sendtype, recvbuf, recvcount, recvtype, root, false));
     Regular reg(comm->size, sendcount);
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_scatterv(s, sendbuf, reg.counts.data(), reg.displs.data(), sendtype,
@@ -328,41 +326,38 @@ int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf
 int scatterv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
              const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
              MPI_Comm comm) {
-    FTMPI_TRY(check_scatter(call, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
-                            true));
-    return FTMPI_COLL(call, nb, request,
-                      comm->inter ? build_inter_scatterv(s, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                                         recvtype, root)
-                                  : build_scatterv(s, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                                   recvtype, root));
+    FTMPI_TRY(
+        check_scatter(call, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, true));
+    return FTMPI_COLL(
+        call, nb, request,
+        comm->inter
+            ? build_inter_scatterv(s, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
+            : build_scatterv(s, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root));
 }
 
 int allgather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
               MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-    FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype,
-                              false));
+    FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, false));
     Regular reg(comm->size, recvcount);
     return FTMPI_COLL(call, nb, request,
-                      comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf,
-                                                           reg.counts.data(), reg.displs.data(), recvtype)
+                      comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
+                                                           reg.displs.data(), recvtype)
                                   : build_allgatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
                                                      reg.displs.data(), recvtype));
 }
 
 int allgatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
-               MPI_Datatype recvtype, MPI_Comm comm) {
-    FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
-                              true));
-    return FTMPI_COLL(call, nb, request,
-                      comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                                           displs, recvtype)
-                                  : build_allgatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                                     recvtype));
+               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+               MPI_Comm comm) {
+    FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, true));
+    return FTMPI_COLL(
+        call, nb, request,
+        comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
+                    : build_allgatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
 }
 
-int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-             MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     FTMPI_TRY(check_alltoall(call, comm, sendbuf, &sendcount, nullptr, &sendtype, recvbuf, &recvcount, nullptr,
                              &recvtype, false, false));
     const int n = comm->size;
@@ -395,9 +390,9 @@ int alltoallw(const char *call, bool nb, MPI_Request *request, const void *sendb
         if (sendbuf != MPI_IN_PLACE) sd[i] = sdispls[i];
         rd[i] = rdispls[i];
     }
-    return FTMPI_COLL(call, nb, request,
-                      alltoallw_sched(s, comm, sendbuf, sendcounts, sd.data(), sendtypes, recvbuf, recvcounts,
-                                      rd.data(), recvtypes));
+    return FTMPI_COLL(
+        call, nb, request,
+        alltoallw_sched(s, comm, sendbuf, sendcounts, sd.data(), sendtypes, recvbuf, recvcounts, rd.data(), recvtypes));
 }
 
 }  // namespace
@@ -406,23 +401,21 @@ extern "C" {
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return gather("MPI_Gather", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                  comm);
+    return gather("MPI_Gather", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-    return gather("MPI_Igather", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                  comm);
+    return gather("MPI_Igather", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return gatherv("MPI_Gatherv", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                   recvtype, root, comm);
+    return gatherv("MPI_Gatherv", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                   root, comm);
 }
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-    return gatherv("MPI_Igatherv", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                   recvtype, root, comm);
+    return gatherv("MPI_Igatherv", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                   root, comm);
 }
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
@@ -434,35 +427,31 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     return scatter("MPI_Iscatter", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                    comm);
 }
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-    return scatterv("MPI_Scatterv", false, nullptr, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                    recvtype, root, comm);
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+    return scatterv("MPI_Scatterv", false, nullptr, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                    root, comm);
 }
-int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request) {
-    return scatterv("MPI_Iscatterv", true, request, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                    recvtype, root, comm);
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
+    return scatterv("MPI_Iscatterv", true, request, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                    root, comm);
 }
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
-    return allgather("MPI_Allgather", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                     comm);
+    return allgather("MPI_Allgather", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return allgather("MPI_Iallgather", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                     comm);
+    return allgather("MPI_Iallgather", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
     return allgatherv("MPI_Allgatherv", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                       recvtype, comm);
 }
-int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request *request) {
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
     return allgatherv("MPI_Iallgatherv", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                       recvtype, comm);
 }
@@ -472,8 +461,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 }
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return alltoall("MPI_Ialltoall", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                    comm);
+    return alltoall("MPI_Ialltoall", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 }
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {

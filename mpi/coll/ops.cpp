@@ -112,7 +112,10 @@ template <typename T>
             }
         }
     }
-    if constexpr (requires(T a, T b) { a + b; a * b; }) {
+    if constexpr (requires(T a, T b) {
+                      a + b;
+                      a *b;
+                  }) {
         if constexpr (!std::is_same_v<T, bool>) {
             switch (id) {
             case op_sum:
@@ -125,7 +128,10 @@ template <typename T>
             }
         }
     }
-    if constexpr (requires(T a) { a.v; a.i; }) {
+    if constexpr (requires(T a) {
+                      a.v;
+                      a.i;
+                  }) {
         // Ties keep the smaller index (MPI 4.1 §6.9.4). Member by member: the
         // padding of a pair is no part of the data and stays as it is.
         if (id == op_minloc) {
@@ -190,16 +196,16 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
         using T = std::remove_pointer_t<decltype(tag)>;
         if (!basic->contiguous) {
             for_each_basic(l, static_cast<std::size_t>(count), basic, [&](MPI_Aint off, std::size_t) {
-                kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)), reinterpret_cast<T *>(byte_at(inout, off)),
-                          1);
+                kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)),
+                          reinterpret_cast<T *>(byte_at(inout, off)), 1);
             });
             return;
         }
         for (int e = 0; e < count; ++e) {
             for_each_block(l, [&](MPI_Aint block_off, std::size_t len) {
                 const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + block_off;
-                kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)), reinterpret_cast<T *>(byte_at(inout, off)),
-                          static_cast<int>(len / basic->size));
+                kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)),
+                          reinterpret_cast<T *>(byte_at(inout, off)), static_cast<int>(len / basic->size));
             });
         }
     });
@@ -214,10 +220,10 @@ int check_op(const char *call, MPI_Comm comm, MPI_Op op) {
 int check_op_type(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype type) {
     FTMPI_TRY(check_op(call, comm, op));
     const int e = op_supports(op, type);
-    if (e == MPI_ERR_OP)
-        return raise(comm, e, call, "the predefined op is not defined on datatype %s", type->name);
+    if (e == MPI_ERR_OP) return raise(comm, e, call, "the predefined op is not defined on datatype %s", type->name);
     if (e != MPI_SUCCESS)
-        return raise(comm, e, call, "predefined ops on derived datatype %s (not made of one basic type) are not supported",
+        return raise(comm, e, call,
+                     "predefined ops on derived datatype %s (not made of one basic type) are not supported",
                      type->name ? type->name : "(unnamed)");
     return MPI_SUCCESS;
 }
@@ -242,8 +248,7 @@ int MPI_Op_free(MPI_Op *op) {
     FTMPI_TRY(check_init("MPI_Op_free"));
     FTMPI_CHECK(check_nonnull("MPI_Op_free", MPI_COMM_NULL, op, "op"));
     FTMPI_CHECK(check_op("MPI_Op_free", MPI_COMM_NULL, *op));
-    if ((*op)->predefined)
-        return raise(MPI_COMM_NULL, MPI_ERR_OP, "MPI_Op_free", "argument op is a predefined op");
+    if ((*op)->predefined) return raise(MPI_COMM_NULL, MPI_ERR_OP, "MPI_Op_free", "argument op is a predefined op");
     (*op)->magic = Magic::dead;
     delete *op;
     *op = MPI_OP_NULL;

@@ -90,7 +90,9 @@ void blocks(int count, int n, std::vector<int> &cnt, std::vector<int> &displ) {
     cnt.assign(static_cast<std::size_t>(n), count / n);
     for (int i = 0; i < count % n; ++i) ++cnt[static_cast<std::size_t>(i)];
     displ.assign(static_cast<std::size_t>(n), 0);
-    for (int i = 1; i < n; ++i) displ[static_cast<std::size_t>(i)] = displ[static_cast<std::size_t>(i - 1)] + cnt[static_cast<std::size_t>(i - 1)];
+    for (int i = 1; i < n; ++i)
+        displ[static_cast<std::size_t>(i)] =
+            displ[static_cast<std::size_t>(i - 1)] + cnt[static_cast<std::size_t>(i - 1)];
 }
 
 }  // namespace
@@ -218,8 +220,7 @@ void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *re
     const int mine = cnt[static_cast<std::size_t>(s.real(me))];
     if (s.op.commute) {
         const int *vc = s.per_rank(cnt.data()), *vd = s.per_rank(displ.data());
-        if (n > 1)
-            ring_reduce_scatter(s, acc, nullptr, std::vector<int>(vc, vc + n), std::vector<int>(vd, vd + n), t);
+        if (n > 1) ring_reduce_scatter(s, acc, nullptr, std::vector<int>(vc, vc + n), std::vector<int>(vd, vd + n), t);
         raw_copy(s, recvbuf, at(acc, static_cast<std::size_t>(vd[me]), t), mine, t);
         s.next_round();
         return;
@@ -229,8 +230,7 @@ void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *re
     build_scatterv(s, comm, full, cnt.data(), displ.data(), t, recvbuf, mine, t, s.real(0));
 }
 
-void build_scan(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
-                bool exclusive) {
+void build_scan(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, bool exclusive) {
     const int n = s.size(), me = s.rank();
     const void *input = (sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
     void *partial = s.scratch(count, t);
@@ -313,14 +313,13 @@ int check_reduce(const char *call, MPI_Comm comm, const void *sendbuf, void *rec
     FTMPI_CHECK(check_root(call, comm, root));
     if (bystander(comm, root)) return MPI_SUCCESS;
     const bool root_here = at_root(comm, root);
-    if (!comm->inter && !root_here)
-        FTMPI_CHECK(check_no_in_place(call, comm, sendbuf, "sendbuf (not at the root)"));
+    if (!comm->inter && !root_here) FTMPI_CHECK(check_no_in_place(call, comm, sendbuf, "sendbuf (not at the root)"));
     return check_reduction(call, comm, sendbuf, recvbuf, count, t, op, !(comm->inter && root_here), root_here);
 }
 
 // counts: one per member of the process's own group.
-int check_rs(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
-             MPI_Datatype t, MPI_Op op) {
+int check_rs(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts, MPI_Datatype t,
+             MPI_Op op) {
     FTMPI_TRY(check_coll_start(call, comm));
     const int n = group_size(comm);
     FTMPI_CHECK(check_counts(call, comm, counts, nullptr, "recvcounts", nullptr, n));
@@ -331,7 +330,8 @@ int check_rs(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf
     int total = 0;
     for (int i = 0; i < n; ++i) total += counts[i];
     if (sendbuf != MPI_IN_PLACE) FTMPI_CHECK(check_typed_buffer(call, comm, sendbuf, total, t, "sendbuf"));
-    FTMPI_CHECK(check_typed_buffer(call, comm, recvbuf, sendbuf == MPI_IN_PLACE ? total : counts[comm->rank], t, "recvbuf"));
+    FTMPI_CHECK(
+        check_typed_buffer(call, comm, recvbuf, sendbuf == MPI_IN_PLACE ? total : counts[comm->rank], t, "recvbuf"));
     return MPI_SUCCESS;
 }
 
@@ -420,18 +420,16 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                        MPI_Comm comm) {
     FTMPI_TRY(check_rs("MPI_Reduce_scatter", comm, sendbuf, recvbuf, recvcounts, datatype, op));
-    return run_blocking("MPI_Reduce_scatter", comm, [&](Sched &s) {
-        reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op);
-    });
+    return run_blocking("MPI_Reduce_scatter", comm,
+                        [&](Sched &s) { reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op); });
 }
 
-int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                        MPI_Op op, MPI_Comm comm, MPI_Request *request) {
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                        MPI_Comm comm, MPI_Request *request) {
     FTMPI_TRY(check_rs("MPI_Ireduce_scatter", comm, sendbuf, recvbuf, recvcounts, datatype, op));
     FTMPI_CHECK(check_nonnull("MPI_Ireduce_scatter", comm, request, "request"));
-    return run_nonblocking(comm, request, [&](Sched &s) {
-        reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op);
-    });
+    return run_nonblocking(
+        comm, request, [&](Sched &s) { reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op); });
 }
 
 // Each member's vector holds (its group's size) * recvcount elements.
@@ -453,9 +451,8 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     FTMPI_CHECK(check_nonnull("MPI_Ireduce_scatter_block", comm, request, "request"));
     std::vector<int> counts(static_cast<std::size_t>(group_size(comm)), recvcount);
     FTMPI_TRY(check_rs("MPI_Ireduce_scatter_block", comm, sendbuf, recvbuf, counts.data(), datatype, op));
-    return run_nonblocking(comm, request, [&](Sched &s) {
-        reduce_scatter_sched(s, comm, sendbuf, recvbuf, counts.data(), datatype, op);
-    });
+    return run_nonblocking(
+        comm, request, [&](Sched &s) { reduce_scatter_sched(s, comm, sendbuf, recvbuf, counts.data(), datatype, op); });
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {

@@ -66,8 +66,8 @@ void Sched::add_copy(const void *src, int scount, MPI_Datatype st, void *dst, in
         return;
     }
     if (st->contiguous && dt->contiguous) {
-        const std::size_t n = std::min(static_cast<std::size_t>(scount) * st->size,
-                                       static_cast<std::size_t>(dcount) * dt->size);
+        const std::size_t n =
+            std::min(static_cast<std::size_t>(scount) * st->size, static_cast<std::size_t>(dcount) * dt->size);
         if (n == 0) return;
         add_local([=] { std::memmove(dst, src, n); });
         return;
@@ -187,8 +187,7 @@ int coll_result(const char *call, MPI_Comm comm, int err) {
                      "than this member expected, or another member's error (counts or datatypes that differ "
                      "between the members)",
                      comm_label(comm));
-    return raise(comm, err, call, "an internal transfer failed on %s (%s)", comm_label(comm),
-                 error_class_name(err));
+    return raise(comm, err, call, "an internal transfer failed on %s (%s)", comm_label(comm), error_class_name(err));
 }
 
 }  // namespace ftmpi::mpi

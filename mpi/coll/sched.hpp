@@ -52,7 +52,7 @@ struct Round {
 };
 
 class Sched {
-  public:
+public:
     // `comm` is the communicator of the call (intra or inter); errors are
     // reported on it and a nonblocking request refers to it.
     explicit Sched(MPI_Comm comm);
@@ -132,14 +132,14 @@ class Sched {
         then_ctx_ = ctx;
     }
 
-  private:
+private:
     static void on_xfer_done(MPI_Request r);
     void advance();
     void finish();
 
     MPI_Comm call_comm_;  // the call's communicator
-    MPI_Comm comm_;  // where local transfers go: call_comm_, or its local group's hidden communicator
-    MPI_Comm inter_;  // call_comm_ when it is an inter-communicator, else null
+    MPI_Comm comm_;       // where local transfers go: call_comm_, or its local group's hidden communicator
+    MPI_Comm inter_;      // call_comm_ when it is an inter-communicator, else null
     int n_, me_;
     std::vector<int> map_;  // virtual rank -> comm rank (empty: identity)
     std::uint32_t ctx_;

@@ -41,8 +41,10 @@ static_assert(MPI_LASTUSEDCODE < MPI_FT && MPI_WIN_MODEL < k_first_user_keyval,
               "predefined keys are MPI_TAG_UB..MPI_WIN_MODEL");
 
 // What differs between the kinds of object.
-template <typename H> struct Object;
-template <> struct Object<MPI_Comm> {
+template <typename H>
+struct Object;
+template <>
+struct Object<MPI_Comm> {
     static constexpr AttrKind kind = AttrKind::comm;
     static constexpr const char *what = "communicator";
     using Copy = MPI_Comm_copy_attr_function;
@@ -51,7 +53,8 @@ template <> struct Object<MPI_Comm> {
     static MPI_Comm errors(MPI_Comm c) { return c; }
     static int check(const char *call, MPI_Comm c) { return check_comm(call, c); }
 };
-template <> struct Object<MPI_Datatype> {
+template <>
+struct Object<MPI_Datatype> {
     static constexpr AttrKind kind = AttrKind::type;
     static constexpr const char *what = "datatype";
     using Copy = MPI_Type_copy_attr_function;
@@ -64,7 +67,8 @@ template <> struct Object<MPI_Datatype> {
     static MPI_Comm errors(MPI_Datatype) { return MPI_COMM_NULL; }
     static int check(const char *call, MPI_Datatype t) { return check_type(call, MPI_COMM_NULL, t); }
 };
-template <> struct Object<MPI_Win> {
+template <>
+struct Object<MPI_Win> {
     static constexpr AttrKind kind = AttrKind::win;
     static constexpr const char *what = "window";
     using Copy = MPI_Win_copy_attr_function;
@@ -271,16 +275,16 @@ int get_user_attr(const char *call, MPI_Win win, int keyval, void *attribute_val
 using namespace ftmpi::mpi;
 
 // The predefined callbacks: the same three for every kind of object.
-#define FTMPI_PREDEFINED_ATTR_FNS(KIND, H)                                                     \
-    int MPI_##KIND##_NULL_COPY_FN(H, int, void *, void *, void *, int *flag) {                 \
-        *flag = 0;                                                                             \
-        return MPI_SUCCESS;                                                                    \
-    }                                                                                          \
-    int MPI_##KIND##_DUP_FN(H, int, void *, void *in, void *out, int *flag) {                  \
-        *static_cast<void **>(out) = in;                                                       \
-        *flag = 1;                                                                             \
-        return MPI_SUCCESS;                                                                    \
-    }                                                                                          \
+#define FTMPI_PREDEFINED_ATTR_FNS(KIND, H)                                     \
+    int MPI_##KIND##_NULL_COPY_FN(H, int, void *, void *, void *, int *flag) { \
+        *flag = 0;                                                             \
+        return MPI_SUCCESS;                                                    \
+    }                                                                          \
+    int MPI_##KIND##_DUP_FN(H, int, void *, void *in, void *out, int *flag) {  \
+        *static_cast<void **>(out) = in;                                       \
+        *flag = 1;                                                             \
+        return MPI_SUCCESS;                                                    \
+    }                                                                          \
     int MPI_##KIND##_NULL_DELETE_FN(H, int, void *, void *) { return MPI_SUCCESS; }
 
 extern "C" {
@@ -289,16 +293,16 @@ FTMPI_PREDEFINED_ATTR_FNS(COMM, MPI_Comm)
 FTMPI_PREDEFINED_ATTR_FNS(TYPE, MPI_Datatype)
 FTMPI_PREDEFINED_ATTR_FNS(WIN, MPI_Win)
 
-int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn,
-                           int *keyval, void *extra_state) {
+int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval,
+                           void *extra_state) {
     return create_keyval<MPI_Comm>("MPI_Comm_create_keyval", copy_fn, delete_fn, keyval, extra_state);
 }
-int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn,
-                           int *keyval, void *extra_state) {
+int MPI_Type_create_keyval(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn, int *keyval,
+                           void *extra_state) {
     return create_keyval<MPI_Datatype>("MPI_Type_create_keyval", copy_fn, delete_fn, keyval, extra_state);
 }
-int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn,
-                          int *keyval, void *extra_state) {
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn, int *keyval,
+                          void *extra_state) {
     return create_keyval<MPI_Win>("MPI_Win_create_keyval", copy_fn, delete_fn, keyval, extra_state);
 }
 

@@ -63,10 +63,10 @@ struct IdupOffer {
 };
 
 struct Idup {
-    MPI_Comm parent;        // the user's communicator (maybe freed since the call)
-    MPI_Comm team;          // where the exchange and agreements run (parent, or its view)
-    MPI_Comm *out;          // the user's newcomm, written at completion
-    MPI_Request request;    // the user's
+    MPI_Comm parent;      // the user's communicator (maybe freed since the call)
+    MPI_Comm team;        // where the exchange and agreements run (parent, or its view)
+    MPI_Comm *out;        // the user's newcomm, written at completion
+    MPI_Request request;  // the user's
     std::uint64_t agree_base = 0;
     IdupOffer mine{};
     std::vector<IdupOffer> all;
@@ -92,7 +92,8 @@ std::vector<int> idup_candidates(const Idup &d) {
     SlotMask common;
     common.fill(~std::uint64_t{0});
     for (const IdupOffer &o : d.all)
-        for (int w = 0; w < k_slot_words; ++w) common[static_cast<std::size_t>(w)] &= o.free[static_cast<std::size_t>(w)];
+        for (int w = 0; w < k_slot_words; ++w)
+            common[static_cast<std::size_t>(w)] &= o.free[static_cast<std::size_t>(w)];
     std::vector<int> out;
     for (int w = 0; w < k_slot_words; ++w)
         for (std::uint64_t bits = common[static_cast<std::size_t>(w)]; bits != 0; bits &= bits - 1) {

@@ -126,7 +126,7 @@ void comm_release(MPI_Comm c);
 // reported on its communicator after the request is released, and the
 // communicator may have been freed meanwhile.
 class CommRef {
-  public:
+public:
     explicit CommRef(MPI_Comm c) : c_(c) {
         if (c_ != nullptr) comm_retain(c_);
     }
@@ -140,7 +140,7 @@ class CommRef {
     }
     MPI_Comm get() const { return c_; }
 
-  private:
+private:
     MPI_Comm c_;
 };
 

@@ -66,7 +66,8 @@ int cross_exchange(MPI_Comm team, int leader, MPI_Comm link, int peer, int tag, 
         keep(team_swap(link, peer, tag + 1, payload.data(), static_cast<int>(sizeof(int) * payload.size()),
                        remote_payload.data(), static_cast<int>(sizeof(int) * remote_payload.size())));
         info = theirs;
-        for (int w = 0; w < k_slot_words; ++w) info.mask[static_cast<std::size_t>(w)] &= common[static_cast<std::size_t>(w)];
+        for (int w = 0; w < k_slot_words; ++w)
+            info.mask[static_cast<std::size_t>(w)] &= common[static_cast<std::size_t>(w)];
     }
     // The leader's error (the other group's failure, say) reaches its group.
     keep(team_bcast(team, leader, &info, sizeof info, err));
@@ -177,8 +178,8 @@ int split_intercomm(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     std::vector<int> remote_pairs;
     int remote_high = 0;
     SlotMask common;
-    const int e2 = cross_exchange(comm->local, 0, comm, 0, next_team_tag(comm), 0, pairs, remote_pairs, remote_high,
-                                  common, uid);
+    const int e2 =
+        cross_exchange(comm->local, 0, comm, 0, next_team_tag(comm), 0, pairs, remote_pairs, remote_high, common, uid);
     if (err == MPI_SUCCESS) err = e2;
     if (err == MPI_SUCCESS && remote_pairs.size() != comm->procs.size() * 2) err = MPI_ERR_INTERN;
     std::vector<int> local, remote;
@@ -190,8 +191,7 @@ int split_intercomm(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     if (err == MPI_SUCCESS && !remote.empty())
         err = finish_intercomm(comm->local, local_slot, local_uid, std::move(local), common, std::move(remote), uid,
                                comm->errhandler, &made);
-    else if (local_slot >= 0)
-        release_slot(static_cast<std::uint32_t>(local_slot) * 2);
+    else if (local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
     if (int e = uniform_inter(comm, err, &made); e != MPI_SUCCESS) return e;
     *newcomm = made;
     return MPI_SUCCESS;
@@ -222,8 +222,8 @@ int intercomm_from_leaders(MPI_Comm local_comm, int local_leader, MPI_Comm peer_
     std::vector<int> remote;
     int remote_high = 0;
     SlotMask common;
-    const int e2 = cross_exchange(local_comm, local_leader, leader ? peer_comm : local_comm, remote_leader,
-                                  ltag, 0, local_comm->procs, remote, remote_high, common, uid);
+    const int e2 = cross_exchange(local_comm, local_leader, leader ? peer_comm : local_comm, remote_leader, ltag, 0,
+                                  local_comm->procs, remote, remote_high, common, uid);
     if (err == MPI_SUCCESS) err = e2;
     if (err != MPI_SUCCESS && local_slot >= 0) release_slot(static_cast<std::uint32_t>(local_slot) * 2);
     MPI_Comm made = MPI_COMM_NULL;
@@ -245,8 +245,8 @@ int intercomm_from_leaders(MPI_Comm local_comm, int local_leader, MPI_Comm peer_
     // A leader among the agreed failures most likely died before its swap
     // completed (the other group then failed): fail too. If it died just
     // after, the other group may have succeeded: spec 003's residual case.
-    const bool leader_gone = std::binary_search(gone.begin(), gone.end(),
-                                                local_comm->procs[static_cast<std::size_t>(local_leader)]);
+    const bool leader_gone =
+        std::binary_search(gone.begin(), gone.end(), local_comm->procs[static_cast<std::size_t>(local_leader)]);
     if (ok && !leader_gone) {
         *newintercomm = made;
         return MPI_SUCCESS;
@@ -269,8 +269,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
     FTMPI_TRY(check_init(call));
     FTMPI_CHECK(check_comm(call, local_comm));
     FTMPI_CHECK(check_nonnull(call, local_comm, newintercomm, "newintercomm"));
-    if (local_comm->inter)
-        return raise(local_comm, MPI_ERR_COMM, call, "local_comm must be an intra-communicator");
+    if (local_comm->inter) return raise(local_comm, MPI_ERR_COMM, call, "local_comm must be an intra-communicator");
     if (local_leader < 0 || local_leader >= local_comm->size)
         return raise(local_comm, MPI_ERR_RANK, call, "invalid local_leader %d (local_comm has %d ranks)", local_leader,
                      local_comm->size);
@@ -299,15 +298,14 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     SlotMask common;
     std::uint64_t uid = 0;
     const int mine = high ? 1 : 0;
-    int err = cross_exchange(intercomm->local, 0, intercomm, 0, next_team_tag(intercomm), mine,
-                             intercomm->local->procs, remote, remote_high,
-                             common, uid);
+    int err = cross_exchange(intercomm->local, 0, intercomm, 0, next_team_tag(intercomm), mine, intercomm->local->procs,
+                             remote, remote_high, common, uid);
     const int slot = err == MPI_SUCCESS ? claim_lowest(common) : -1;
     if (err == MPI_SUCCESS && slot < 0) err = MPI_ERR_INTERN;
     MPI_Comm made = MPI_COMM_NULL;
     if (err == MPI_SUCCESS) {
-        bool local_first = mine < remote_high ||
-                           (mine == remote_high && intercomm->local_procs.front() < intercomm->procs.front());
+        bool local_first =
+            mine < remote_high || (mine == remote_high && intercomm->local_procs.front() < intercomm->procs.front());
         std::vector<int> procs = local_first ? intercomm->local_procs : intercomm->procs;
         const std::vector<int> &second = local_first ? intercomm->procs : intercomm->local_procs;
         procs.insert(procs.end(), second.begin(), second.end());

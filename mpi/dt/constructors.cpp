@@ -22,8 +22,8 @@ namespace {
 // the block lengths (or the one block length), then the displacements, with
 // the ints (int displacements) or as addresses (MPI_Aint ones).
 template <typename Disp>
-int indexed(const char *call, int combiner, int count, const int *lens, int same_len, const Disp *disps,
-            MPI_Aint unit, MPI_Datatype old, MPI_Datatype *newtype) {
+int indexed(const char *call, int combiner, int count, const int *lens, int same_len, const Disp *disps, MPI_Aint unit,
+            MPI_Datatype old, MPI_Datatype *newtype) {
     FTMPI_TRY(check_constructor(call, count, old, newtype));
     if (lens != nullptr) FTMPI_CHECK(check_array(call, lens, count, "array_of_blocklengths"));
     else FTMPI_CHECK(check_blocklength(call, same_len));
@@ -56,14 +56,13 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) 
                        {MPI_COMBINER_CONTIGUOUS, {count}, {}, {oldtype}}, newtype);
 }
 
-int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype) {
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_hvector";
     FTMPI_TRY(check_constructor(call, count, oldtype, newtype));
     FTMPI_CHECK(check_blocklength(call, blocklength));
-    return finish_type(strided_layout(static_cast<std::size_t>(count), static_cast<std::size_t>(blocklength), stride,
-                                      oldtype),
-                       {MPI_COMBINER_HVECTOR, {count, blocklength}, {stride}, {oldtype}}, newtype);
+    return finish_type(
+        strided_layout(static_cast<std::size_t>(count), static_cast<std::size_t>(blocklength), stride, oldtype),
+        {MPI_COMBINER_HVECTOR, {count, blocklength}, {stride}, {oldtype}}, newtype);
 }
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
@@ -91,8 +90,8 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const
                    newtype);
 }
 
-int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                  MPI_Datatype oldtype, MPI_Datatype *newtype) {
+int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype *newtype) {
     return indexed("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, nullptr, blocklength,
                    array_of_displacements, valid_type(oldtype) ? oldtype->extent : 0, oldtype, newtype);
 }
@@ -117,10 +116,12 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const M
         FTMPI_CHECK(check_blocklength(call, array_of_blocklengths[i], "array_of_blocklengths", i));
         if (!valid_type(array_of_types[i]))
             return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call, "invalid datatype (argument array_of_types[%d])", i);
-        pieces.push_back({array_of_displacements[i], static_cast<std::size_t>(array_of_blocklengths[i]),
-                          array_of_types[i]});
+        pieces.push_back(
+            {array_of_displacements[i], static_cast<std::size_t>(array_of_blocklengths[i]), array_of_types[i]});
     }
-    Contents c{MPI_COMBINER_STRUCT, {count}, {array_of_displacements, array_of_displacements + count},
+    Contents c{MPI_COMBINER_STRUCT,
+               {count},
+               {array_of_displacements, array_of_displacements + count},
                {array_of_types, array_of_types + count}};
     c.ints.insert(c.ints.end(), array_of_blocklengths, array_of_blocklengths + count);
     return finish_type(build_layout(pieces, true), std::move(c), newtype);
@@ -128,8 +129,8 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const M
 
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
     FTMPI_TRY(check_constructor("MPI_Type_create_resized", 0, oldtype, newtype));
-    return finish_type(resized_layout(layout_of(oldtype), lb, extent), {MPI_COMBINER_RESIZED, {}, {lb, extent}, {oldtype}},
-                       newtype);
+    return finish_type(resized_layout(layout_of(oldtype), lb, extent),
+                       {MPI_COMBINER_RESIZED, {}, {lb, extent}, {oldtype}}, newtype);
 }
 
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
@@ -186,8 +187,7 @@ int MPI_Type_free(MPI_Datatype *datatype) {
     const char *call = "MPI_Type_free";
     FTMPI_TRY(check_type_slot(call, datatype));
     MPI_Datatype t = *datatype;
-    if (t->predefined)
-        return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call, "cannot free predefined datatype %s", t->name);
+    if (t->predefined) return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call, "cannot free predefined datatype %s", t->name);
     if (t->derived->permanent)
         return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call,
                      "cannot free a datatype returned by MPI_Type_create_f90_* (it is predefined)");

@@ -64,8 +64,8 @@ int check_dimension(int d, int gsize, int distrib, int darg, int psize) {
     if (distrib == MPI_DISTRIBUTE_BLOCK && darg != MPI_DISTRIBUTE_DFLT_DARG &&
         static_cast<MPI_Aint>(darg) * psize < gsize)
         return raise(MPI_COMM_NULL, MPI_ERR_ARG, k_call,
-                     "array_of_dargs[%d] is %d: %d blocks of it do not cover array_of_gsizes[%d] = %d", d, darg,
-                     psize, d, gsize);
+                     "array_of_dargs[%d] is %d: %d blocks of it do not cover array_of_gsizes[%d] = %d", d, darg, psize,
+                     d, gsize);
     return MPI_SUCCESS;
 }
 
@@ -93,8 +93,8 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
     }
     if (procs != size)
         return raise(MPI_COMM_NULL, MPI_ERR_ARG, k_call,
-                     "the process grid array_of_psizes has %lld processes but size is %d", static_cast<long long>(procs),
-                     size);
+                     "the process grid array_of_psizes has %lld processes but size is %d",
+                     static_cast<long long>(procs), size);
 
     const auto n = static_cast<std::size_t>(ndims);
     std::vector<MPI_Aint> gsizes(array_of_gsizes, array_of_gsizes + n);

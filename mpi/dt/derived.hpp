@@ -51,8 +51,8 @@ struct Layout {
     MPI_Aint rep_stride = 0;
     std::vector<SigRun> sig;
     std::size_t size = 0;
-    MPI_Aint lb = 0, ub = 0;             // extent = ub - lb
-    MPI_Aint true_lb = 0, true_ub = 0;   // of the data bytes only; 0,0 when size == 0
+    MPI_Aint lb = 0, ub = 0;            // extent = ub - lb
+    MPI_Aint true_lb = 0, true_ub = 0;  // of the data bytes only; 0,0 when size == 0
     std::size_t align = 1;
     bool explicit_bounds = false;  // lb/ub set by MPI_Type_create_resized (sticky)
     bool any = false;              // at least one copy of some type was placed (bounds valid)

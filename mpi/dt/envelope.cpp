@@ -16,8 +16,8 @@ namespace {
 // Room for `have` entries of array `arg` whose bound `max_arg` says `max`.
 int check_room(const char *call, int max, std::size_t have, const char *max_arg, const void *array, const char *arg) {
     if (max < 0 || static_cast<std::size_t>(max) < have)
-        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "%s is %d but the datatype has %zu (argument %s)", max_arg,
-                     max, have, arg);
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "%s is %d but the datatype has %zu (argument %s)", max_arg, max,
+                     have, arg);
     return check_array(call, array, static_cast<int>(have), arg);
 }
 
@@ -58,10 +58,10 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
                      "datatype %s is predefined (MPI_COMBINER_NAMED): it has no contents", datatype->name);
     const Contents &c = datatype->derived->contents;
     FTMPI_CHECK(check_room(call, max_integers, c.ints.size(), "max_integers", array_of_integers, "array_of_integers"));
-    FTMPI_CHECK(check_room(call, max_addresses, c.addrs.size(), "max_addresses", array_of_addresses,
-                           "array_of_addresses"));
-    FTMPI_CHECK(check_room(call, max_datatypes, c.types.size(), "max_datatypes", array_of_datatypes,
-                           "array_of_datatypes"));
+    FTMPI_CHECK(
+        check_room(call, max_addresses, c.addrs.size(), "max_addresses", array_of_addresses, "array_of_addresses"));
+    FTMPI_CHECK(
+        check_room(call, max_datatypes, c.types.size(), "max_datatypes", array_of_datatypes, "array_of_datatypes"));
     std::copy(c.ints.begin(), c.ints.end(), array_of_integers);
     std::copy(c.addrs.begin(), c.addrs.end(), array_of_addresses);
     for (std::size_t i = 0; i < c.types.size(); ++i) {

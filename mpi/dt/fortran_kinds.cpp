@@ -32,17 +32,13 @@ struct Kind {
 // By increasing size within a class: the first kind that fits is the smallest.
 const std::vector<Kind> &kinds() {
     static const std::vector<Kind> k = {
-        {MPI_TYPECLASS_INTEGER, 1, 0, 2, MPI_INTEGER1},
-        {MPI_TYPECLASS_INTEGER, 2, 0, 4, MPI_INTEGER2},
-        {MPI_TYPECLASS_INTEGER, 4, 0, 9, MPI_INTEGER4},
-        {MPI_TYPECLASS_INTEGER, 8, 0, 18, MPI_INTEGER8},
-        {MPI_TYPECLASS_REAL, 4, 6, 37, MPI_REAL4},
-        {MPI_TYPECLASS_REAL, 8, 15, 307, MPI_REAL8},
+        {MPI_TYPECLASS_INTEGER, 1, 0, 2, MPI_INTEGER1}, {MPI_TYPECLASS_INTEGER, 2, 0, 4, MPI_INTEGER2},
+        {MPI_TYPECLASS_INTEGER, 4, 0, 9, MPI_INTEGER4}, {MPI_TYPECLASS_INTEGER, 8, 0, 18, MPI_INTEGER8},
+        {MPI_TYPECLASS_REAL, 4, 6, 37, MPI_REAL4},      {MPI_TYPECLASS_REAL, 8, 15, 307, MPI_REAL8},
 #ifdef MPI_REAL16
         {MPI_TYPECLASS_REAL, 16, 33, 4931, MPI_REAL16},
 #endif
-        {MPI_TYPECLASS_COMPLEX, 8, 6, 37, MPI_COMPLEX},
-        {MPI_TYPECLASS_COMPLEX, 16, 15, 307, MPI_DOUBLE_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, 8, 6, 37, MPI_COMPLEX}, {MPI_TYPECLASS_COMPLEX, 16, 15, 307, MPI_DOUBLE_COMPLEX},
     };
     return k;
 }
@@ -70,8 +66,7 @@ int f90_type(const char *call, int combiner, int typeclass, int p, int r, MPI_Da
         return MPI_SUCCESS;
     }
     for (const Kind &k : kinds()) {
-        if (k.typeclass != typeclass || (p != MPI_UNDEFINED && p > k.precision) ||
-            (r != MPI_UNDEFINED && r > k.range))
+        if (k.typeclass != typeclass || (p != MPI_UNDEFINED && p > k.precision) || (r != MPI_UNDEFINED && r > k.range))
             continue;
         Contents c{combiner, {p, r}, {}, {}};
         if (typeclass == MPI_TYPECLASS_INTEGER) c.ints = {r};

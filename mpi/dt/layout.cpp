@@ -164,8 +164,7 @@ Layout array_layout(const std::vector<MPI_Aint> &sizes, const std::vector<std::v
     for (std::size_t i = 0; i < ndims; ++i) {
         const std::size_t d = order == MPI_ORDER_C ? ndims - 1 - i : i;
         Layout next;
-        for (const IndexRun &r : runs[d])
-            append(next, cur, r.start * stride, static_cast<std::size_t>(r.len), stride);
+        for (const IndexRun &r : runs[d]) append(next, cur, r.start * stride, static_cast<std::size_t>(r.len), stride);
         cur = std::move(next);
         stride *= sizes[d];
     }

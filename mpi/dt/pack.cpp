@@ -24,7 +24,9 @@ struct Rep {
 };
 
 std::size_t native_size(MPI_Datatype t) { return t->size; }
-void native_unpack(const void *in, std::size_t count, void *buf, MPI_Datatype t) { unpack(in, count * t->size, buf, t); }
+void native_unpack(const void *in, std::size_t count, void *buf, MPI_Datatype t) {
+    unpack(in, count * t->size, buf, t);
+}
 
 const Rep k_native{native_size, pack, native_unpack};
 const Rep k_external32{external32_size, pack_external32, unpack_external32};

@@ -10,12 +10,10 @@
 
 // Size: the data bytes (a pair type's members, not its padding); extent: the
 // C++ object's. Contiguous unless a pair type has padding.
-#define FTMPI_DEFINE_TYPE(symbol, ctype, label, category)                                               \
-    ftmpi_predefined_datatype_s ftmpi_dt_##symbol{{{ftmpi::mpi::Magic::datatype,                        \
-                                                    ftmpi::mpi::data_size_v<ctype>, 0, sizeof(ctype),   \
-                                                    label, true,                                        \
-                                                    ftmpi::mpi::data_size_v<ctype> == sizeof(ctype),    \
-                                                    true, alignof(ctype), nullptr}}};
+#define FTMPI_DEFINE_TYPE(symbol, ctype, label, category)                                             \
+    ftmpi_predefined_datatype_s ftmpi_dt_##symbol{                                                    \
+        {{ftmpi::mpi::Magic::datatype, ftmpi::mpi::data_size_v<ctype>, 0, sizeof(ctype), label, true, \
+          ftmpi::mpi::data_size_v<ctype> == sizeof(ctype), true, alignof(ctype), nullptr}}};
 
 extern "C" {
 FTMPI_PREDEFINED_TYPES(FTMPI_DEFINE_TYPE)
@@ -29,9 +27,9 @@ const MPI_Datatype k_predefined[] = {FTMPI_PREDEFINED_TYPES(FTMPI_TYPE_HANDLE)};
 #undef FTMPI_TYPE_HANDLE
 constexpr int k_predefined_count = static_cast<int>(sizeof k_predefined / sizeof k_predefined[0]);
 
-#define FTMPI_TYPE_MEMBERS(symbol, ctype, label, category)                                              \
-    Members{MembersOf<ctype>::n,                                                                        \
-            {MembersOf<ctype>::off[0], MembersOf<ctype>::off[1]},                                       \
+#define FTMPI_TYPE_MEMBERS(symbol, ctype, label, category)        \
+    Members{MembersOf<ctype>::n,                                  \
+            {MembersOf<ctype>::off[0], MembersOf<ctype>::off[1]}, \
             {MembersOf<ctype>::size[0], MembersOf<ctype>::size[1]}},
 const Members k_members[] = {FTMPI_PREDEFINED_TYPES(FTMPI_TYPE_MEMBERS)};
 #undef FTMPI_TYPE_MEMBERS

@@ -201,7 +201,8 @@ int join_groups(MPI_Comm comm, int root, MPI_Comm bridge, int err, MPI_Comm *new
     }
     // The root's sends fail only at members that failed (the inter-communicator's
     // agreement deals with them); a member that did not hear from the root fails.
-    if (const int e = team_bcast(comm, root, &head, sizeof head); e != MPI_SUCCESS && !is_root && head.err == MPI_SUCCESS) {
+    if (const int e = team_bcast(comm, root, &head, sizeof head);
+        e != MPI_SUCCESS && !is_root && head.err == MPI_SUCCESS) {
         head.err = e;
         why = "the root did not hand over the other group";
     }

@@ -25,8 +25,8 @@ inline constexpr std::uint32_t k_bridge_context = 4;  // slot 2: the roots' brid
 inline constexpr std::uint32_t k_dial_context = 6;    // slot 3: dials
 
 struct Port {
-    int id = -1;    // the accepting process
-    int base = 0;   // its job's first process id
+    int id = -1;   // the accepting process
+    int base = 0;  // its job's first process id
     std::uint64_t key = 0;
 };
 

@@ -170,7 +170,8 @@ int spawn(const char *call, int count, const char *commands[], char **argvs[], c
     }
     // The root's sends fail only at members that failed: what it found holds
     // for the others (it decides); a member that did not hear from it fails.
-    if (const int e = team_bcast(comm, root, &out, sizeof out); e != MPI_SUCCESS && !is_root && out.err == MPI_SUCCESS) {
+    if (const int e = team_bcast(comm, root, &out, sizeof out);
+        e != MPI_SUCCESS && !is_root && out.err == MPI_SUCCESS) {
         out.err = e;
         why = "the root failed during the spawn";
     }
@@ -214,7 +215,8 @@ int accept_or_connect(const char *call, bool accept, const char *name, MPI_Info 
     int bad = err;
     if (const int e = team_bcast(comm, root, &bad, sizeof bad); e != MPI_SUCCESS && comm->rank != root) bad = e;
     if (bad != MPI_SUCCESS)
-        return raise(comm, bad, call, "%s", why.empty() ? "the root's port is invalid or the root failed" : why.c_str());
+        return raise(comm, bad, call, "%s",
+                     why.empty() ? "the root's port is invalid or the root failed" : why.c_str());
     err = accept ? accept_on(comm, root, port, -1, newcomm, why) : connect_to(comm, root, port, newcomm, why);
     if (err != MPI_SUCCESS) return raise(comm, err, call, "%s", why.c_str());
     return MPI_SUCCESS;
@@ -270,8 +272,7 @@ int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_n
     FTMPI_TRY(check_service_args(call, service_name, info, port_name));
     std::string why;
     switch (g.pm->publish(service_name, port_name, why)) {
-    case Names::ok:
-        return MPI_SUCCESS;
+    case Names::ok: return MPI_SUCCESS;
     case Names::exists:
         return raise(MPI_COMM_NULL, MPI_ERR_SERVICE, call, "service \"%.64s\" is already published", service_name);
     default:
@@ -289,13 +290,11 @@ int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port
                      service_name);
     if (n == Names::ok) n = g.pm->unpublish(service_name, why);
     switch (n) {
-    case Names::ok:
-        return MPI_SUCCESS;
+    case Names::ok: return MPI_SUCCESS;
     case Names::not_found:
         return raise(MPI_COMM_NULL, MPI_ERR_SERVICE, call, "service \"%.64s\" is not published", service_name);
     default:
-        return raise(MPI_COMM_NULL, MPI_ERR_SERVICE, call, "cannot unpublish \"%.64s\": %s", service_name,
-                     why.c_str());
+        return raise(MPI_COMM_NULL, MPI_ERR_SERVICE, call, "cannot unpublish \"%.64s\": %s", service_name, why.c_str());
     }
 }
 
@@ -307,13 +306,10 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) {
     FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, port_name, "port_name"));
     std::string why, port;
     switch (g.pm->lookup(service_name, port, why)) {
-    case Names::ok:
-        std::snprintf(port_name, MPI_MAX_PORT_NAME, "%s", port.c_str());
-        return MPI_SUCCESS;
+    case Names::ok: std::snprintf(port_name, MPI_MAX_PORT_NAME, "%s", port.c_str()); return MPI_SUCCESS;
     case Names::not_found:
         return raise(MPI_COMM_NULL, MPI_ERR_NAME, call, "service \"%.64s\" is not published", service_name);
-    default:
-        return raise(MPI_COMM_NULL, MPI_ERR_NAME, call, "cannot look \"%.64s\" up: %s", service_name, why.c_str());
+    default: return raise(MPI_COMM_NULL, MPI_ERR_NAME, call, "cannot look \"%.64s\" up: %s", service_name, why.c_str());
     }
 }
 
@@ -331,13 +327,13 @@ int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info inf
     char **argvs[] = {argv};
     const int counts[] = {maxprocs};
     const MPI_Info infos[] = {info};
-    return spawn("MPI_Comm_spawn", 1, cmds, argv == MPI_ARGV_NULL ? MPI_ARGVS_NULL : argvs, counts, infos, root,
-                 comm, intercomm, array_of_errcodes);
+    return spawn("MPI_Comm_spawn", 1, cmds, argv == MPI_ARGV_NULL ? MPI_ARGVS_NULL : argvs, counts, infos, root, comm,
+                 intercomm, array_of_errcodes);
 }
 
-int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
-                            const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm,
-                            MPI_Comm *intercomm, int array_of_errcodes[]) {
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[],
+                            const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm,
+                            int array_of_errcodes[]) {
     return spawn("MPI_Comm_spawn_multiple", count, const_cast<const char **>(array_of_commands), array_of_argv,
                  array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 }
@@ -361,8 +357,8 @@ int MPI_Comm_join(int fd, MPI_Comm *intercomm) {
     char out[MPI_MAX_PORT_NAME] = {}, in[MPI_MAX_PORT_NAME] = {};
     std::snprintf(out, sizeof out, "%s", port_name(mine).c_str());
     if (!write_fully(fd, out, sizeof out) || !read_fully(fd, in, sizeof in))
-        return raise(MPI_COMM_SELF, MPI_ERR_ARG, call, "cannot exchange ports over descriptor %d (argument fd): %s",
-                     fd, std::strerror(errno));
+        return raise(MPI_COMM_SELF, MPI_ERR_ARG, call, "cannot exchange ports over descriptor %d (argument fd): %s", fd,
+                     std::strerror(errno));
     Port theirs;
     in[sizeof in - 1] = '\0';
     if (!parse_port(in, theirs))

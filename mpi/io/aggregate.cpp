@@ -91,8 +91,8 @@ long long number_hint(const ftmpi_file_s &f, const char *key, long long fallback
 
 // What each member tells the others first.
 struct Summary {
-    int err;       // its outcome so far
-    int sorted;    // runs in increasing offset order, not overlapping
+    int err;        // its outcome so far
+    int sorted;     // runs in increasing offset order, not overlapping
     MPI_Offset lo;  // span of its runs (lo == hi: no data)
     MPI_Offset hi;
     long long runs;
@@ -156,7 +156,8 @@ public:
 
 private:
     void post(ftmpi_request_s::Kind kind, int peer, const void *buf, std::size_t bytes) {
-        MPI_Request r = new_request(kind, team_, buf, static_cast<int>(bytes), MPI_BYTE, peer, tag_, team_->context + 1);
+        MPI_Request r =
+            new_request(kind, team_, buf, static_cast<int>(bytes), MPI_BYTE, peer, tag_, team_->context + 1);
         if (kind == ftmpi_request_s::Kind::send) start_send(r);
         else start_recv(r);
         reqs_.push_back(r);
@@ -217,7 +218,7 @@ struct Plan {
     MPI_Offset lo = 0;             // first domain's start
     MPI_Offset domain = 0;         // domain length (the last is cut at hi)
     MPI_Offset hi = 0;
-    std::size_t buffer = 0;        // window length
+    std::size_t buffer = 0;  // window length
     long long rounds = 0;
 
     MPI_Offset dom_lo(std::size_t a) const { return std::min(hi, lo + static_cast<MPI_Offset>(a) * domain); }
@@ -321,8 +322,8 @@ int exchange_lists(MPI_Comm team, const Plan &plan, const RunList &mine, int my_
 // Step 3, one round. Moves this member's slices to / from the aggregators
 // and, at an aggregator, writes or reads its window. *sys: an errno of the
 // file system here.
-int run_round(ftmpi_file_s &f, bool write, const Plan &plan, long long r, const RunList &mine, char *data,
-              int my_agg, const std::vector<RunList> &theirs, std::vector<char> &window, int *sys) {
+int run_round(ftmpi_file_s &f, bool write, const Plan &plan, long long r, const RunList &mine, char *data, int my_agg,
+              const std::vector<RunList> &theirs, std::vector<char> &window, int *sys) {
     MPI_Comm team = f.comm;
     Exchange x(team, next_team_tag(team));
     const std::size_t naggr = plan.aggregators.size();
@@ -394,7 +395,8 @@ int run_round(ftmpi_file_s &f, bool write, const Plan &plan, long long r, const 
     if (!write) return err;
     // Write the window's covered runs: every piece, sorted by offset, each
     // maximal contiguous sequence with one pwritev.
-    std::stable_sort(pieces.begin(), pieces.end(), [](const FilePiece &p, const FilePiece &q) { return p.off < q.off; });
+    std::stable_sort(pieces.begin(), pieces.end(),
+                     [](const FilePiece &p, const FilePiece &q) { return p.off < q.off; });
     std::vector<iovec> iov;
     MPI_Offset start = 0, end = 0;
     auto flush = [&] {

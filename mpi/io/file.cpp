@@ -195,7 +195,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     *fh = MPI_FILE_NULL;
     const char *bad = amode_problem(amode);
     MPI_Comm hidden = MPI_COMM_NULL;
-    int err = make_hidden_comm(comm, &hidden);  // at every member or at none
+    int err = make_hidden_comm(comm, &hidden);                      // at every member or at none
     if (hidden != MPI_COMM_NULL) inherit_recognized(comm, hidden);  // a validated comm's collectives skip them
     int fd = -1;
     const char *why = "failed at another process";

@@ -34,7 +34,7 @@ namespace ftmpi::mpi {
 // until the process ends, as the standard says).
 struct Datarep {
     std::string name;
-    MPI_Datarep_conversion_function *read = nullptr;   // null: the file holds native data
+    MPI_Datarep_conversion_function *read = nullptr;  // null: the file holds native data
     MPI_Datarep_conversion_function *write = nullptr;
     MPI_Datarep_extent_function *extent = nullptr;
     void *extra = nullptr;
@@ -51,18 +51,18 @@ struct ftmpi_file_s {
     MPI_Comm comm = nullptr;  // hidden: collectives, and the file's error handler
     int fd = -1;
     int amode = 0;
-    std::string path;          // as given to MPI_File_open
-    ftmpi::mpi::Hints info;    // hints as set (MPI_File_get_info)
-    bool atomic = false;       // MPI_File_set_atomicity: accesses take fcntl range locks
+    std::string path;        // as given to MPI_File_open
+    ftmpi::mpi::Hints info;  // hints as set (MPI_File_get_info)
+    bool atomic = false;     // MPI_File_set_atomicity: accesses take fcntl range locks
     // The view (MPI_File_set_view; initially disp 0, MPI_BYTE, MPI_BYTE, "native").
     MPI_Offset disp = 0;
     MPI_Datatype etype = MPI_BYTE;
     MPI_Datatype filetype = MPI_BYTE;
-    std::vector<ftmpi::mpi::Block> blocks;  // the filetype's data runs in one tile
-    std::vector<std::size_t> starts;        // data bytes before each run
-    std::size_t tile_bytes = 1;             // data bytes in one tile (the filetype's size)
-    MPI_Aint tile_extent = 1;               // the filetype's extent: the stride of tiles
-    MPI_Offset pos = 0;                     // individual file pointer, in etypes of the view
+    std::vector<ftmpi::mpi::Block> blocks;     // the filetype's data runs in one tile
+    std::vector<std::size_t> starts;           // data bytes before each run
+    std::size_t tile_bytes = 1;                // data bytes in one tile (the filetype's size)
+    MPI_Aint tile_extent = 1;                  // the filetype's extent: the stride of tiles
+    MPI_Offset pos = 0;                        // individual file pointer, in etypes of the view
     const ftmpi::mpi::Datarep *rep = nullptr;  // the view's registered representation; null: "native"
     // The shared file pointer's counter (shared_pointer.cpp): its sidecar
     // file, and the descriptor once this process used it.

@@ -193,7 +193,8 @@ int perform(const FileAccess &a, int err, bool aggregate, std::size_t *moved, in
             unpack(data, *moved, a.buf, a.type);
         } else if (const int whole = static_cast<int>(*moved / a.type->size); whole > 0) {
             // Whole elements only: a read that ended inside one leaves it be.
-            if (const int rc = convert(a.buf, a.type, whole, data, 0, f->rep->extra); rc != MPI_SUCCESS && cls == MPI_SUCCESS)
+            if (const int rc = convert(a.buf, a.type, whole, data, 0, f->rep->extra);
+                rc != MPI_SUCCESS && cls == MPI_SUCCESS)
                 cls = rc;
         }
     }
@@ -332,7 +333,8 @@ int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, M
 int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
                       MPI_Status *status) {
     return access_blocking("MPI_File_write_at",
-                           {fh, Dir::write, Where::at, offset, const_cast<void *>(buf), count, datatype}, false, status);
+                           {fh, Dir::write, Where::at, offset, const_cast<void *>(buf), count, datatype}, false,
+                           status);
 }
 
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,
@@ -378,9 +380,8 @@ int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI
 }
 
 int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
-    return access_nonblocking("MPI_File_iwrite",
-                              {fh, Dir::write, Where::individual, 0, const_cast<void *>(buf), count, datatype},
-                              request);
+    return access_nonblocking(
+        "MPI_File_iwrite", {fh, Dir::write, Where::individual, 0, const_cast<void *>(buf), count, datatype}, request);
 }
 
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {

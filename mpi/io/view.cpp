@@ -55,8 +55,8 @@ std::vector<Extent> view_extents(const ftmpi_file_s &f, MPI_Offset start, std::s
         return out;
     }
     // The run holding data byte `within` of the tile.
-    std::size_t j = static_cast<std::size_t>(std::upper_bound(f.starts.begin(), f.starts.end(), within) -
-                                             f.starts.begin()) - 1;
+    std::size_t j =
+        static_cast<std::size_t>(std::upper_bound(f.starts.begin(), f.starts.end(), within) - f.starts.begin()) - 1;
     std::size_t skip = within - f.starts[j];
     while (bytes > 0) {
         const Block &b = f.blocks[j];
@@ -75,8 +75,7 @@ MPI_Offset view_bytes_before(const ftmpi_file_s &f, MPI_Offset end) {
     const MPI_Offset tiles = rel / f.tile_extent;
     const MPI_Offset rest = rel % f.tile_extent;
     MPI_Offset n = tiles * static_cast<MPI_Offset>(f.tile_bytes);
-    for (const Block &b : f.blocks)
-        n += std::clamp<MPI_Offset>(rest - b.off, 0, static_cast<MPI_Offset>(b.len));
+    for (const Block &b : f.blocks) n += std::clamp<MPI_Offset>(rest - b.off, 0, static_cast<MPI_Offset>(b.len));
     return n;
 }
 
@@ -120,8 +119,8 @@ namespace {
 const char *layout_problem(const Layout &l, const char *what, bool writable, char *why, std::size_t why_len) {
     MPI_Aint last = 0, end = 0;
     for (const Block &b : flat_blocks(l)) {
-        const char *p = b.off < 0      ? "a negative displacement"
-                        : b.off < last ? "decreasing displacements"
+        const char *p = b.off < 0                 ? "a negative displacement"
+                        : b.off < last            ? "decreasing displacements"
                         : writable && b.off < end ? "overlapping data (allowed only in a file opened MPI_MODE_RDONLY)"
                                                   : nullptr;
         if (p != nullptr) {
@@ -137,10 +136,10 @@ const char *layout_problem(const Layout &l, const char *what, bool writable, cha
 const char *view_type_problem(MPI_Datatype etype, MPI_Datatype filetype, bool writable, int *err, char *why,
                               std::size_t why_len) {
     const Layout &l = type_layout(filetype);
-    const char *p = etype->size == 0                  ? "the etype has no data"
-                    : l.size % etype->size != 0       ? "the filetype's size is not a whole number of etypes"
-                    : l.size > 0 && l.extent() <= 0   ? "the filetype has data but no positive extent"
-                                                      : nullptr;
+    const char *p = etype->size == 0                ? "the etype has no data"
+                    : l.size % etype->size != 0     ? "the filetype's size is not a whole number of etypes"
+                    : l.size > 0 && l.extent() <= 0 ? "the filetype has data but no positive extent"
+                                                    : nullptr;
     if (p != nullptr) {
         *err = MPI_ERR_ARG;
         return p;
@@ -266,8 +265,8 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
                       "data representation \"%.64s\" (\"native\", \"external32\" or one registered with "
                       "MPI_Register_datarep; \"internal\" is not supported)",
                       datarep);
-    } else if (const char *p = view_type_problem(etype, filetype, (fh->amode & MPI_MODE_RDONLY) == 0, &err, why,
-                                                 sizeof why)) {
+    } else if (const char *p =
+                   view_type_problem(etype, filetype, (fh->amode & MPI_MODE_RDONLY) == 0, &err, why, sizeof why)) {
         if (p != why) std::snprintf(why, sizeof why, "%s (arguments etype and filetype)", p);
     } else if (rep != nullptr && (datarep_problem(*rep, etype, &err, why, sizeof why) != nullptr ||
                                   datarep_problem(*rep, filetype, &err, why, sizeof why) != nullptr)) {

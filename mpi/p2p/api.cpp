@@ -52,7 +52,8 @@ int finish_blocking(const char *call, MPI_Request r, MPI_Status *status) {
     const int err = retire_request(&r, status);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
     if (peer == MPI_ANY_SOURCE && err == MPI_ERR_PROC_FAILED)
-        return raise(comm, err, call, "MPI_ANY_SOURCE receive on %s, which has unacknowledged failures", comm_label(comm));
+        return raise(comm, err, call, "MPI_ANY_SOURCE receive on %s, which has unacknowledged failures",
+                     comm_label(comm));
     return raise(comm, err, call, "operation with rank %d of %s failed", peer, comm_label(comm));
 }
 
@@ -65,8 +66,8 @@ int blocking_send(const char *call, const void *buf, int count, MPI_Datatype typ
     return finish_blocking(call, r, MPI_STATUS_IGNORE);
 }
 
-int nonblocking_send(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                     MPI_Comm comm, MPI_Request *request, transport::SendMode mode) {
+int nonblocking_send(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                     MPI_Request *request, transport::SendMode mode) {
     FTMPI_TRY(check_send(call, buf, count, type, dest, tag, comm));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     MPI_Request r = make_send(comm, buf, count, type, dest, tag, mode);
@@ -75,8 +76,8 @@ int nonblocking_send(const char *call, const void *buf, int count, MPI_Datatype 
     return MPI_SUCCESS;
 }
 
-int persistent_send(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag,
-                    MPI_Comm comm, MPI_Request *request, transport::SendMode mode) {
+int persistent_send(const char *call, const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request, transport::SendMode mode) {
     FTMPI_TRY(check_send(call, buf, count, type, dest, tag, comm));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     MPI_Request r = make_send(comm, buf, count, type, dest, tag, mode);
@@ -151,8 +152,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     return finish_blocking("MPI_Recv", r, status);
 }
 
-int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Request *request) {
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request) {
     FTMPI_TRY(check_recv("MPI_Irecv", buf, count, datatype, source, tag, comm));
     FTMPI_CHECK(check_nonnull("MPI_Irecv", comm, request, "request"));
     MPI_Request r = make_recv(comm, buf, count, datatype, source, tag);
@@ -191,15 +191,15 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  error_class_name(err));
 }
 
-int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source,
-                         int recvtag, MPI_Comm comm, MPI_Status *status) {
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                         MPI_Comm comm, MPI_Status *status) {
     FTMPI_TRY(check_send("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, comm));
     FTMPI_TRY(check_recv("MPI_Sendrecv_replace", buf, count, datatype, source, recvtag, comm));
     std::vector<char> copy(static_cast<std::size_t>(count) * datatype->size);
     if (!datatype->contiguous) {  // send the packed copy as bytes
         pack(buf, static_cast<std::size_t>(count), datatype, copy.data());
-        return MPI_Sendrecv(copy.data(), static_cast<int>(copy.size()), MPI_PACKED, dest, sendtag, buf, count,
-                            datatype, source, recvtag, comm, status);
+        return MPI_Sendrecv(copy.data(), static_cast<int>(copy.size()), MPI_PACKED, dest, sendtag, buf, count, datatype,
+                            source, recvtag, comm, status);
     }
     if (!copy.empty()) std::memcpy(copy.data(), buf, copy.size());
     return MPI_Sendrecv(copy.data(), count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm,

@@ -31,8 +31,7 @@ std::size_t allocate(std::size_t need) {
 
 }  // namespace
 
-int bsend_start(const char *call, MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int dest,
-                int tag) {
+int bsend_start(const char *call, MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int dest, int tag) {
     const std::size_t bytes = static_cast<std::size_t>(count) * type->size;
     if (g_buffer.base == nullptr)
         return raise(comm, MPI_ERR_BUFFER, call, "no buffer attached (MPI_Buffer_attach) for a %zu-byte message",
@@ -49,8 +48,8 @@ int bsend_start(const char *call, MPI_Comm comm, const void *buf, int count, MPI
     }
     if (off == g_buffer.size)
         return raise(comm, MPI_ERR_BUFFER, call,
-                     "attached buffer of %zu bytes has no room for a %zu-byte message (+%d overhead)",
-                     g_buffer.size, bytes, MPI_BSEND_OVERHEAD);
+                     "attached buffer of %zu bytes has no room for a %zu-byte message (+%d overhead)", g_buffer.size,
+                     bytes, MPI_BSEND_OVERHEAD);
     char *chunk = g_buffer.base + off;
     if (!type->contiguous) {  // non-contiguous datatype: the chunk holds it packed
         pack(buf, static_cast<std::size_t>(count), type, chunk);

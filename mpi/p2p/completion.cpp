@@ -77,8 +77,8 @@ int find_complete(int count, MPI_Request reqs[]) {
 }
 
 // Retires every completed active request; returns how many.
-int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[],
-                 CommRef &err_comm, int *first_err, int *errors) {
+int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], CommRef &err_comm,
+                 int *first_err, int *errors) {
     int n = 0;
     std::vector<int> codes(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {

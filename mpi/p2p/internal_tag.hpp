@@ -29,7 +29,7 @@ namespace itag {
 
 inline constexpr unsigned step_width = 5;
 inline constexpr unsigned seq_width = 23;
-inline constexpr unsigned epoch_width = 7;                      // the top of the sequence
+inline constexpr unsigned epoch_width = 7;                        // the top of the sequence
 inline constexpr unsigned count_width = seq_width - epoch_width;  // operations within an epoch
 inline constexpr unsigned seq_shift = step_width;
 inline constexpr unsigned error_bit = seq_shift + seq_width;

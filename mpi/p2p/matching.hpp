@@ -150,8 +150,8 @@ private:
         std::uint64_t uid;
         std::unique_ptr<Unexpected> msg;
     };
-    std::vector<MatchQueue *> open_;          // by context
-    std::vector<std::uint64_t> closed_uid_;   // by context: the uid of the last queue closed there
+    std::vector<MatchQueue *> open_;         // by context
+    std::vector<std::uint64_t> closed_uid_;  // by context: the uid of the last queue closed there
     std::vector<std::unique_ptr<MatchQueue>> all_;
     std::deque<Held> held_;
     std::vector<std::pair<std::uint32_t, void (*)(const transport::Arrival &)>> routes_;

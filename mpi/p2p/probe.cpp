@@ -179,8 +179,8 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
     FTMPI_TRY(check_mrecv("MPI_Mrecv", buf, count, datatype, message));
     MPI_Comm comm = (*message)->comm ? (*message)->comm : MPI_COMM_SELF;
-    MPI_Request r = new_request(ftmpi_request_s::Kind::recv, comm, buf, count, datatype, MPI_ANY_SOURCE,
-                                MPI_ANY_TAG, comm->context);
+    MPI_Request r = new_request(ftmpi_request_s::Kind::recv, comm, buf, count, datatype, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                comm->context);
     start_matched(r, message);
     wait_complete(r);
     int err = retire_request(&r, status);
@@ -192,8 +192,8 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
     FTMPI_TRY(check_mrecv("MPI_Imrecv", buf, count, datatype, message));
     FTMPI_CHECK(check_nonnull("MPI_Imrecv", MPI_COMM_NULL, request, "request"));
     MPI_Comm comm = (*message)->comm ? (*message)->comm : MPI_COMM_SELF;
-    MPI_Request r = new_request(ftmpi_request_s::Kind::recv, comm, buf, count, datatype, MPI_ANY_SOURCE,
-                                MPI_ANY_TAG, comm->context);
+    MPI_Request r = new_request(ftmpi_request_s::Kind::recv, comm, buf, count, datatype, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                comm->context);
     start_matched(r, message);
     *request = r;
     return MPI_SUCCESS;

@@ -76,8 +76,8 @@ void on_op_done(transport::Op *op, transport::Err err, std::size_t bytes) {
 
 }  // namespace
 
-MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *buf, int count,
-                        MPI_Datatype type, int peer, int tag, std::uint32_t context) {
+MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *buf, int count, MPI_Datatype type,
+                        int peer, int tag, std::uint32_t context) {
     MPI_Request r;
     if (!g_pool.empty()) {
         r = g_pool.back();
@@ -240,8 +240,8 @@ void start_send(MPI_Request r) {
 bool send_now(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int dest, int tag) {
     if (dest == MPI_PROC_NULL || !type->contiguous || comm->revoked) return false;
     const std::size_t bytes = static_cast<std::size_t>(count) * type->size;
-    if (!g.transport->inject(static_cast<transport::PeerId>(comm->procs[static_cast<std::size_t>(dest)]),
-                             comm->context, comm->uid, tag, comm->rank, buf, bytes))
+    if (!g.transport->inject(static_cast<transport::PeerId>(comm->procs[static_cast<std::size_t>(dest)]), comm->context,
+                             comm->uid, tag, comm->rank, buf, bytes))
         return false;
     sent(true, bytes);  // comm->context: the point-to-point one
     return true;

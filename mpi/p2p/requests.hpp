@@ -9,8 +9,8 @@
 
 namespace ftmpi::mpi {
 
-MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *buf, int count,
-                        MPI_Datatype type, int peer, int tag, std::uint32_t context);
+MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *buf, int count, MPI_Datatype type,
+                        int peer, int tag, std::uint32_t context);
 // Returns a finished request to the pool (deferred while libfabric holds its Op).
 void release_request(MPI_Request r);
 

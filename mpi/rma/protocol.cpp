@@ -21,14 +21,14 @@ std::set<MPI_Win> g_windows;
 
 // What precedes an operation's data on the wire.
 struct Header {
-    std::int64_t disp;        // target displacement (in the target's disp_unit)
-    std::uint64_t fetch;      // GET-type: the origin's Fetch id, echoed in the REPLY
-    std::int32_t count;       // target count
-    std::int32_t op;          // accumulate: predefined op id (OpId)
-    std::int32_t basic;       // predefined_index of the target type's basic type (accumulate)
-    std::int64_t extent;      // of the target type
-    std::uint32_t nblocks;    // the target type's data blocks, after the header
-    std::uint32_t data_bytes; // packed origin data after the blocks (CAS: value then compare)
+    std::int64_t disp;         // target displacement (in the target's disp_unit)
+    std::uint64_t fetch;       // GET-type: the origin's Fetch id, echoed in the REPLY
+    std::int32_t count;        // target count
+    std::int32_t op;           // accumulate: predefined op id (OpId)
+    std::int32_t basic;        // predefined_index of the target type's basic type (accumulate)
+    std::int64_t extent;       // of the target type
+    std::uint32_t nblocks;     // the target type's data blocks, after the header
+    std::uint32_t data_bytes;  // packed origin data after the blocks (CAS: value then compare)
 };
 
 struct WireBlock {
@@ -99,8 +99,7 @@ void apply(const Header &h, const WireBlock *blocks, const char *data, char *at)
         for (std::uint32_t i = 0; i < h.nblocks; ++i) {
             char *dst = at + static_cast<std::int64_t>(e) * h.extent + blocks[i].off;
             if (h.op == op_replace || basic == MPI_DATATYPE_NULL) std::memcpy(dst, data, blocks[i].len);
-            else if (h.op != op_no_op)
-                op_apply(op, data, dst, static_cast<int>(blocks[i].len / basic->size), basic);
+            else if (h.op != op_no_op) op_apply(op, data, dst, static_cast<int>(blocks[i].len / basic->size), basic);
             data += blocks[i].len;
         }
     }
@@ -161,7 +160,8 @@ void process(MPI_Win w, int source, int tag, const char *p, std::size_t len) {
         std::vector<WireBlock> blocks(h.nblocks);
         std::memcpy(blocks.data(), p + sizeof h, h.nblocks * sizeof(WireBlock));
         const char *data = p + sizeof h + h.nblocks * sizeof(WireBlock);
-        const auto addr = reinterpret_cast<std::uintptr_t>(w->base) + static_cast<std::uintptr_t>(h.disp * w->disp_unit);
+        const auto addr =
+            reinterpret_cast<std::uintptr_t>(w->base) + static_cast<std::uintptr_t>(h.disp * w->disp_unit);
         char *at = reinterpret_cast<char *>(addr);
         const auto kind = static_cast<Kind>(tag);
         // The origin checked the range where it could; a dynamic window's
@@ -334,10 +334,10 @@ bool send(MPI_Win w, int rank, Kind kind, std::vector<char> payload) {
     auto *box = new SendBox;
     box->done = send_done;
     box->buf = std::move(payload);
-    const auto posted = g.transport->send(static_cast<transport::PeerId>(w->comm->procs[static_cast<std::size_t>(rank)]),
-                                          w->comm->context, w->comm->uid, static_cast<std::int32_t>(kind),
-                                          w->comm->rank, box->buf.data(), box->buf.size(),
-                                          transport::SendMode::standard, box);
+    const auto posted =
+        g.transport->send(static_cast<transport::PeerId>(w->comm->procs[static_cast<std::size_t>(rank)]),
+                          w->comm->context, w->comm->uid, static_cast<std::int32_t>(kind), w->comm->rank,
+                          box->buf.data(), box->buf.size(), transport::SendMode::standard, box);
     if (posted != transport::Posted::pending) delete box;
     return posted != transport::Posted::peer_failed;
 }

@@ -12,7 +12,23 @@
 namespace ftmpi::mpi::rma {
 
 // The message kinds (the tag on the window's context).
-enum class Kind : std::int32_t { put = 1, acc, get, get_acc, cas, ack, reply, lock, unlock, grant, deny, fence, post, complete, free };
+enum class Kind : std::int32_t {
+    put = 1,
+    acc,
+    get,
+    get_acc,
+    cas,
+    ack,
+    reply,
+    lock,
+    unlock,
+    grant,
+    deny,
+    fence,
+    post,
+    complete,
+    free
+};
 
 // Whether window rank `rank` is known failed here.
 inline bool member_failed(MPI_Win w, int rank) {

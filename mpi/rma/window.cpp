@@ -146,9 +146,13 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
     const bool mapped = flavor == MPI_WIN_FLAVOR_ALLOCATE && runtime::config().RMA_SHM != 0;
     void *private_mem = nullptr;  // MPI_Win_allocate without shared memory
     if (mapped) seg = runtime::create_segment(static_cast<std::size_t>(size));
-    else if (flavor == MPI_WIN_FLAVOR_ALLOCATE) private_mem = std::calloc(size > 0 ? static_cast<std::size_t>(size) : 1, 1);
+    else if (flavor == MPI_WIN_FLAVOR_ALLOCATE)
+        private_mem = std::calloc(size > 0 ? static_cast<std::size_t>(size) : 1, 1);
     std::vector<Shape> shapes(static_cast<std::size_t>(comm->size));
-    Shape mine{size, disp_unit, flavor != MPI_WIN_FLAVOR_ALLOCATE || seg.addr != nullptr || private_mem != nullptr ? 1 : 0, {}};
+    Shape mine{size,
+               disp_unit,
+               flavor != MPI_WIN_FLAVOR_ALLOCATE || seg.addr != nullptr || private_mem != nullptr ? 1 : 0,
+               {}};
     std::snprintf(mine.segment, sizeof mine.segment, "%s", seg.name.c_str());
     if (hidden != MPI_COMM_NULL) err = team_allgather(hidden, &mine, sizeof mine, shapes.data());
     std::vector<std::pair<void *, std::size_t>> mappings;
@@ -225,12 +229,14 @@ extern "C" {
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     FTMPI_TRY(check_init("MPI_Alloc_mem"));
     FTMPI_CHECK(check_nonnull("MPI_Alloc_mem", MPI_COMM_NULL, baseptr, "baseptr"));
-    if (size < 0) return raise(MPI_COMM_NULL, MPI_ERR_SIZE, "MPI_Alloc_mem", "negative size %ld", static_cast<long>(size));
+    if (size < 0)
+        return raise(MPI_COMM_NULL, MPI_ERR_SIZE, "MPI_Alloc_mem", "negative size %ld", static_cast<long>(size));
     if (info != MPI_INFO_NULL && info->magic != Magic::info)
         return raise(MPI_COMM_NULL, MPI_ERR_INFO, "MPI_Alloc_mem", "invalid info (argument info)");
     void *p = nullptr;
     if (posix_memalign(&p, 64, size > 0 ? static_cast<std::size_t>(size) : 1) != 0)
-        return raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes", static_cast<long>(size));
+        return raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes",
+                     static_cast<long>(size));
     *static_cast<void **>(baseptr) = p;
     return MPI_SUCCESS;
 }
@@ -312,7 +318,8 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
     FTMPI_TRY(check_win("MPI_Win_attach", win));
     if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_attach", "the window was not made by MPI_Win_create_dynamic");
+        return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_attach",
+                     "the window was not made by MPI_Win_create_dynamic");
     if (size < 0) return raise(win->comm, MPI_ERR_SIZE, "MPI_Win_attach", "negative size %ld", static_cast<long>(size));
     if (base == nullptr && size > 0)
         return raise(win->comm, MPI_ERR_BASE, "MPI_Win_attach", "base is NULL with size %ld", static_cast<long>(size));
@@ -336,9 +343,11 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
 int MPI_Win_detach(MPI_Win win, const void *base) {
     FTMPI_TRY(check_win("MPI_Win_detach", win));
     if (win->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_detach", "the window was not made by MPI_Win_create_dynamic");
+        return raise(win->comm, MPI_ERR_RMA_FLAVOR, "MPI_Win_detach",
+                     "the window was not made by MPI_Win_create_dynamic");
     if (win->attached.erase(reinterpret_cast<std::uintptr_t>(base)) == 0)
-        return raise(win->comm, MPI_ERR_RMA_ATTACH, "MPI_Win_detach", "no memory is attached at %p (argument base)", base);
+        return raise(win->comm, MPI_ERR_RMA_ATTACH, "MPI_Win_detach", "no memory is attached at %p (argument base)",
+                     base);
     return MPI_SUCCESS;
 }
 

@@ -44,14 +44,14 @@ namespace ftmpi::mpi::rma {
 
 // What this process knows of one target (by rank in the window's group).
 struct Target {
-    int pending = 0;      // operations sent to it and not yet acknowledged or answered
-    int lock = 0;         // the lock held there: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE
-    bool nocheck = false; // locked with MPI_MODE_NOCHECK: no lock message was sent
-    int answer = 0;       // to a LOCK request: 0 waiting, 1 granted, -1 denied or failed
-    bool failed = false;  // an operation to it was lost to its failure, not yet reported
-    bool pscw = false;    // in the access group of the open MPI_Win_start epoch
+    int pending = 0;          // operations sent to it and not yet acknowledged or answered
+    int lock = 0;             // the lock held there: 0, MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE
+    bool nocheck = false;     // locked with MPI_MODE_NOCHECK: no lock message was sent
+    int answer = 0;           // to a LOCK request: 0 waiting, 1 granted, -1 denied or failed
+    bool failed = false;      // an operation to it was lost to its failure, not yet reported
+    bool pscw = false;        // in the access group of the open MPI_Win_start epoch
     int error = MPI_SUCCESS;  // an operation the target refused (MPI_ERR_RMA_RANGE), not yet reported
-    MPI_Aint size = 0;    // its window's size and displacement unit (for range checks)
+    MPI_Aint size = 0;        // its window's size and displacement unit (for range checks)
     int disp_unit = 1;
 };
 
@@ -72,10 +72,10 @@ struct Deferred {
 
 // What this process knows of one origin (by rank in the window's group).
 struct Source {
-    bool receiving = false;          // a rendezvous transfer from it is under way
-    std::deque<Deferred> deferred;   // its later messages, in order
-    std::uint64_t fence = 0;         // the last FENCE sequence number received
-    bool freed = false;              // it is in MPI_Win_free: done with this window
+    bool receiving = false;                           // a rendezvous transfer from it is under way
+    std::deque<Deferred> deferred;                    // its later messages, in order
+    std::uint64_t fence = 0;                          // the last FENCE sequence number received
+    bool freed = false;                               // it is in MPI_Win_free: done with this window
     std::uint64_t posts = 0, posts_used = 0;          // PSCW: its POSTs received, and consumed by MPI_Win_start
     std::uint64_t completes = 0, completes_used = 0;  // PSCW: its COMPLETEs received, and consumed by wait/test
 };
@@ -100,8 +100,8 @@ struct ftmpi_win_s {
     // plain copies; null: operations travel as messages.
     std::vector<char *> direct;
     std::vector<std::pair<void *, std::size_t>> mappings;  // unmapped at free
-    std::string segment;  // this process's segment, unlinked at free
-    void *private_memory = nullptr;  // MPI_Win_allocate with FTMPI_RMA_SHM=0: freed at free
+    std::string segment;                                   // this process's segment, unlinked at free
+    void *private_memory = nullptr;                        // MPI_Win_allocate with FTMPI_RMA_SHM=0: freed at free
     // A dynamic window's memory (MPI_Win_attach): base address -> size, in
     // address order, so a target finds the regions an operation touches in
     // O(log n) however many are attached (a list attaches one per element).
@@ -125,13 +125,13 @@ struct ftmpi_win_s {
     std::vector<int> access_failed, exposure_failed;
     std::uint64_t fence_seq = 0;
     std::size_t failures_reported = 0;  // members' failures a fence already reported
-    int refused_by = -1;  // the target of the last refused operation (MPI_ERR_RMA_RANGE)
+    int refused_by = -1;                // the target of the last refused operation (MPI_ERR_RMA_RANGE)
     // Target side.
     std::vector<ftmpi::mpi::rma::Source> sources;
     int exclusive_holder = -1;
     std::vector<int> shared_holders;
     std::deque<ftmpi::mpi::rma::LockRequest> lock_queue;
-    int lock_poisoned_by = -1;  // a holder that failed: the lock is never granted again
+    int lock_poisoned_by = -1;   // a holder that failed: the lock is never granted again
     ftmpi::mpi::AttrList attrs;  // (keyval, value) in the order first set (mpi/comm/attributes.cpp)
 };
 

@@ -69,7 +69,8 @@ int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
 }
 
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler) {
-    FTMPI_CHECK(check_nonnull("MPI_Win_create_errhandler", MPI_COMM_NULL, reinterpret_cast<void *>(fn), "win_errhandler_fn"));
+    FTMPI_CHECK(
+        check_nonnull("MPI_Win_create_errhandler", MPI_COMM_NULL, reinterpret_cast<void *>(fn), "win_errhandler_fn"));
     FTMPI_CHECK(check_nonnull("MPI_Win_create_errhandler", MPI_COMM_NULL, errhandler, "errhandler"));
     *errhandler = new ftmpi_errhandler_s{Magic::errhandler, ftmpi_errhandler_s::Kind::user,
                                          reinterpret_cast<MPI_Comm_errhandler_function *>(fn), false};

@@ -66,16 +66,18 @@ int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
     if (a.origin_type->size * static_cast<std::size_t>(a.origin_count) !=
         a.target_type->size * static_cast<std::size_t>(a.target_count))
         return raise(c, MPI_ERR_TYPE, call,
-                     "origin (%d elements, %zu bytes) and target (%d elements, %zu bytes) do not match",
-                     a.origin_count, a.origin_type->size * static_cast<std::size_t>(a.origin_count), a.target_count,
+                     "origin (%d elements, %zu bytes) and target (%d elements, %zu bytes) do not match", a.origin_count,
+                     a.origin_type->size * static_cast<std::size_t>(a.origin_count), a.target_count,
                      a.target_type->size * static_cast<std::size_t>(a.target_count));
     if (!in_epoch(w, a.target))
-        return raise(c, MPI_ERR_RMA_SYNC, call, "no access epoch toward rank %d is open on %s (fence, lock or lock_all first)",
-                     a.target, comm_label(c));
+        return raise(c, MPI_ERR_RMA_SYNC, call,
+                     "no access epoch toward rank %d is open on %s (fence, lock or lock_all first)", a.target,
+                     comm_label(c));
     if (!in_range(w, a.target, a.disp, a.target_count, a.target_type))
         return raise(c, MPI_ERR_RMA_RANGE, call,
                      "target_disp %ld with %d elements is outside rank %d's window of %ld bytes (disp_unit %d)",
-                     static_cast<long>(a.disp), a.target_count, a.target, static_cast<long>(w->targets[static_cast<std::size_t>(a.target)].size),
+                     static_cast<long>(a.disp), a.target_count, a.target,
+                     static_cast<long>(w->targets[static_cast<std::size_t>(a.target)].size),
                      w->targets[static_cast<std::size_t>(a.target)].disp_unit);
     if (member_failed(w, a.target))
         return raise(c, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument target_rank)", a.target,
@@ -192,8 +194,8 @@ int get_acc(const char *call, const Access &a, void *result, int result_count, M
     if (skip) return MPI_SUCCESS;
     if (result_type->size * static_cast<std::size_t>(result_count) !=
         a.target_type->size * static_cast<std::size_t>(a.target_count))
-        return raise(c, MPI_ERR_TYPE, call, "result (%d elements) and target (%d elements) do not match",
-                     result_count, a.target_count);
+        return raise(c, MPI_ERR_TYPE, call, "result (%d elements) and target (%d elements) do not match", result_count,
+                     a.target_count);
     const bool fetch_only = op->id == op_no_op;
     const std::size_t bytes = fetch_only ? 0 : a.origin_type->size * static_cast<std::size_t>(a.origin_count);
     MPI_Request req = request != nullptr ? fetch_request(w) : nullptr;
@@ -214,16 +216,17 @@ extern "C" {
 
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
-    return put_or_acc("MPI_Put", Kind::put,
-                      {origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype},
-                      MPI_OP_NULL, win);
+    return put_or_acc(
+        "MPI_Put", Kind::put,
+        {origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype},
+        MPI_OP_NULL, win);
 }
 
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
                    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
-    return put_or_acc("MPI_Accumulate", Kind::acc,
-                      {origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype},
-                      op, win);
+    return put_or_acc(
+        "MPI_Accumulate", Kind::acc,
+        {origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype}, op, win);
 }
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
@@ -242,8 +245,14 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
                        int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
     // With MPI_NO_OP the origin buffer is ignored: its count and type may be anything.
     const bool no_op = op == MPI_NO_OP;
-    const Access a{origin_addr, no_op ? target_count : origin_count, no_op ? target_datatype : origin_datatype,
-                   target_rank, target_disp, target_count, target_datatype, !no_op};
+    const Access a{origin_addr,
+                   no_op ? target_count : origin_count,
+                   no_op ? target_datatype : origin_datatype,
+                   target_rank,
+                   target_disp,
+                   target_count,
+                   target_datatype,
+                   !no_op};
     return get_acc("MPI_Get_accumulate", a, result_addr, result_count, result_datatype, op, win);
 }
 
@@ -316,8 +325,14 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
     FTMPI_TRY(check_request_epoch("MPI_Rget_accumulate", win, target_rank, request));
     const bool no_op = op == MPI_NO_OP;
-    const Access a{origin_addr, no_op ? target_count : origin_count, no_op ? target_datatype : origin_datatype,
-                   target_rank, target_disp, target_count, target_datatype, !no_op};
+    const Access a{origin_addr,
+                   no_op ? target_count : origin_count,
+                   no_op ? target_datatype : origin_datatype,
+                   target_rank,
+                   target_disp,
+                   target_count,
+                   target_datatype,
+                   !no_op};
     *request = MPI_REQUEST_NULL;
     FTMPI_TRY(get_acc("MPI_Rget_accumulate", a, result_addr, result_count, result_datatype, op, win, request));
     if (*request == MPI_REQUEST_NULL) *request = completed_request(win->comm);  // MPI_PROC_NULL

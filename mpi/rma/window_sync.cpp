@@ -15,7 +15,8 @@
 namespace ftmpi::mpi {
 namespace {
 
-constexpr int k_all_asserts = MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
+constexpr int k_all_asserts =
+    MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED;
 
 int revoked_error(const char *call, MPI_Win w) {
     return raise(w->comm, MPI_ERR_REVOKED, call, "%s was revoked while this call waited", comm_label(w->comm));
@@ -125,8 +126,8 @@ int begin_access(const char *call, MPI_Win w, int rank) {
 // inside a lock or lock_all epoch (as MPICH: a lock of any rank).
 int check_flush(const char *call, MPI_Win w) {
     if (passive_epoch(w)) return MPI_SUCCESS;
-    return raise(w->comm, MPI_ERR_RMA_SYNC, call, "no passive-target epoch (MPI_Win_lock or MPI_Win_lock_all) is open on %s",
-                 comm_label(w->comm));
+    return raise(w->comm, MPI_ERR_RMA_SYNC, call,
+                 "no passive-target epoch (MPI_Win_lock or MPI_Win_lock_all) is open on %s", comm_label(w->comm));
 }
 
 // Sends `kind` to every other live member, then waits until each has sent
@@ -153,7 +154,8 @@ bool exchange_fence(MPI_Win w) {
     const std::uint64_t seq = ++w->fence_seq;
     std::vector<char> payload(sizeof seq);
     std::memcpy(payload.data(), &seq, sizeof seq);
-    return exchange(w, Kind::fence, payload, [seq](const rma::Source &s) { return s.fence >= seq; }, true);
+    return exchange(
+        w, Kind::fence, payload, [seq](const rma::Source &s) { return s.fence >= seq; }, true);
 }
 
 // Failures among the members not yet reported by a fence.
@@ -203,7 +205,7 @@ int lock_call(const char *call, int type, int rank, int assert, MPI_Win w) {
     FTMPI_TRY(begin_access(call, w, rank));
     if (member_failed(w, rank))
         return raise(c, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument rank)", rank, comm_label(c));
-    return acquire(call, w, rank, type, (assert & MPI_MODE_NOCHECK) != 0);
+    return acquire(call, w, rank, type, (assert &MPI_MODE_NOCHECK) != 0);
 }
 
 // Ends the lock epoch toward `rank` (its operations completed first).
@@ -311,7 +313,8 @@ int complete_all(MPI_Win w) {
 
 // MPI_Win_free: FREE from every live member, even on a revoked window.
 void exchange_free(MPI_Win w) {
-    exchange(w, Kind::free, {}, [](const rma::Source &s) { return s.freed; }, false);
+    exchange(
+        w, Kind::free, {}, [](const rma::Source &s) { return s.freed; }, false);
 }
 
 }  // namespace rma
@@ -426,16 +429,17 @@ int MPI_Win_fence(int assert, MPI_Win win) {
     FTMPI_TRY(check_live("MPI_Win_fence", win));
     FTMPI_CHECK(check_assert("MPI_Win_fence", win, assert, k_all_asserts & ~MPI_MODE_NOCHECK));
     // A fence's epochs are both access and exposure epochs: none other may be open.
-    const char *open = passive_epoch(win) ? "a passive-target epoch"
-                       : win->access_open ? "an MPI_Win_start epoch"
+    const char *open = passive_epoch(win)   ? "a passive-target epoch"
+                       : win->access_open   ? "an MPI_Win_start epoch"
                        : win->exposure_open ? "an MPI_Win_post epoch"
                                             : nullptr;
     if (open != nullptr)
         return raise(win->comm, MPI_ERR_RMA_SYNC, "MPI_Win_fence", "%s is open on %s", open, comm_label(win->comm));
     int err = complete_all(win);
-    ftmpi::runtime::test_kill_point("rma.fence");  // tests: a death with its operations complete, before the fence's exchange
+    ftmpi::runtime::test_kill_point(
+        "rma.fence");  // tests: a death with its operations complete, before the fence's exchange
     if (err == MPI_ERR_REVOKED || !exchange_fence(win)) return revoked_error("MPI_Win_fence", win);
-    win->fence_epoch = (assert & MPI_MODE_NOSUCCEED) == 0;
+    win->fence_epoch = (assert &MPI_MODE_NOSUCCEED) == 0;
     win->fence_ops = false;
     if (err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_fence", win, err);
     if (new_member_failures(win)) err = MPI_ERR_PROC_FAILED;
@@ -465,8 +469,8 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
     const int err = unlock_target(win, rank);
     if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error("MPI_Win_unlock", win, err);
     if (err != MPI_SUCCESS)
-        return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_unlock",
-                     "rank %d of %s failed; the epoch is completed", rank, comm_label(win->comm));
+        return raise(win->comm, MPI_ERR_PROC_FAILED, "MPI_Win_unlock", "rank %d of %s failed; the epoch is completed",
+                     rank, comm_label(win->comm));
     return MPI_SUCCESS;
 }
 
@@ -477,7 +481,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win) {
     FTMPI_CHECK(check_assert("MPI_Win_lock_all", win, assert, MPI_MODE_NOCHECK));
     FTMPI_TRY(begin_access("MPI_Win_lock_all", win, -1));
     for (int r = 0; r < win->comm->size; ++r) {
-        if (const int err = acquire("MPI_Win_lock_all", win, r, MPI_LOCK_SHARED, (assert & MPI_MODE_NOCHECK) != 0);
+        if (const int err = acquire("MPI_Win_lock_all", win, r, MPI_LOCK_SHARED, (assert &MPI_MODE_NOCHECK) != 0);
             err != MPI_SUCCESS) {
             if (err == MPI_ERR_PROC_FAILED)
                 for (int q = 0; q < r; ++q) unlock_target(win, q);

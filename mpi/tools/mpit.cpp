@@ -66,10 +66,11 @@ constexpr int k_categories_stamp = 1;
 
 std::vector<Category> make_categories() {
     std::vector<Category> c(cat_count);
-    c[cat_root] = {"ftmpi", "every ftmpi variable, by layer", {}, {}, {cat_runtime, cat_transport, cat_ft, cat_mpi, cat_testing}};
+    c[cat_root] = {
+        "ftmpi", "every ftmpi variable, by layer", {}, {}, {cat_runtime, cat_transport, cat_ft, cat_mpi, cat_testing}};
     c[cat_runtime] = {"ftmpi_runtime", "the runtime: process manager (PMIx, Slurm) and logging", {}, {}, {}};
-    c[cat_transport] = {"ftmpi_transport", "the libfabric transport: providers, interfaces, eager and rendezvous",
-                        {}, {}, {}};
+    c[cat_transport] = {
+        "ftmpi_transport", "the libfabric transport: providers, interfaces, eager and rendezvous", {}, {}, {}};
     c[cat_ft] = {"ftmpi_ft", "fault tolerance: the failure detector and the failure record", {}, {}, {}};
     c[cat_mpi] = {"ftmpi_mpi", "the MPI layer: progress, error handlers, one-sided communication", {}, {}, {cat_p2p}};
     c[cat_p2p] = {"ftmpi_mpi_p2p", "point-to-point communication", {}, {}, {}};

@@ -79,11 +79,10 @@ void write_log_level(const void *buf) {
 
 std::vector<Cvar> make_cvars() {
     std::vector<Cvar> v;
-#define FTMPI_KNOB_CVAR(NAME, T, DEF, LAYER, HELP)                                                             \
-    v.push_back({"FTMPI_" #NAME, HELP, KnobValue<T>::datatype(), KnobLayer::LAYER,                            \
-                 KnobLayer::LAYER == KnobLayer::testing ? MPI_T_VERBOSITY_MPIDEV_ALL : MPI_T_VERBOSITY_USER_BASIC, \
-                 MPI_T_SCOPE_READONLY, MPI_T_ENUM_NULL,                                                       \
-                 [] { return KnobValue<T>::count(runtime::config().NAME); },                                  \
+#define FTMPI_KNOB_CVAR(NAME, T, DEF, LAYER, HELP)                                                                  \
+    v.push_back({"FTMPI_" #NAME, HELP, KnobValue<T>::datatype(), KnobLayer::LAYER,                                  \
+                 KnobLayer::LAYER == KnobLayer::testing ? MPI_T_VERBOSITY_MPIDEV_ALL : MPI_T_VERBOSITY_USER_BASIC,  \
+                 MPI_T_SCOPE_READONLY, MPI_T_ENUM_NULL, [] { return KnobValue<T>::count(runtime::config().NAME); }, \
                  [](void *buf, int count) { KnobValue<T>::store(runtime::config().NAME, buf, count); }, nullptr});
     FTMPI_KNOBS(FTMPI_KNOB_CVAR)
 #undef FTMPI_KNOB_CVAR

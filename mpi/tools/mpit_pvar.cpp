@@ -21,10 +21,9 @@ namespace ftmpi::mpi::mpit {
 
 // The values of the ftmpi_mpi_state performance variable.
 enum MpiState : int { state_not_initialized = 0, state_initialized = 1, state_finalized = 2 };
-ftmpi_t_enum_s g_mpi_states{"ftmpi_mpi_state",
-                            {{state_not_initialized, "not_initialized"},
-                             {state_initialized, "initialized"},
-                             {state_finalized, "finalized"}}};
+ftmpi_t_enum_s g_mpi_states{
+    "ftmpi_mpi_state",
+    {{state_not_initialized, "not_initialized"}, {state_initialized, "initialized"}, {state_finalized, "finalized"}}};
 
 namespace {
 
@@ -32,8 +31,9 @@ std::vector<Pvar> make_pvars() {
     // Counters a session can start, stop, reset and write: each handle counts
     // from its own start (a read and a reset are one call, so they are atomic).
     auto counter = [](const char *name, const char *desc, std::uint64_t (*value)()) {
-        return Pvar{name, desc, MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, MPI_T_ENUM_NULL, cat_p2p,
-                    false, false, true, value};
+        return Pvar{
+            name, desc, MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG, MPI_T_ENUM_NULL, cat_p2p, false, false,
+            true, value};
     };
     return {
         counter("ftmpi_p2p_messages_sent",
@@ -144,9 +144,7 @@ std::uint64_t load_value(const Pvar &p, const void *buf) {
 }
 
 // MPI_T_ERR_INVALID_SESSION unless `s` is a live session.
-int check_session(MPI_T_pvar_session s) {
-    return owns(g_tools.sessions, s) ? MPI_SUCCESS : MPI_T_ERR_INVALID_SESSION;
-}
+int check_session(MPI_T_pvar_session s) { return owns(g_tools.sessions, s) ? MPI_SUCCESS : MPI_T_ERR_INVALID_SESSION; }
 
 // MPI_T_ERR_INVALID_HANDLE unless `h` is a handle of session `s` (MPI_T_PVAR_ALL_HANDLES only if `all_ok`).
 int check_handle(MPI_T_pvar_session s, MPI_T_pvar_handle h, bool all_ok) {
@@ -238,8 +236,7 @@ int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *ob
     const bool continuous = pvars()[static_cast<std::size_t>(pvar_index)].continuous;
     // A continuous counter counts from MPI_Init (base and mark 0).
     const std::uint64_t zero = 0;
-    if (int rc = add_owned(session->handles, handle, pvar_index, continuous, zero, zero); rc != MPI_SUCCESS)
-        return rc;
+    if (int rc = add_owned(session->handles, handle, pvar_index, continuous, zero, zero); rc != MPI_SUCCESS) return rc;
     *count = 1;
     return MPI_SUCCESS;
 }

@@ -50,8 +50,8 @@ int check_grid(const char *call, MPI_Comm comm, int ndims, const int *dims, cons
 int check_maxdims(const char *call, MPI_Comm comm, const Topology &t, int maxdims) {
     const int ndims = static_cast<int>(t.dims.size());
     if (maxdims >= ndims) return MPI_SUCCESS;
-    return raise(comm, MPI_ERR_ARG, call, "maxdims %d is less than the %d dimensions of %s (argument maxdims)",
-                 maxdims, ndims, comm_label(comm));
+    return raise(comm, MPI_ERR_ARG, call, "maxdims %d is less than the %d dimensions of %s (argument maxdims)", maxdims,
+                 ndims, comm_label(comm));
 }
 
 }  // namespace
@@ -63,8 +63,7 @@ using namespace ftmpi::mpi;
 extern "C" {
 
 // Collective over comm_old; reorder is ignored (identity).
-int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int,
-                    MPI_Comm *comm_cart) {
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int, MPI_Comm *comm_cart) {
     static constexpr const char *call = "MPI_Cart_create";
     FTMPI_TRY(check_topo_comm(call, comm_old, comm_cart, "comm_cart"));
     int nodes = 0;

@@ -45,7 +45,7 @@ int check_degree(const char *call, MPI_Comm comm, int degree, const char *arg) {
 
 // One edge as Dist_graph_create sends it to one of its ends.
 struct EdgeEnd {
-    int out;     // 1: `peer` is the receiver's out-neighbor (the receiver is the source), 0: in-neighbor
+    int out;  // 1: `peer` is the receiver's out-neighbor (the receiver is the source), 0: in-neighbor
     int peer;
     int weight;
 };
@@ -122,8 +122,8 @@ extern "C" {
 
 // Collective over comm_old; info and reorder are ignored.
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
-                                   int outdegree, const int destinations[], const int destweights[], MPI_Info,
-                                   int, MPI_Comm *comm_dist_graph) {
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info, int,
+                                   MPI_Comm *comm_dist_graph) {
     static constexpr const char *call = "MPI_Dist_graph_create_adjacent";
     FTMPI_TRY(check_topo_comm(call, comm_old, comm_dist_graph, "comm_dist_graph"));
     FTMPI_TRY(check_degree(call, comm_old, indegree, "indegree"));
@@ -142,16 +142,14 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
         t->source_weights.assign(sourceweights, sourceweights + indegree);
         t->dest_weights.assign(destweights, destweights + outdegree);
     }
-    return create_topo_comm(comm_old, call, MPI_SUCCESS, first_ranks(comm_old->size), std::move(t),
-                            comm_dist_graph);
+    return create_topo_comm(comm_old, call, MPI_SUCCESS, first_ranks(comm_old->size), std::move(t), comm_dist_graph);
 }
 
 // Collective over comm_old; info and reorder are ignored. Process i of the
 // n given here has edges sources[i] -> destinations[k] for its degrees[i]
 // entries k (in order), with weights[k].
-int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info, int,
-                          MPI_Comm *comm_dist_graph) {
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
+                          const int weights[], MPI_Info, int, MPI_Comm *comm_dist_graph) {
     static constexpr const char *call = "MPI_Dist_graph_create";
     FTMPI_TRY(check_topo_comm(call, comm_old, comm_dist_graph, "comm_dist_graph"));
     FTMPI_TRY(check_degree(call, comm_old, n, "n"));
@@ -163,8 +161,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
         nedges += degrees[i];
     }
     if (nedges > 0x7fffffff)
-        return raise(comm_old, MPI_ERR_ARG, call, "%lld edges (argument degrees) are more than an int counts",
-                     nedges);
+        return raise(comm_old, MPI_ERR_ARG, call, "%lld edges (argument degrees) are more than an int counts", nedges);
     const int ne = static_cast<int>(nedges);
     FTMPI_TRY(check_ranks(call, comm_old, destinations, ne, "destinations"));
     bool weighted = false;

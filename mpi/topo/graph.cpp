@@ -19,8 +19,8 @@ constexpr auto k_graph = Topology::Kind::graph;
 int check_graph(const char *call, MPI_Comm comm, int nnodes, const int *index, const int *edges) {
     if (nnodes < 0) return raise(comm, MPI_ERR_ARG, call, "negative nnodes %d (argument nnodes)", nnodes);
     if (nnodes > comm->size)
-        return raise(comm, MPI_ERR_ARG, call, "nnodes %d is more than the %d processes of %s (argument nnodes)",
-                     nnodes, comm->size, comm_label(comm));
+        return raise(comm, MPI_ERR_ARG, call, "nnodes %d is more than the %d processes of %s (argument nnodes)", nnodes,
+                     comm->size, comm_label(comm));
     if (nnodes == 0) return MPI_SUCCESS;
     FTMPI_TRY(check_nonnull(call, comm, index, "index"));
     for (int i = 0; i < nnodes; ++i)
@@ -56,8 +56,7 @@ using namespace ftmpi::mpi;
 extern "C" {
 
 // Collective over comm_old; reorder is ignored (identity).
-int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int,
-                     MPI_Comm *comm_graph) {
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int, MPI_Comm *comm_graph) {
     static constexpr const char *call = "MPI_Graph_create";
     FTMPI_TRY(check_topo_comm(call, comm_old, comm_graph, "comm_graph"));
     FTMPI_TRY(check_graph(call, comm_old, nnodes, index, edges));

@@ -22,9 +22,9 @@ namespace ftmpi::mpi {
 namespace {
 
 struct Neighbours {
-    std::vector<int> in, out;          // comm ranks or MPI_PROC_NULL, by block index
-    std::vector<std::size_t> sends;    // block indices of `out` in posting order
-    std::vector<std::size_t> receives; // block indices of `in` in posting order
+    std::vector<int> in, out;           // comm ranks or MPI_PROC_NULL, by block index
+    std::vector<std::size_t> sends;     // block indices of `out` in posting order
+    std::vector<std::size_t> receives;  // block indices of `in` in posting order
 };
 
 std::vector<std::size_t> in_order(std::size_t n) {
@@ -144,8 +144,7 @@ int check_blocks(const char *call, MPI_Comm comm, const void *buf, const Blocks 
                  const char *counts_arg, const char *types_arg) {
     FTMPI_TRY(check_no_in_place(call, comm, buf, buf_arg));
     for (std::size_t i = 0; i < b.count.size(); ++i) {
-        if (b.count[i] < 0)
-            return raise(comm, MPI_ERR_COUNT, call, "negative %s[%zu] = %d", counts_arg, i, b.count[i]);
+        if (b.count[i] < 0) return raise(comm, MPI_ERR_COUNT, call, "negative %s[%zu] = %d", counts_arg, i, b.count[i]);
         FTMPI_TRY(check_type(call, comm, b.type[i], types_arg));
         if (!b.type[i]->committed)
             return raise(comm, MPI_ERR_TYPE, call, "datatype not committed (argument %s)", types_arg);
@@ -188,8 +187,8 @@ int allgatherv(const char *call, bool nb, MPI_Request *request, const void *send
                     displaced(n.in.size(), recvcounts, displs, recvtype), n);
 }
 
-int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-             MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, sendtype, "sendtype"));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
@@ -276,13 +275,13 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 }
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
-    return alltoall("MPI_Neighbor_alltoall", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm);
+    return alltoall("MPI_Neighbor_alltoall", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm);
 }
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return alltoall("MPI_Ineighbor_alltoall", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm);
+    return alltoall("MPI_Ineighbor_alltoall", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm);
 }
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,

@@ -10,9 +10,9 @@ namespace ftmpi::mpi {
 namespace {
 const char *kind_name(Topology::Kind kind) {
     switch (kind) {
-        case Topology::Kind::cart: return "a Cartesian topology";
-        case Topology::Kind::graph: return "a graph topology";
-        case Topology::Kind::dist_graph: return "a distributed graph topology";
+    case Topology::Kind::cart: return "a Cartesian topology";
+    case Topology::Kind::graph: return "a graph topology";
+    case Topology::Kind::dist_graph: return "a distributed graph topology";
     }
     return "?";
 }
@@ -69,9 +69,9 @@ int MPI_Topo_test(MPI_Comm comm, int *status) {
         return MPI_SUCCESS;
     }
     switch (comm->topo->kind) {
-        case Topology::Kind::cart: *status = MPI_CART; break;
-        case Topology::Kind::graph: *status = MPI_GRAPH; break;
-        case Topology::Kind::dist_graph: *status = MPI_DIST_GRAPH; break;
+    case Topology::Kind::cart: *status = MPI_CART; break;
+    case Topology::Kind::graph: *status = MPI_GRAPH; break;
+    case Topology::Kind::dist_graph: *status = MPI_DIST_GRAPH; break;
     }
     return MPI_SUCCESS;
 }

@@ -145,8 +145,8 @@ void enter_seq(MPI_Comm c, std::uint64_t seq, std::vector<std::uint64_t> words, 
     ft::AgreeEffects &fx = effects();
     st.machine.enter(CommView(c), seq, std::move(words), random_nonce(), abortable, sequence == Sequence::finalize, fx);
     const auto *inst = st.machine.find(seq);
-    const bool before = inst != nullptr && inst->decided &&
-                        std::find(fx.decided.begin(), fx.decided.end(), seq) == fx.decided.end();
+    const bool before =
+        inst != nullptr && inst->decided && std::find(fx.decided.begin(), fx.decided.end(), seq) == fx.decided.end();
     apply(c, st, fx);
     if (before) settle(c, st, seq);  // its decision came before this process entered
 }
@@ -168,7 +168,8 @@ Agreed wait_for(MPI_Comm c, std::uint64_t seq, const bool &done) {
 int agreed_class(MPI_Comm c, const Agreed &a) {
     refresh_failed(c);
     for (int p : a.failed) {
-        if (std::find(c->procs.begin(), c->procs.end(), p) == c->procs.end()) continue;  // an inter-communicator's own group
+        if (std::find(c->procs.begin(), c->procs.end(), p) == c->procs.end())
+            continue;  // an inter-communicator's own group
         bool acked = false;
         for (std::size_t i = 0; i < c->failed.acked && !acked; ++i)
             acked = c->procs[static_cast<std::size_t>(c->failed.ranks[i])] == p;
@@ -258,12 +259,13 @@ std::uint64_t reserve_internal(MPI_Comm c, std::uint64_t n) {
 void start_internal(MPI_Comm c, std::uint64_t number, int flag, std::function<void(const Agreed &)> on_decided) {
     MPI_Request r = new_request(ftmpi_request_s::Kind::coll, c, nullptr, 0, nullptr, 0, 0, 0);
     r->user_freed = true;  // nobody waits on it: released once decided
-    enter_seq(c, k_internal_seq | number, flag_words(flag), r,
-              [f = std::move(on_decided)](const Agreed &a) {
-                  f(a);
-                  return MPI_SUCCESS;
-              },
-              Sequence::internal, true, nullptr);
+    enter_seq(
+        c, k_internal_seq | number, flag_words(flag), r,
+        [f = std::move(on_decided)](const Agreed &a) {
+            f(a);
+            return MPI_SUCCESS;
+        },
+        Sequence::internal, true, nullptr);
 }
 
 void agree_internal(MPI_Comm c, int *flag, std::vector<int> *agreed_failed, bool abortable) {

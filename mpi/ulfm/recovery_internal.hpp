@@ -57,8 +57,8 @@ void revoke_local(MPI_Comm c);
 struct Agreed {
     std::uint64_t seq = 0;
     std::span<const std::uint64_t> words;  // the AND of the contributions
-    std::vector<int> failed;           // agreed failures: process ids, ascending
-    std::uint64_t nonce = 0;           // fresh, the same at every member (names what a shrink creates)
+    std::vector<int> failed;               // agreed failures: process ids, ascending
+    std::uint64_t nonce = 0;               // fresh, the same at every member (names what a shrink creates)
 };
 
 // Which numbering an agreement takes: the users' recovery calls (agree,

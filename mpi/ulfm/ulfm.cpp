@@ -102,8 +102,10 @@ void inherit_recognized(MPI_Comm parent, MPI_Comm child) {
     if (parent->failed.global.empty()) return;
     std::vector<int> g;
     for (int r = 0; r < child->size; ++r) {
-        const auto it = std::find(parent->procs.begin(), parent->procs.end(), child->procs[static_cast<std::size_t>(r)]);
-        if (it != parent->procs.end() && recognized(parent, static_cast<int>(it - parent->procs.begin()))) g.push_back(r);
+        const auto it =
+            std::find(parent->procs.begin(), parent->procs.end(), child->procs[static_cast<std::size_t>(r)]);
+        if (it != parent->procs.end() && recognized(parent, static_cast<int>(it - parent->procs.begin())))
+            g.push_back(r);
     }
     set_recognized(child, std::move(g));
     child->failed.global_new.clear();
@@ -169,8 +171,7 @@ int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp) {
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
     FTMPI_TRY(check_ft_comm("MPIX_Comm_ack_failed", comm));
     FTMPI_CHECK(check_nonnull("MPIX_Comm_ack_failed", comm, num_acked, "num_acked"));
-    if (num_to_ack < 0)
-        return raise(comm, MPI_ERR_ARG, "MPIX_Comm_ack_failed", "negative num_to_ack %d", num_to_ack);
+    if (num_to_ack < 0) return raise(comm, MPI_ERR_ARG, "MPIX_Comm_ack_failed", "negative num_to_ack %d", num_to_ack);
     acknowledge(comm, static_cast<std::size_t>(num_to_ack));
     *num_acked = static_cast<int>(comm->failed.acked);
     return MPI_SUCCESS;

@@ -17,8 +17,7 @@ namespace {
 void recognize(MPI_Comm c, const Agreed &a) {
     std::vector<int> g;
     for (int r = 0; r < c->size; ++r)
-        if (std::binary_search(a.failed.begin(), a.failed.end(), c->procs[static_cast<std::size_t>(r)]))
-            g.push_back(r);
+        if (std::binary_search(a.failed.begin(), a.failed.end(), c->procs[static_cast<std::size_t>(r)])) g.push_back(r);
     set_recognized(c, std::move(g));
     // Members may have left the collectives before validate after different
     // numbers of calls (an error stops a loop at some ranks only): all restart
@@ -26,8 +25,7 @@ void recognize(MPI_Comm c, const Agreed &a) {
     // what abandoned collectives of older epochs left behind.
     const std::uint32_t epoch = itag::epoch_number(a.seq + 1);
     c->coll_seq = itag::epoch_start(epoch);
-    c->coll_queue->drop_unexpected(
-        [epoch](int tag) { return !itag::is_cross(tag) && itag::epoch_of(tag) != epoch; });
+    c->coll_queue->drop_unexpected([epoch](int tag) { return !itag::is_cross(tag) && itag::epoch_of(tag) != epoch; });
 }
 
 MPI_Group recognized_group(MPI_Comm c) {

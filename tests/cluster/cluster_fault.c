@@ -175,7 +175,7 @@ static void nodeloss(void) {
     MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, s));
     printf("shrunk %d size=%d sum=%d t=%.6f\n", me, ssize, sum, now());
     fflush(stdout);
-    linger_together(s, failed, 2.0);  /* as in the other modes: a late step kill would show */
+    linger_together(s, failed, 2.0); /* as in the other modes: a late step kill would show */
     MPI_OK(MPI_Comm_free(&s));
 }
 

@@ -50,11 +50,9 @@ void read_fixed(Proto proto, const char *payload, std::size_t len) {
         for (std::size_t i = 0; i < len; ++i) sum = static_cast<char>(sum + payload[i]);
         break;
     }
-    case Proto::hello:
-        break;
+    case Proto::hello: break;
     case Proto::frag:
-    case Proto::bulk:
-        check(false);  // never accepted on a network endpoint
+    case Proto::bulk: check(false);  // never accepted on a network endpoint
     }
 }
 

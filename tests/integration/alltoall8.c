@@ -41,8 +41,8 @@ int main(int argc, char **argv) {
     CHECK(sendbuf && recvbuf && reqs && sts && seen, "malloc");
 
     /* Send data: region of destination d, size k; deterministic per (rank, d, k). */
-#define SEND_AT(d, k) (sendbuf + (size_t)(d) * per_peer + offs[k])
-#define RECV_AT(j, k) (recvbuf + (size_t)(j) * per_peer + offs[k])
+#define SEND_AT(d, k) (sendbuf + (size_t)(d)*per_peer + offs[k])
+#define RECV_AT(j, k) (recvbuf + (size_t)(j)*per_peer + offs[k])
     size_t offs[NSIZES];
     {
         size_t o = 0;
@@ -74,8 +74,8 @@ int main(int argc, char **argv) {
                     const int d = (rank + 1 + (step + it) % npeers) % size;
                     for (int kk = 0; kk < NSIZES; ++kk) {
                         const int k = (it % 2) ? NSIZES - 1 - kk : kk;
-                        MPI_OK(MPI_Isend(SEND_AT(d, k), (int)sizes[k], MPI_BYTE, d, TAG0 + it * NSIZES + k, MPI_COMM_WORLD,
-                                         &sreqs[n++]));
+                        MPI_OK(MPI_Isend(SEND_AT(d, k), (int)sizes[k], MPI_BYTE, d, TAG0 + it * NSIZES + k,
+                                         MPI_COMM_WORLD, &sreqs[n++]));
                     }
                 }
                 CHECK(n == nmsg, "posted %d sends, expected %d", n, nmsg);

@@ -13,40 +13,58 @@ static int rank, size;
 /* Every delete callback appends its attribute value here. */
 static long deleted[64];
 static int ndeleted;
-static int delete_error;  /* the code delete callbacks return */
-static int copy_error;    /* the code copy callbacks return */
+static int delete_error; /* the code delete callbacks return */
+static int copy_error;   /* the code copy callbacks return */
 
-static void reset(void) { ndeleted = 0; delete_error = MPI_SUCCESS; copy_error = MPI_SUCCESS; }
+static void reset(void) {
+    ndeleted = 0;
+    delete_error = MPI_SUCCESS;
+    copy_error = MPI_SUCCESS;
+}
 
 static int comm_del(MPI_Comm c, int k, void *v, void *extra) {
-    (void)c; (void)k; (void)extra;
+    (void)c;
+    (void)k;
+    (void)extra;
     deleted[ndeleted++] = (long)v;
     return delete_error;
 }
 static int comm_copy(MPI_Comm c, int k, void *extra, void *in, void *out, int *flag) {
-    (void)c; (void)k; (void)extra;
+    (void)c;
+    (void)k;
+    (void)extra;
     *(void **)out = (void *)((long)in + 1000);
     *flag = 1;
     return copy_error;
 }
 static int comm_copy_not(MPI_Comm c, int k, void *extra, void *in, void *out, int *flag) {
-    (void)c; (void)k; (void)extra; (void)in; (void)out;
+    (void)c;
+    (void)k;
+    (void)extra;
+    (void)in;
+    (void)out;
     *flag = 0;
     return MPI_SUCCESS;
 }
 static int type_del(MPI_Datatype t, int k, void *v, void *extra) {
-    (void)t; (void)k; (void)extra;
+    (void)t;
+    (void)k;
+    (void)extra;
     deleted[ndeleted++] = (long)v;
     return delete_error;
 }
 static int type_copy(MPI_Datatype t, int k, void *extra, void *in, void *out, int *flag) {
-    (void)t; (void)k; (void)extra;
+    (void)t;
+    (void)k;
+    (void)extra;
     *(void **)out = in;
     *flag = 1;
     return copy_error;
 }
 static int win_del(MPI_Win w, int k, void *v, void *extra) {
-    (void)w; (void)k; (void)extra;
+    (void)w;
+    (void)k;
+    (void)extra;
     deleted[ndeleted++] = (long)v;
     return delete_error;
 }
@@ -137,8 +155,7 @@ static void type_callbacks(void) {
     copy_error = MPI_ERR_ARG;
     t2 = MPI_DATATYPE_NULL;
     rc = MPI_Type_dup(t, &t2);
-    CHECK(tl_class_of(rc) == MPI_ERR_ARG, "Type_dup with a failing copy callback returned class %d",
-          tl_class_of(rc));
+    CHECK(tl_class_of(rc) == MPI_ERR_ARG, "Type_dup with a failing copy callback returned class %d", tl_class_of(rc));
     CHECK(t2 == MPI_DATATYPE_NULL, "Type_dup made a type although a copy callback failed");
     expect_deleted(1, (long[]){21}, "failed Type_dup");
     reset();
@@ -206,8 +223,7 @@ static void callbacks(void) {
     reset();
     delete_error = MPI_ERR_OTHER;
     int rc = MPI_Comm_delete_attr(base, kn);
-    CHECK(tl_class_of(rc) == MPI_ERR_OTHER, "delete_attr with a failing callback returned class %d",
-          tl_class_of(rc));
+    CHECK(tl_class_of(rc) == MPI_ERR_OTHER, "delete_attr with a failing callback returned class %d", tl_class_of(rc));
     reset();
 
     /* A copy callback's error fails Comm_dup with it; what it copied before
@@ -215,8 +231,7 @@ static void callbacks(void) {
     copy_error = MPI_ERR_ARG;
     dup = MPI_COMM_NULL;
     rc = MPI_Comm_dup(base, &dup);
-    CHECK(tl_class_of(rc) == MPI_ERR_ARG, "Comm_dup with a failing copy callback returned class %d",
-          tl_class_of(rc));
+    CHECK(tl_class_of(rc) == MPI_ERR_ARG, "Comm_dup with a failing copy callback returned class %d", tl_class_of(rc));
     CHECK(dup == MPI_COMM_NULL, "Comm_dup made a communicator although a copy callback failed");
     /* kd (set first, copied by MPI_COMM_DUP_FN) was copied before kc failed: deleted again. */
     expect_deleted(1, (long[]){5}, "failed Comm_dup");
@@ -243,11 +258,12 @@ static long fin_order[8];
 static int nfin;
 static int fin_collective_ok = 1;
 static int fin_del(MPI_Comm c, int k, void *v, void *extra) {
-    (void)k; (void)extra;
+    (void)k;
+    (void)extra;
     int finalized = 1, one = 1, sum = 0;
     MPI_Finalized(&finalized);
     if (finalized) fin_collective_ok = 0;
-    if (c == MPI_COMM_SELF) {  /* a library's cleanup may still communicate */
+    if (c == MPI_COMM_SELF) { /* a library's cleanup may still communicate */
         if (MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS || sum != size)
             fin_collective_ok = 0;
         fin_order[nfin++] = (long)v;
@@ -270,7 +286,7 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Comm_set_attr(MPI_COMM_SELF, k2, (void *)2L));
     MPI_OK(MPI_Comm_set_attr(MPI_COMM_SELF, k3, (void *)3L));
     MPI_OK(MPI_Comm_set_attr(MPI_COMM_SELF, k1, (void *)1L));
-    MPI_OK(MPI_Comm_free_keyval(&k1));  /* still used: the callbacks run all the same */
+    MPI_OK(MPI_Comm_free_keyval(&k1)); /* still used: the callbacks run all the same */
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("attrs: before MPI_Finalize OK\n");
     fflush(stdout);
@@ -279,9 +295,10 @@ int main(int argc, char **argv) {
     int ok = nfin == 4 && fin_collective_ok;
     for (int i = 0; ok && i < 4; ++i) ok = fin_order[i] == want[i];
     if (!ok) {
-        fprintf(stderr, "rank %d: MPI_Finalize ran %d delete callbacks (order %ld %ld %ld %ld, expected 1 3 2 101), "
-                "MPI usable in them: %d\n", rank, nfin, fin_order[0], fin_order[1], fin_order[2], fin_order[3],
-                fin_collective_ok);
+        fprintf(stderr,
+                "rank %d: MPI_Finalize ran %d delete callbacks (order %ld %ld %ld %ld, expected 1 3 2 101), "
+                "MPI usable in them: %d\n",
+                rank, nfin, fin_order[0], fin_order[1], fin_order[2], fin_order[3], fin_collective_ok);
         return 99;
     }
     if (rank == 0) printf("attrs: OK\n");

@@ -22,9 +22,7 @@
 
 static int in_window(size_t i) { return i >= WIN_OFF && i < WIN_OFF + WIN_LEN; }
 
-static unsigned char expected(size_t i) {
-    return in_window(i) ? tl_pattern(SEED2, i - WIN_OFF) : tl_pattern(SEED, i);
-}
+static unsigned char expected(size_t i) { return in_window(i) ? tl_pattern(SEED2, i - WIN_OFF) : tl_pattern(SEED, i); }
 
 static void fill(unsigned char *buf) {
     for (size_t i = 0; i < BIG; i += STRIDE) buf[i] = tl_pattern(SEED, i);

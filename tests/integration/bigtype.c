@@ -23,10 +23,10 @@
 static int value_at(size_t i) { return (int)(i * 2654435761u) | 1; } /* never 0 */
 
 /* Calls f(i) for the sampled element indices below n. */
-#define FOR_SAMPLES(n, i, body)                                                    \
-    do {                                                                           \
-        for (size_t i = 0; i < (n); i += (size_t)1 << 20) body;                    \
-        for (size_t i = (n) - 64; i < (n); ++i) body;                              \
+#define FOR_SAMPLES(n, i, body)                                 \
+    do {                                                        \
+        for (size_t i = 0; i < (n); i += (size_t)1 << 20) body; \
+        for (size_t i = (n)-64; i < (n); ++i) body;             \
     } while (0)
 
 static void check_type(MPI_Datatype t, size_t size, size_t extent) {

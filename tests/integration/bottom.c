@@ -46,14 +46,12 @@ static void coll_vector(int *sb, int *rb, MPI_Datatype s1, MPI_Datatype r1, size
     memset(rb, 0xff, sizeof(int) * N * ranks);
     MPI_OK(MPI_Gatherv(MPI_BOTTOM, 1, s1, MPI_BOTTOM, counts, displs, r1, 0, MPI_COMM_WORLD));
     if (rank == 0)
-        for (int r = 0; r < size; ++r)
-            CHECK(rb[(size - 1 - r) * N] == 10 * r, "Gatherv: block of rank %d", r);
+        for (int r = 0; r < size; ++r) CHECK(rb[(size - 1 - r) * N] == 10 * r, "Gatherv: block of rank %d", r);
     /* Scatterv back */
     if (rank == 0) fill(sb, N * size, 500);
     fill(rb, N, -1);
     MPI_OK(MPI_Scatterv(MPI_BOTTOM, counts, displs, s1, MPI_BOTTOM, 1, r1, 0, MPI_COMM_WORLD));
-    for (int i = 0; i < N; ++i)
-        CHECK(rb[i] == 500 + (size - 1 - rank) * N + i, "Scatterv: rb[%d] = %d", i, rb[i]);
+    for (int i = 0; i < N; ++i) CHECK(rb[i] == 500 + (size - 1 - rank) * N + i, "Scatterv: rb[%d] = %d", i, rb[i]);
     /* Allgatherv */
     fill(sb, N, 20 * rank);
     memset(rb, 0xff, sizeof(int) * N * ranks);
@@ -95,8 +93,8 @@ static void coll_alltoallw(int *sb, int *rb, size_t ranks) {
         for (int r = 0; r < size; ++r)
             for (int i = 0; i < N; ++i) {
                 const int got = rb[(size - 1 - r) * N + i], want = 10000 * r + 1000 * nb + rank * N + i;
-                CHECK(got == want, "%s: from %d item %d: %d, expected %d", nb ? "Ialltoallw" : "Alltoallw", r,
-                      i, got, want);
+                CHECK(got == want, "%s: from %d item %d: %d, expected %d", nb ? "Ialltoallw" : "Alltoallw", r, i, got,
+                      want);
             }
     }
     /* A predefined type at displacement 0 of MPI_BOTTOM: data at address 0. */
@@ -141,8 +139,7 @@ static void coll_reductions(int *sb, int *rb, MPI_Datatype s1, MPI_Datatype r1) 
     fill(rb, N, -5);
     MPI_OK(MPI_Exscan(MPI_BOTTOM, delta, 1, s1, MPI_SUM, MPI_COMM_WORLD));
     if (rank > 0)
-        for (int i = 0; i < N; ++i)
-            CHECK(rb[i] == rank * i + rank * (rank + 1) / 2, "Exscan: rb[%d] = %d", i, rb[i]);
+        for (int i = 0; i < N; ++i) CHECK(rb[i] == rank * i + rank * (rank + 1) / 2, "Exscan: rb[%d] = %d", i, rb[i]);
     fill(sb, N * size, 10 * rank);
     MPI_OK(MPI_Reduce_scatter_block(MPI_BOTTOM, delta, 1, s1, MPI_SUM, MPI_COMM_WORLD));
     for (int i = 0; i < N; ++i)
@@ -181,7 +178,8 @@ static void part_coll(void) {
     MPI_OK(MPI_Gather(MPI_BOTTOM, 1, s1, MPI_BOTTOM, 1, r1, 0, MPI_COMM_WORLD));
     if (rank == 0)
         for (int r = 0; r < size; ++r)
-            for (int i = 0; i < N; ++i) CHECK(rb[r * N + i] == 10 * r + i, "Gather: rb[%d][%d] = %d", r, i, rb[r * N + i]);
+            for (int i = 0; i < N; ++i)
+                CHECK(rb[r * N + i] == 10 * r + i, "Gather: rb[%d][%d] = %d", r, i, rb[r * N + i]);
 
     /* Gatherv: displacements in extents of r1 */
     coll_vector(sb, rb, s1, r1, ranks);

@@ -49,7 +49,9 @@ static size_t total_len(void) {
     return t;
 }
 
-static uint64_t seed_of(int kind, int k, int src) { return ((uint64_t)kind << 40) ^ ((uint64_t)k << 20) ^ (uint64_t)src; }
+static uint64_t seed_of(int kind, int k, int src) {
+    return ((uint64_t)kind << 40) ^ ((uint64_t)k << 20) ^ (uint64_t)src;
+}
 
 static void local_errors(void) {
     unsigned char msg[256], small[200];

@@ -69,10 +69,10 @@ int main(int argc, char **argv) {
         MPI_OK(MPI_Start(&reqs[0]));
         MPI_OK(MPI_Request_free(&reqs[0]));
         for (int i = 1; i < 4; ++i) MPI_OK(MPI_Request_free(&reqs[i]));
-        MPI_OK(MPI_Barrier(MPI_COMM_WORLD));  /* the receiver starts receiving only now */
+        MPI_OK(MPI_Barrier(MPI_COMM_WORLD)); /* the receiver starts receiving only now */
         void *back;
         int back_size;
-        MPI_OK(MPI_Buffer_detach(&back, &back_size));  /* waits until every copy went out */
+        MPI_OK(MPI_Buffer_detach(&back, &back_size)); /* waits until every copy went out */
         CHECK(back == attached && back_size == bufsize, "detach returned another buffer");
         free(attached);
     } else {

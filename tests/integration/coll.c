@@ -20,7 +20,9 @@
 int rank, size;
 MPI_Comm tc;
 
-size_t esize(MPI_Datatype t) { return t == MPI_INT ? sizeof(int) : t == MPI_DOUBLE ? sizeof(double) : sizeof(long long); }
+size_t esize(MPI_Datatype t) {
+    return t == MPI_INT ? sizeof(int) : t == MPI_DOUBLE ? sizeof(double) : sizeof(long long);
+}
 static const char *tname(MPI_Datatype t) { return t == MPI_INT ? "int" : t == MPI_DOUBLE ? "double" : "long long"; }
 
 static void put(MPI_Datatype t, void *b, size_t i, long long v) {
@@ -83,7 +85,7 @@ void finish(MPI_Request *coll, int nb) {
     *coll = MPI_REQUEST_NULL;
 }
 
-#define EXPECT_EQ(got, want, what, ...)                                                                       \
+#define EXPECT_EQ(got, want, what, ...)                                                               \
     CHECK((got) == (want), "%s %s count %zu: element mismatch got %lld want %lld", what, tname(t), n, \
           (long long)(got), (long long)(want))
 
@@ -228,7 +230,8 @@ static void t_gather_scatter(MPI_Datatype t, size_t n, int root, int v, int inpl
     }
     finish(&rq, nb);
     if (rb != MPI_IN_PLACE)
-        for (int i = 0; i < mine; ++i) EXPECT_EQ(get(t, s, (size_t)i), dval(rank, (size_t)i, 8), v ? "scatterv" : "scatter");
+        for (int i = 0; i < mine; ++i)
+            EXPECT_EQ(get(t, s, (size_t)i), dval(rank, (size_t)i, 8), v ? "scatterv" : "scatter");
     free(counts);
     free(displs);
     free(s);
@@ -328,53 +331,53 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wsize - wrank, &split));
     MPI_Comm comms[2] = {MPI_COMM_WORLD, split};
     for (int c = 0; c < 2; ++c) {
-    tc = comms[c];
-    MPI_OK(MPI_Comm_rank(tc, &rank));
-    MPI_OK(MPI_Comm_size(tc, &size));
-    t_errors();
-    t_derived();
-    const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE, MPI_LONG_LONG};
-    const size_t counts[] = {0, 1, 7, 1000, 100000};
-    const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
-    for (int nb = 0; nb < 2; ++nb) {
-        t_noncommutative(nb);
-        t_minloc(nb);
-        for (int ti = 0; ti < 3; ++ti) {
-            const MPI_Datatype t = types[ti];
-            for (int ci = 0; ci < 5; ++ci) {
-                const size_t n = counts[ci];
-                const int big = n > 1000;
-                for (int root = 0; root < size; ++root) {
-                    if (big && root != 0 && root != size - 1) continue;
-                    t_bcast(t, n, root, nb);
-                    t_reduce(t, n, ops[root % 4], root, root % 2, nb);
+        tc = comms[c];
+        MPI_OK(MPI_Comm_rank(tc, &rank));
+        MPI_OK(MPI_Comm_size(tc, &size));
+        t_errors();
+        t_derived();
+        const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE, MPI_LONG_LONG};
+        const size_t counts[] = {0, 1, 7, 1000, 100000};
+        const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
+        for (int nb = 0; nb < 2; ++nb) {
+            t_noncommutative(nb);
+            t_minloc(nb);
+            for (int ti = 0; ti < 3; ++ti) {
+                const MPI_Datatype t = types[ti];
+                for (int ci = 0; ci < 5; ++ci) {
+                    const size_t n = counts[ci];
+                    const int big = n > 1000;
+                    for (int root = 0; root < size; ++root) {
+                        if (big && root != 0 && root != size - 1) continue;
+                        t_bcast(t, n, root, nb);
+                        t_reduce(t, n, ops[root % 4], root, root % 2, nb);
+                        if (big && ti != 0) continue;
+                        t_gather_scatter(t, n, root, 0, root % 2, nb);
+                        t_gather_scatter(t, n, root, 1, (root + 1) % 2, nb);
+                    }
+                    for (int oi = 0; oi < 4; ++oi) {
+                        if (big && oi > 1) continue;
+                        t_allreduce(t, n, ops[oi], oi % 2, nb);
+                    }
+                    t_scan(t, n, MPI_SUM, 0, 0, nb);
+                    t_scan(t, n, MPI_MAX, 1, 1, nb);
+                    if (!big) {
+                        t_scan(t, n, MPI_SUM, 0, 1, nb);
+                        t_scan(t, n, MPI_SUM, 1, 0, nb);
+                    }
+                    const size_t rsn = big ? n / (size_t)size : n;
+                    t_reduce_scatter(t, rsn, MPI_SUM, 1, nb, nb);
+                    t_reduce_scatter(t, rsn, MPI_MAX, 0, 1 - nb, nb);
                     if (big && ti != 0) continue;
-                    t_gather_scatter(t, n, root, 0, root % 2, nb);
-                    t_gather_scatter(t, n, root, 1, (root + 1) % 2, nb);
+                    const size_t an = big ? n / (size_t)size : n;
+                    t_allgather(t, an, 0, nb, nb);
+                    t_allgather(t, an, 1, 1 - nb, nb);
+                    for (int kind = 0; kind < 3; ++kind) t_alltoall(t, an, kind, (kind + nb) % 2, nb);
                 }
-                for (int oi = 0; oi < 4; ++oi) {
-                    if (big && oi > 1) continue;
-                    t_allreduce(t, n, ops[oi], oi % 2, nb);
-                }
-                t_scan(t, n, MPI_SUM, 0, 0, nb);
-                t_scan(t, n, MPI_MAX, 1, 1, nb);
-                if (!big) {
-                    t_scan(t, n, MPI_SUM, 0, 1, nb);
-                    t_scan(t, n, MPI_SUM, 1, 0, nb);
-                }
-                const size_t rsn = big ? n / (size_t)size : n;
-                t_reduce_scatter(t, rsn, MPI_SUM, 1, nb, nb);
-                t_reduce_scatter(t, rsn, MPI_MAX, 0, 1 - nb, nb);
-                if (big && ti != 0) continue;
-                const size_t an = big ? n / (size_t)size : n;
-                t_allgather(t, an, 0, nb, nb);
-                t_allgather(t, an, 1, 1 - nb, nb);
-                for (int kind = 0; kind < 3; ++kind) t_alltoall(t, an, kind, (kind + nb) % 2, nb);
             }
+            t_overlap();
         }
-        t_overlap();
-    }
-    MPI_OK(MPI_Barrier(tc));
+        MPI_OK(MPI_Barrier(tc));
     }
     MPI_OK(MPI_Comm_free(&split));
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));

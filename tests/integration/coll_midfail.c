@@ -73,10 +73,12 @@ int main(int argc, char **argv) {
         ok_or_failed(MPI_Allgatherv(a, 2, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD), "allgatherv");
         ok_or_failed(MPI_Alltoall(a, 2, MPI_INT, b, 2, MPI_INT, MPI_COMM_WORLD), "alltoall");
         ok_or_failed(MPI_Reduce_scatter_block(a, b, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "reduce_scatter_block");
-        ok_or_failed(MPI_Reduce_scatter_block(a, b, 2, MPI_INT, ordered, MPI_COMM_WORLD), "reduce_scatter_block (ordered)");
+        ok_or_failed(MPI_Reduce_scatter_block(a, b, 2, MPI_INT, ordered, MPI_COMM_WORLD),
+                     "reduce_scatter_block (ordered)");
         ok_or_failed(MPI_Allreduce(a, b, big, MPI_INT, ordered, MPI_COMM_WORLD), "allreduce (ordered)");
         ok_or_failed(MPI_Gatherv(a, 2, MPI_INT, b, counts, displs, MPI_INT, root, MPI_COMM_WORLD), "gatherv");
-        ok_or_failed(MPI_Alltoallv(a, counts, displs, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD), "alltoallv");
+        ok_or_failed(MPI_Alltoallv(a, counts, displs, MPI_INT, b, counts, displs, MPI_INT, MPI_COMM_WORLD),
+                     "alltoallv");
         ok_or_failed(MPI_Scan(a, b, big, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "scan");
         ok_or_failed(MPI_Exscan(a, b, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "exscan");
         MPI_OK(MPI_Iallreduce(a, b, big, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q));

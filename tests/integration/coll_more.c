@@ -16,7 +16,10 @@ static void compose(void *in, void *inout, int *len, MPI_Datatype *dt) {
         hi[k] = r;
     }
 }
-static Aff aff(int r, int i) { Aff x = {2 + (r * 5 + i) % 7, (r * 3 + i) % 11}; return x; }
+static Aff aff(int r, int i) {
+    Aff x = {2 + (r * 5 + i) % 7, (r * 3 + i) % 11};
+    return x;
+}
 static Aff aff_ref(int lo, int hi, int i) {
     Aff acc = aff(lo, i);
     for (int r = lo + 1; r <= hi; ++r) {
@@ -198,7 +201,8 @@ void t_derived(void) {
     MPI_OK(MPI_Allgather(s, 4, MPI_INT, g, 1, vr, tc));
     for (int p = 0; p < size; ++p)
         for (int i = 0; i < 8; ++i)
-            CHECK(g[p * 8 + i] == (i % 2 ? -1 : p * 10 + i / 2), "allgather into vector p %d i %d: %d", p, i, g[p * 8 + i]);
+            CHECK(g[p * 8 + i] == (i % 2 ? -1 : p * 10 + i / 2), "allgather into vector p %d i %d: %d", p, i,
+                  g[p * 8 + i]);
     MPI_OK(MPI_Type_contiguous(2, MPI_INT, &pair));
     MPI_OK(MPI_Type_commit(&pair));
     /* Homogeneous derived types reduce like their basic type: a pair of ints
@@ -206,7 +210,8 @@ void t_derived(void) {
     int in[8], out[8];
     for (int i = 0; i < 8; ++i) in[i] = rank + i, out[i] = -3;
     MPI_OK(MPI_Allreduce(in, out, 2, pair, MPI_SUM, tc));
-    for (int i = 0; i < 4; ++i) CHECK(out[i] == size * (size - 1) / 2 + size * i, "allreduce on pair %d: %d", i, out[i]);
+    for (int i = 0; i < 4; ++i)
+        CHECK(out[i] == size * (size - 1) / 2 + size * i, "allreduce on pair %d: %d", i, out[i]);
     for (int i = 0; i < 8; ++i) out[i] = -3;
     MPI_OK(MPI_Allreduce(in, out, 1, vec, MPI_MAX, tc));
     for (int i = 0; i < 8; ++i) CHECK(out[i] == (i % 2 ? -3 : size - 1 + i), "allreduce on vector %d: %d", i, out[i]);

@@ -13,11 +13,13 @@
 
 static int me, size;
 
-#define ALL_FAIL(call, what)                                                                        \
-    do {                                                                                            \
-        int rc_ = (call);                                                                           \
-        CHECK(tl_class(rc_) == MPI_ERR_PROC_FAILED, "%s returned class %d at rank %d, expected "     \
-              "MPI_ERR_PROC_FAILED at every survivor", what, tl_class(rc_), me);                     \
+#define ALL_FAIL(call, what)                               \
+    do {                                                   \
+        int rc_ = (call);                                  \
+        CHECK(tl_class(rc_) == MPI_ERR_PROC_FAILED,        \
+              "%s returned class %d at rank %d, expected " \
+              "MPI_ERR_PROC_FAILED at every survivor",     \
+              what, tl_class(rc_), me);                    \
     } while (0)
 
 static int wait_one(MPI_Request *r) { return MPI_Wait(r, MPI_STATUS_IGNORE); }
@@ -35,13 +37,13 @@ int main(int argc, char **argv) {
     MPI_Request r;
     for (int pass = 0; pass < 2; ++pass) { /* blocking, then nonblocking */
         const int nb = pass == 1;
-#define RUN(blocking, nonblocking, what)                   \
-    do {                                                   \
-        if (!nb) ALL_FAIL(blocking, what);                 \
-        else {                                             \
-            MPI_OK(nonblocking);                           \
-            ALL_FAIL(wait_one(&r), "nonblocking " what);   \
-        }                                                  \
+#define RUN(blocking, nonblocking, what)                 \
+    do {                                                 \
+        if (!nb) ALL_FAIL(blocking, what);               \
+        else {                                           \
+            MPI_OK(nonblocking);                         \
+            ALL_FAIL(wait_one(&r), "nonblocking " what); \
+        }                                                \
     } while (0)
         RUN(MPI_Barrier(MPI_COMM_WORLD), MPI_Ibarrier(MPI_COMM_WORLD, &r), "barrier");
         RUN(MPI_Allreduce(x, y, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD),

@@ -47,12 +47,9 @@ int main(int argc, char **argv) {
                            MPI_INFO_NULL, &fh);
     else if (strcmp(mode, "win") == 0)
         rc = MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
-    else if (strcmp(mode, "split") == 0)
-        rc = MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &made);
-    else if (strcmp(mode, "dup") == 0)
-        rc = MPI_Comm_dup(MPI_COMM_WORLD, &made);
-    else
-        CHECK(0, "unknown mode %s", mode);
+    else if (strcmp(mode, "split") == 0) rc = MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &made);
+    else if (strcmp(mode, "dup") == 0) rc = MPI_Comm_dup(MPI_COMM_WORLD, &made);
+    else CHECK(0, "unknown mode %s", mode);
 
     MPI_Comm shrunk;
     MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk));

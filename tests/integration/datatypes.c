@@ -51,8 +51,7 @@ static void part_a(int n) {
                 CHECK(cnt == n, "A n=%d mode %d: Get_elements(vector) %d", n, mode, cnt);
                 for (int k = 0; k < n; ++k) {
                     double want = mode == 0 ? 2 * k + 1000.0 * mode : k + 1000.0 * mode;
-                    CHECK(a[2 * k] == want, "A n=%d mode %d: a[%d] = %g, expected %g", n, mode, 2 * k, a[2 * k],
-                          want);
+                    CHECK(a[2 * k] == want, "A n=%d mode %d: a[%d] = %g, expected %g", n, mode, 2 * k, a[2 * k], want);
                     CHECK(a[2 * k + 1] == -1, "A n=%d mode %d: gap a[%d] written (%g)", n, mode, 2 * k + 1,
                           a[2 * k + 1]);
                 }
@@ -79,8 +78,8 @@ static MPI_Datatype rec_type(void) {
     MPI_OK(MPI_Type_create_struct(3, lens, disps, types, &t));
     MPI_OK(MPI_Type_commit(&t));
     MPI_OK(MPI_Type_get_extent(t, &lb, &ext));
-    CHECK(lb == 0 && ext == (MPI_Aint)sizeof(struct rec), "struct extent %ld (lb %ld), sizeof %zu", (long)ext,
-          (long)lb, sizeof(struct rec));
+    CHECK(lb == 0 && ext == (MPI_Aint)sizeof(struct rec), "struct extent %ld (lb %ld), sizeof %zu", (long)ext, (long)lb,
+          sizeof(struct rec));
     return t;
 }
 
@@ -99,8 +98,8 @@ static void part_b_indexed(int reps) {
         MPI_OK(MPI_Recv(a, 6 * reps, MPI_INT, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         for (int e = 0; e < reps; ++e)
             for (int j = 0; j < 6; ++j)
-                CHECK(a[6 * e + j] == 10 * e + pos[j] + 7, "B indexed reps %d: element %d item %d = %d", reps, e,
-                      j, a[6 * e + j]);
+                CHECK(a[6 * e + j] == 10 * e + pos[j] + 7, "B indexed reps %d: element %d item %d = %d", reps, e, j,
+                      a[6 * e + j]);
     }
     free(a);
     MPI_OK(MPI_Type_free(&t));
@@ -157,8 +156,8 @@ static void part_b_zeroblocks(int reps, int hindexed) {
         memcpy(c, packed, sizeof(int) * 11 * (size_t)reps);
         for (int e = 0; e < reps; ++e)
             for (int j = 0; j < 11; ++j)
-                CHECK(c[11 * e + j] == 24 * e + zb_pos[j] + 100, "B zero blocks: packed element %d item %d = %d", e,
-                      j, c[11 * e + j]);
+                CHECK(c[11 * e + j] == 24 * e + zb_pos[j] + 100, "B zero blocks: packed element %d item %d = %d", e, j,
+                      c[11 * e + j]);
         for (size_t i = 0; i < n; ++i) a[i] = -1;
         pos = 0;
         MPI_OK(MPI_Unpack(packed, packed_size, &pos, a, reps, t, MPI_COMM_WORLD));
@@ -397,8 +396,8 @@ int main(int argc, char **argv) {
     for (int big = 0; big < 2; ++big) {
         const int n = big ? RNDV_N : EAGER_N;
         part_a(n);
-        part_b_indexed(big ? 1000 : 3);   /* 24 KB / 72 B packed */
-        part_b_struct(big ? 1500 : 4);    /* 36 KB / 84 B packed */
+        part_b_indexed(big ? 1000 : 3);       /* 24 KB / 72 B packed */
+        part_b_struct(big ? 1500 : 4);        /* 36 KB / 84 B packed */
         part_b_zeroblocks(big ? 1000 : 3, 0); /* 44 KB / 132 B */
         part_b_zeroblocks(big ? 1000 : 3, 1);
         part_b_subarray(big ? 200 : 6, big ? 100 : 8);

@@ -59,7 +59,7 @@ void part_f(void) {
         int go = 0;
         MPI_OK(MPI_Recv(&go, 1, MPI_INT, 1, 15, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         MPI_OK(MPI_Send(a, 0, MPI_DOUBLE, 2, 16, MPI_COMM_WORLD)); /* tell rank 2 to post late */
-        for (int k = 0; k < n; ++k) a[k] = k + 0.25; /* contiguous on this side */
+        for (int k = 0; k < n; ++k) a[k] = k + 0.25;               /* contiguous on this side */
         MPI_OK(MPI_Send(a, n, MPI_DOUBLE, 1, 14, MPI_COMM_WORLD));
         /* a rendezvous send with a derived type, freed before the receiver posts */
         for (int i = 0; i < 2 * n; ++i) a[i] = i;

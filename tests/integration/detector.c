@@ -98,8 +98,7 @@ int main(int argc, char **argv) {
             }
             CHECK(kill(pids[victim], 0) != 0 && errno == ESRCH, "stopped rank %d (pid %d) is still there", victim,
                   pids[victim]);
-            printf("detector stop: SIGSTOP detected after %.3f s by every survivor; the process was killed\n",
-                   elapsed);
+            printf("detector stop: SIGSTOP detected after %.3f s by every survivor; the process was killed\n", elapsed);
         }
     } else {
         const int victims[3] = {3, 4, 5};
@@ -110,8 +109,9 @@ int main(int argc, char **argv) {
         CHECK(n == 3, "only %d of 3 failures known after 30 s", n);
         const double elapsed = MPI_Wtime() - t0;
         tl_check_agreement(MPI_COMM_WORLD, victims, 3);
-        if (me == 0) printf("detector chain%s: every survivor knows {3,4,5} (rank 0 after %.3f s)\n",
-                            events ? " events" : "", elapsed);
+        if (me == 0)
+            printf("detector chain%s: every survivor knows {3,4,5} (rank 0 after %.3f s)\n", events ? " events" : "",
+                   elapsed);
     }
     MPI_OK(MPI_Finalize());
     return 0;

@@ -45,8 +45,8 @@ static void check_equivalent(const char *what, MPI_Datatype a, MPI_Datatype b) {
     MPI_OK(MPI_Type_size_x(b, &sb));
     MPI_OK(MPI_Type_get_extent_x(a, &la, &ea));
     MPI_OK(MPI_Type_get_extent_x(b, &lb, &eb));
-    CHECK(sa == sb && la == lb && ea == eb, "%s: size/lb/extent %lld/%lld/%lld vs %lld/%lld/%lld", what, sa, la, ea,
-          sb, lb, eb);
+    CHECK(sa == sb && la == lb && ea == eb, "%s: size/lb/extent %lld/%lld/%lld vs %lld/%lld/%lld", what, sa, la, ea, sb,
+          lb, eb);
 }
 
 /* t's envelope and contents are exactly (combiner; ints; addrs; types). A
@@ -57,8 +57,8 @@ static void expect_contents(const char *what, MPI_Datatype t, int combiner, int 
     int gi = -1, ga = -1, gd = -1, gc = -1;
     MPI_OK(MPI_Type_get_envelope(t, &gi, &ga, &gd, &gc));
     CHECK(gc == combiner, "%s: combiner %d, expected %d", what, gc, combiner);
-    CHECK(gi == ni && ga == na && gd == nd, "%s: envelope counts %d %d %d, expected %d %d %d", what, gi, ga, gd, ni,
-          na, nd);
+    CHECK(gi == ni && ga == na && gd == nd, "%s: envelope counts %d %d %d, expected %d %d %d", what, gi, ga, gd, ni, na,
+          nd);
     int ri[64];
     MPI_Aint ra[16];
     MPI_Datatype rd[16];
@@ -86,8 +86,8 @@ static void part_a(void) {
     for (size_t i = 0; i < sizeof named / sizeof named[0]; ++i) {
         int ni = -1, na = -1, nd = -1, c = -1;
         MPI_OK(MPI_Type_get_envelope(named[i], &ni, &na, &nd, &c));
-        CHECK(c == MPI_COMBINER_NAMED && ni == 0 && na == 0 && nd == 0, "named type %zu: %d %d %d combiner %d", i,
-              ni, na, nd, c);
+        CHECK(c == MPI_COMBINER_NAMED && ni == 0 && na == 0 && nd == 0, "named type %zu: %d %d %d combiner %d", i, ni,
+              na, nd, c);
     }
 
     MPI_Datatype contig, vec, hvec, idx, hidx, iblk, hiblk, st, sub, dar, res, dup, dup_int, empty;
@@ -96,12 +96,11 @@ static void part_a(void) {
                     (MPI_Datatype[]){MPI_INT});
 
     MPI_OK(MPI_Type_vector(2, 3, 5, MPI_DOUBLE, &vec));
-    expect_contents("vector", vec, MPI_COMBINER_VECTOR, 3, (int[]){2, 3, 5}, 0, NULL, 1,
-                    (MPI_Datatype[]){MPI_DOUBLE});
+    expect_contents("vector", vec, MPI_COMBINER_VECTOR, 3, (int[]){2, 3, 5}, 0, NULL, 1, (MPI_Datatype[]){MPI_DOUBLE});
 
     MPI_OK(MPI_Type_create_hvector(4, 1, 24, contig, &hvec));
-    expect_contents("hvector of a derived type", hvec, MPI_COMBINER_HVECTOR, 2, (int[]){4, 1}, 1, (MPI_Aint[]){24},
-                    1, (MPI_Datatype[]){contig});
+    expect_contents("hvector of a derived type", hvec, MPI_COMBINER_HVECTOR, 2, (int[]){4, 1}, 1, (MPI_Aint[]){24}, 1,
+                    (MPI_Datatype[]){contig});
 
     MPI_OK(MPI_Type_indexed(3, (int[]){1, 2, 3}, (int[]){0, 5, 9}, MPI_SHORT, &idx));
     expect_contents("indexed", idx, MPI_COMBINER_INDEXED, 7, (int[]){3, 1, 2, 3, 0, 5, 9}, 0, NULL, 1,
@@ -116,8 +115,8 @@ static void part_a(void) {
                     (MPI_Datatype[]){MPI_CHAR});
 
     MPI_OK(MPI_Type_create_hindexed_block(2, 3, (MPI_Aint[]){8, -64}, MPI_FLOAT, &hiblk));
-    expect_contents("hindexed_block", hiblk, MPI_COMBINER_HINDEXED_BLOCK, 2, (int[]){2, 3}, 2, (MPI_Aint[]){8, -64},
-                    1, (MPI_Datatype[]){MPI_FLOAT});
+    expect_contents("hindexed_block", hiblk, MPI_COMBINER_HINDEXED_BLOCK, 2, (int[]){2, 3}, 2, (MPI_Aint[]){8, -64}, 1,
+                    (MPI_Datatype[]){MPI_FLOAT});
 
     MPI_OK(MPI_Type_create_struct(3, (int[]){1, 2, 1}, (MPI_Aint[]){0, 8, 200},
                                   (MPI_Datatype[]){MPI_CHAR, vec, MPI_LONG_DOUBLE}, &st));
@@ -125,8 +124,8 @@ static void part_a(void) {
                     (MPI_Datatype[]){MPI_CHAR, vec, MPI_LONG_DOUBLE});
 
     MPI_OK(MPI_Type_create_subarray(2, (int[]){6, 7}, (int[]){2, 3}, (int[]){1, 4}, MPI_ORDER_FORTRAN, MPI_INT, &sub));
-    expect_contents("subarray", sub, MPI_COMBINER_SUBARRAY, 8, (int[]){2, 6, 7, 2, 3, 1, 4, MPI_ORDER_FORTRAN}, 0,
-                    NULL, 1, (MPI_Datatype[]){MPI_INT});
+    expect_contents("subarray", sub, MPI_COMBINER_SUBARRAY, 8, (int[]){2, 6, 7, 2, 3, 1, 4, MPI_ORDER_FORTRAN}, 0, NULL,
+                    1, (MPI_Datatype[]){MPI_INT});
 
     MPI_OK(MPI_Type_create_darray(6, 4, 2, (int[]){9, 8}, (int[]){MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC},
                                   (int[]){MPI_DISTRIBUTE_DFLT_DARG, 2}, (int[]){2, 3}, MPI_ORDER_C, hvec, &dar));
@@ -136,8 +135,7 @@ static void part_a(void) {
                     0, NULL, 1, (MPI_Datatype[]){hvec});
 
     MPI_OK(MPI_Type_create_resized(vec, -8, 100, &res));
-    expect_contents("resized", res, MPI_COMBINER_RESIZED, 0, NULL, 2, (MPI_Aint[]){-8, 100}, 1,
-                    (MPI_Datatype[]){vec});
+    expect_contents("resized", res, MPI_COMBINER_RESIZED, 0, NULL, 2, (MPI_Aint[]){-8, 100}, 1, (MPI_Datatype[]){vec});
 
     MPI_OK(MPI_Type_dup(st, &dup));
     expect_contents("dup of a struct", dup, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, (MPI_Datatype[]){st});
@@ -168,8 +166,8 @@ static void part_a(void) {
               types[1] == MPI_DATATYPE_NULL,
           "get_contents with room to spare");
 
-    MPI_Datatype all[] = {contig, vec, hvec, idx, hidx, iblk, hiblk, st, sub, dar, res, dup, dup_int, empty, l_hvec,
-                          l_hidx, l_st};
+    MPI_Datatype all[] = {contig, vec, hvec, idx,     hidx,  iblk,   hiblk,  st,  sub,
+                          dar,    res, dup,  dup_int, empty, l_hvec, l_hidx, l_st};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) MPI_OK(MPI_Type_free(&all[i]));
 }
 
@@ -178,8 +176,7 @@ static void part_b(void) {
     MPI_Datatype inner, mid, outer;
     MPI_OK(MPI_Type_vector(3, 1, 2, MPI_INT, &inner));
     MPI_OK(MPI_Type_contiguous(2, inner, &mid));
-    MPI_OK(MPI_Type_create_struct(2, (int[]){1, 1}, (MPI_Aint[]){0, 200}, (MPI_Datatype[]){mid, MPI_DOUBLE},
-                                  &outer));
+    MPI_OK(MPI_Type_create_struct(2, (int[]){1, 1}, (MPI_Aint[]){0, 200}, (MPI_Datatype[]){mid, MPI_DOUBLE}, &outer));
     MPI_OK(MPI_Type_free(&inner));
     MPI_OK(MPI_Type_free(&mid));
     CHECK(inner == MPI_DATATYPE_NULL && mid == MPI_DATATYPE_NULL, "Type_free reset the handles");
@@ -193,8 +190,8 @@ static void part_b(void) {
     CHECK(combiner_of(mid2) == MPI_COMBINER_CONTIGUOUS, "outer's first type is the contiguous one");
     MPI_OK(MPI_Type_get_contents(mid2, 1, 0, 1, ints, addrs, &inner2));
     CHECK(ints[0] == 2, "mid's count %d", ints[0]);
-    expect_contents("inner, from a freed type's freed input", inner2, MPI_COMBINER_VECTOR, 3, (int[]){3, 1, 2}, 0,
-                    NULL, 1, (MPI_Datatype[]){MPI_INT});
+    expect_contents("inner, from a freed type's freed input", inner2, MPI_COMBINER_VECTOR, 3, (int[]){3, 1, 2}, 0, NULL,
+                    1, (MPI_Datatype[]){MPI_INT});
 
     /* The returned handles are usable types. */
     int data[10], out[6];
@@ -244,12 +241,26 @@ static void part_d(void) {
     static const struct {
         int which, p, r, size;
     } rows[] = {
-        {'i', 0, 1, 1},  {'i', 0, 2, 1},  {'i', 0, 3, 2},   {'i', 0, 4, 2},
-        {'i', 0, 9, 4},  {'i', 0, 10, 8}, {'i', 0, 18, 8},  {'i', 0, -3, 1},
-        {'r', 6, 37, 4}, {'r', 3, MPI_UNDEFINED, 4}, {'r', MPI_UNDEFINED, 38, 8}, {'r', 7, MPI_UNDEFINED, 8},
-        {'r', 15, 307, 8}, {'c', 6, MPI_UNDEFINED, 8}, {'c', MPI_UNDEFINED, 300, 16}, {'c', 15, 10, 16},
+        {'i', 0, 1, 1},
+        {'i', 0, 2, 1},
+        {'i', 0, 3, 2},
+        {'i', 0, 4, 2},
+        {'i', 0, 9, 4},
+        {'i', 0, 10, 8},
+        {'i', 0, 18, 8},
+        {'i', 0, -3, 1},
+        {'r', 6, 37, 4},
+        {'r', 3, MPI_UNDEFINED, 4},
+        {'r', MPI_UNDEFINED, 38, 8},
+        {'r', 7, MPI_UNDEFINED, 8},
+        {'r', 15, 307, 8},
+        {'c', 6, MPI_UNDEFINED, 8},
+        {'c', MPI_UNDEFINED, 300, 16},
+        {'c', 15, 10, 16},
 #ifdef MPI_REAL16
-        {'r', 16, MPI_UNDEFINED, 16}, {'r', 33, 4931, 16}, {'r', MPI_UNDEFINED, 308, 16},
+        {'r', 16, MPI_UNDEFINED, 16},
+        {'r', 33, 4931, 16},
+        {'r', MPI_UNDEFINED, 308, 16},
 #endif
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {

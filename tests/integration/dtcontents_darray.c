@@ -92,8 +92,8 @@ static void check_darray(int ci, const struct darray_case *dc, int order, int pe
     for (int i = 0; i < total * per; ++i) global[i] = 1000 + i;
     for (int r = 0; r < procs; ++r) {
         MPI_Datatype t;
-        MPI_OK(MPI_Type_create_darray(procs, r, dc->ndims, dc->gsizes, dc->distribs, dc->dargs, dc->psizes, order,
-                                      old, &t));
+        MPI_OK(MPI_Type_create_darray(procs, r, dc->ndims, dc->gsizes, dc->distribs, dc->dargs, dc->psizes, order, old,
+                                      &t));
         MPI_OK(MPI_Type_commit(&t));
         const int n = reference_piece(dc, order, r, offsets);
         MPI_Count sz, lb, ext, tlb, text;
@@ -105,7 +105,8 @@ static void check_darray(int ci, const struct darray_case *dc, int order, int pe
               ext);
         MPI_OK(MPI_Type_get_true_extent_x(t, &tlb, &text));
         if (n > 0)
-            CHECK(tlb == (MPI_Count)offsets[0] * per * 4 && text == (MPI_Count)(offsets[n - 1] - offsets[0] + 1) * per * 4,
+            CHECK(tlb == (MPI_Count)offsets[0] * per * 4 &&
+                      text == (MPI_Count)(offsets[n - 1] - offsets[0] + 1) * per * 4,
                   "darray case %d rank %d: true lb %lld true extent %lld", ci, r, tlb, text);
         int pos = 0;
         MPI_OK(MPI_Pack(global, 1, t, packed, (int)(sizeof(int) * (size_t)(total * per)), &pos, MPI_COMM_WORLD));
@@ -203,8 +204,8 @@ static void scatter_gather(const struct darray_case *dc, int order, int tag) {
             const int m = reference_piece(dc, order, r, offsets);
             for (int k = 0; k < m; ++k)
                 CHECK(global[offsets[k]] == 7 * offsets[k] + 3 + 1000000 * (r + 1),
-                      "gather tag %d: global[%d] is %d, expected it from rank %d", tag, offsets[k],
-                      global[offsets[k]], r);
+                      "gather tag %d: global[%d] is %d, expected it from rank %d", tag, offsets[k], global[offsets[k]],
+                      r);
         }
         free(global);
         free(reqs);
@@ -219,12 +220,15 @@ void part_h(void) {
     int dims[2] = {0, 0};
     MPI_OK(MPI_Dims_create(size, 2, dims));
     /* 2-D grids of all ranks; a 3-D one with a non-distributed dimension. */
-    struct darray_case a = {2, {9, 7}, {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC}, {MPI_DISTRIBUTE_DFLT_DARG, 2},
-                            {dims[0], dims[1]}};
+    struct darray_case a = {
+        2, {9, 7}, {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC}, {MPI_DISTRIBUTE_DFLT_DARG, 2}, {dims[0], dims[1]}};
     const int block = (11 + dims[1] - 1) / dims[1] + 1; /* an explicit block size larger than the default */
     struct darray_case b = {2, {5, 11}, {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, {3, block}, {dims[0], dims[1]}};
-    struct darray_case c = {3, {4, 3, 10}, {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_BLOCK},
-                            {1, MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, {dims[0], 1, dims[1]}};
+    struct darray_case c = {3,
+                            {4, 3, 10},
+                            {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_BLOCK},
+                            {1, MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG},
+                            {dims[0], 1, dims[1]}};
     scatter_gather(&a, MPI_ORDER_C, 10);
     scatter_gather(&a, MPI_ORDER_FORTRAN, 20);
     scatter_gather(&b, MPI_ORDER_FORTRAN, 30);

@@ -42,19 +42,41 @@ static int darray_valid(void) { return darray_with(DARRAY_OK); }
 static int darray_block_darg_small(void) {
     return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_BLOCK, 2, 2, MPI_ORDER_C, MPI_INT); /* 2 * 2 < 6 */
 }
-static int darray_block_darg_exact(void) { return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_BLOCK, 3, 2, MPI_ORDER_C, MPI_INT); }
-static int darray_grid_mismatch(void) { return darray_with(5, 1, 2, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT); }
-static int darray_rank_big(void) { return darray_with(6, 6, 2, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT); }
-static int darray_rank_neg(void) { return darray_with(6, -1, 2, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT); }
-static int darray_size_zero(void) { return darray_with(0, 0, 2, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT); }
-static int darray_ndims_zero(void) { return darray_with(6, 1, 0, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT); }
-static int darray_none_psize(void) { return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT); }
-static int darray_bad_distrib(void) { return darray_with(6, 1, 2, 6, 4242, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT); }
+static int darray_block_darg_exact(void) {
+    return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_BLOCK, 3, 2, MPI_ORDER_C, MPI_INT);
+}
+static int darray_grid_mismatch(void) {
+    return darray_with(5, 1, 2, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT);
+}
+static int darray_rank_big(void) {
+    return darray_with(6, 6, 2, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT);
+}
+static int darray_rank_neg(void) {
+    return darray_with(6, -1, 2, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT);
+}
+static int darray_size_zero(void) {
+    return darray_with(0, 0, 2, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT);
+}
+static int darray_ndims_zero(void) {
+    return darray_with(6, 1, 0, 6, MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT);
+}
+static int darray_none_psize(void) {
+    return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT);
+}
+static int darray_bad_distrib(void) {
+    return darray_with(6, 1, 2, 6, 4242, MPI_DISTRIBUTE_DFLT_DARG, 2, MPI_ORDER_C, MPI_INT);
+}
 static int darray_darg_zero(void) { return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_CYCLIC, 0, 2, MPI_ORDER_C, MPI_INT); }
-static int darray_gsize_zero(void) { return darray_with(6, 1, 2, 0, MPI_DISTRIBUTE_CYCLIC, 1, 2, MPI_ORDER_C, MPI_INT); }
-static int darray_psize_zero(void) { return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_CYCLIC, 1, 0, MPI_ORDER_C, MPI_INT); }
+static int darray_gsize_zero(void) {
+    return darray_with(6, 1, 2, 0, MPI_DISTRIBUTE_CYCLIC, 1, 2, MPI_ORDER_C, MPI_INT);
+}
+static int darray_psize_zero(void) {
+    return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_CYCLIC, 1, 0, MPI_ORDER_C, MPI_INT);
+}
 static int darray_bad_order(void) { return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_CYCLIC, 1, 2, 99, MPI_INT); }
-static int darray_null_old(void) { return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_CYCLIC, 1, 2, MPI_ORDER_C, MPI_DATATYPE_NULL); }
+static int darray_null_old(void) {
+    return darray_with(6, 1, 2, 6, MPI_DISTRIBUTE_CYCLIC, 1, 2, MPI_ORDER_C, MPI_DATATYPE_NULL);
+}
 
 static int f90_real_both_undefined(void) {
     MPI_Datatype t;
@@ -182,8 +204,8 @@ static const struct error_case cases[] = {
 void part_g(void) {
     MPI_OK(MPI_Type_vector(2, 3, 5, MPI_DOUBLE, &g_vec));
     MPI_OK(MPI_Type_create_hvector(2, 1, 64, MPI_INT, &g_hvec));
-    MPI_OK(MPI_Type_create_struct(2, (int[]){1, 1}, (MPI_Aint[]){0, 8}, (MPI_Datatype[]){MPI_INT, MPI_DOUBLE},
-                                  &g_struct));
+    MPI_OK(
+        MPI_Type_create_struct(2, (int[]){1, 1}, (MPI_Aint[]){0, 8}, (MPI_Datatype[]){MPI_INT, MPI_DOUBLE}, &g_struct));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         int rc = cases[i].call();

@@ -31,6 +31,7 @@ static void external_exact(const char *what, const void *buf, int count, MPI_Dat
 }
 
 void external_sizes(void) {
+    /* clang-format off */
     static const struct {
         MPI_Datatype t;
         int size;
@@ -68,6 +69,7 @@ void external_sizes(void) {
         {MPI_LONG_DOUBLE_INT, 20, "MPI_LONG_DOUBLE_INT"}, {MPI_2INTEGER, 8, "MPI_2INTEGER"},
         {MPI_2REAL, 8, "MPI_2REAL"}, {MPI_2DOUBLE_PRECISION, 16, "MPI_2DOUBLE_PRECISION"},
     };
+    /* clang-format on */
     for (size_t i = 0; i < sizeof table / sizeof table[0]; ++i) {
         MPI_Aint n = -1;
         MPI_OK(MPI_Pack_external_size("external32", 3, table[i].t, &n));
@@ -93,17 +95,17 @@ struct rec {
 
 static MPI_Datatype rec_type(void) {
     MPI_Datatype t;
-    MPI_OK(MPI_Type_create_struct(3, (int[]){1, 1, 2},
-                                  (MPI_Aint[]){offsetof(struct rec, c), offsetof(struct rec, d), offsetof(struct rec, i)},
-                                  (MPI_Datatype[]){MPI_CHAR, MPI_DOUBLE, MPI_INT}, &t));
+    MPI_OK(MPI_Type_create_struct(
+        3, (int[]){1, 1, 2}, (MPI_Aint[]){offsetof(struct rec, c), offsetof(struct rec, d), offsetof(struct rec, i)},
+        (MPI_Datatype[]){MPI_CHAR, MPI_DOUBLE, MPI_INT}, &t));
     MPI_OK(MPI_Type_commit(&t));
     return t;
 }
 
 void external_exact_cases(void) {
     int ints[3] = {0x01020304, -1, 258};
-    external_exact("MPI_INT", ints, 3, MPI_INT,
-                   (const unsigned char[]){1, 2, 3, 4, 0xff, 0xff, 0xff, 0xff, 0, 0, 1, 2}, 12, sizeof ints);
+    external_exact("MPI_INT", ints, 3, MPI_INT, (const unsigned char[]){1, 2, 3, 4, 0xff, 0xff, 0xff, 0xff, 0, 0, 1, 2},
+                   12, sizeof ints);
     short s = -2;
     external_exact("MPI_SHORT", &s, 1, MPI_SHORT, (const unsigned char[]){0xff, 0xfe}, 2, sizeof s);
     long l[2] = {0x01020304L, -2L}; /* 4 bytes in external32: values that fit */
@@ -113,8 +115,7 @@ void external_exact_cases(void) {
     external_exact("MPI_UNSIGNED_LONG_LONG", &ull, 1, MPI_UNSIGNED_LONG_LONG,
                    (const unsigned char[]){0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10}, 8, sizeof ull);
     float f[2] = {1.5f, -0.0f};
-    external_exact("MPI_FLOAT", f, 2, MPI_FLOAT, (const unsigned char[]){0x3f, 0xc0, 0, 0, 0x80, 0, 0, 0}, 8,
-                   sizeof f);
+    external_exact("MPI_FLOAT", f, 2, MPI_FLOAT, (const unsigned char[]){0x3f, 0xc0, 0, 0, 0x80, 0, 0, 0}, 8, sizeof f);
     double d = -2.0;
     external_exact("MPI_DOUBLE", &d, 1, MPI_DOUBLE, (const unsigned char[]){0xc0, 0, 0, 0, 0, 0, 0, 0}, 8, sizeof d);
     bool b[2] = {true, false};
@@ -131,7 +132,8 @@ void external_exact_cases(void) {
        unpacking leaves zero, as the test's copies have it). */
     struct double_int di = {2.0, 7};
     external_exact("MPI_DOUBLE_INT", &di, 1, MPI_DOUBLE_INT,
-                   (const unsigned char[]){0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7}, 12, offsetof(struct double_int, i) + 4);
+                   (const unsigned char[]){0x40, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7}, 12,
+                   offsetof(struct double_int, i) + 4);
     struct short_int si;
     memset(&si, 0, sizeof si);
     si.v = -1;
@@ -172,10 +174,11 @@ void external_exact_cases(void) {
     r[1].d = 3.0;
     r[1].i[0] = 0x7fffffff;
     r[1].i[1] = 0;
-    external_exact("struct {char, double, int[2]}", r, 2, rt,
-                   (const unsigned char[]){'x', 0x3f, 0xe0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe,
-                                           'y', 0x40, 0x08, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0},
-                   34, sizeof r);
+    external_exact(
+        "struct {char, double, int[2]}", r, 2, rt,
+        (const unsigned char[]){'x', 0x3f, 0xe0, 0, 0, 0, 0, 0, 0, 0,    0,    0,    1,    0xff, 0xff, 0xff, 0xfe,
+                                'y', 0x40, 0x08, 0, 0, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff, 0,    0,    0,    0},
+        34, sizeof r);
     MPI_OK(MPI_Type_free(&rt));
     MPI_Datatype v;
     MPI_OK(MPI_Type_vector(3, 1, 2, MPI_SHORT, &v));
@@ -208,13 +211,14 @@ struct every {
 };
 
 void external_round_trip(void) {
-    MPI_Datatype parts[] = {MPI_LONG_DOUBLE, MPI_LONG, MPI_UNSIGNED_SHORT, MPI_C_DOUBLE_COMPLEX, MPI_WCHAR, MPI_C_BOOL,
-                            MPI_INT8_T, MPI_UINT64_T, MPI_COUNT, MPI_LONG_DOUBLE_INT, MPI_SHORT_INT,
-                            MPI_C_LONG_DOUBLE_COMPLEX};
-    MPI_Aint disps[] = {offsetof(struct every, ld), offsetof(struct every, l), offsetof(struct every, us),
-                        offsetof(struct every, dc), offsetof(struct every, wc), offsetof(struct every, b),
-                        offsetof(struct every, i8), offsetof(struct every, u64), offsetof(struct every, cnt),
-                        offsetof(struct every, ldi), offsetof(struct every, si), offsetof(struct every, ldc)};
+    MPI_Datatype parts[] = {MPI_LONG_DOUBLE,      MPI_LONG,      MPI_UNSIGNED_SHORT,
+                            MPI_C_DOUBLE_COMPLEX, MPI_WCHAR,     MPI_C_BOOL,
+                            MPI_INT8_T,           MPI_UINT64_T,  MPI_COUNT,
+                            MPI_LONG_DOUBLE_INT,  MPI_SHORT_INT, MPI_C_LONG_DOUBLE_COMPLEX};
+    MPI_Aint disps[] = {offsetof(struct every, ld),  offsetof(struct every, l),   offsetof(struct every, us),
+                        offsetof(struct every, dc),  offsetof(struct every, wc),  offsetof(struct every, b),
+                        offsetof(struct every, i8),  offsetof(struct every, u64), offsetof(struct every, cnt),
+                        offsetof(struct every, ldi), offsetof(struct every, si),  offsetof(struct every, ldc)};
     int lens[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     MPI_Datatype t;
     MPI_OK(MPI_Type_create_struct(12, lens, disps, parts, &t));

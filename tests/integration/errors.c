@@ -56,13 +56,9 @@ static int send_tag_big(void) { return MPI_Send(ibuf, 1, MPI_INT, rank, tag_ub +
 static int send_buf_null(void) { return MPI_Send(NULL, 3, MPI_INT, rank, 0, MPI_COMM_WORLD); }
 static int isend_dest_size(void) { return MPI_Isend(ibuf, 1, MPI_INT, size, 0, MPI_COMM_WORLD, &req); }
 static int ssend_tag_neg(void) { return MPI_Ssend(ibuf, 1, MPI_INT, rank, -3, MPI_COMM_WORLD); }
-static int recv_source_size(void) {
-    return MPI_Recv(ibuf, 1, MPI_INT, size, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-}
+static int recv_source_size(void) { return MPI_Recv(ibuf, 1, MPI_INT, size, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); }
 static int recv_tag_neg(void) { return MPI_Recv(ibuf, 1, MPI_INT, rank, -7, MPI_COMM_WORLD, MPI_STATUS_IGNORE); }
-static int recv_count_neg(void) {
-    return MPI_Recv(ibuf, -2, MPI_INT, rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-}
+static int recv_count_neg(void) { return MPI_Recv(ibuf, -2, MPI_INT, rank, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); }
 static int irecv_source_neg(void) { return MPI_Irecv(ibuf, 1, MPI_INT, -5, 0, MPI_COMM_WORLD, &req); }
 static int irecv_type_null(void) { return MPI_Irecv(ibuf, 1, MPI_DATATYPE_NULL, rank, 0, MPI_COMM_WORLD, &req); }
 static int probe_source_size(void) { return MPI_Probe(size, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); }
@@ -213,8 +209,8 @@ static void truncation(int n, int *buf) {
             CHECK(rc != MPI_SUCCESS && err_class(rc) == MPI_ERR_TRUNCATE,
                   "%d ints into %d (%s): rc %d (class %d), expected MPI_ERR_TRUNCATE", n, half,
                   rep ? "Irecv+Wait" : "Recv", rc, rc == MPI_SUCCESS ? 0 : err_class(rc));
-            CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 30 + rep, "truncation: status source %d tag %d",
-                  st.MPI_SOURCE, st.MPI_TAG);
+            CHECK(st.MPI_SOURCE == 1 && st.MPI_TAG == 30 + rep, "truncation: status source %d tag %d", st.MPI_SOURCE,
+                  st.MPI_TAG);
             MPI_OK(MPI_Get_count(&st, MPI_INT, &cnt));
             CHECK(cnt == half, "%d ints into %d: MPI_Get_count %d, expected %d", n, half, cnt, half);
             for (int i = 0; i < half; ++i)
@@ -268,8 +264,7 @@ static void ping_pong(void) {
         /* A ring exchange involving everyone. */
         int out = rank * 3 + 1, in = -1;
         const int right = (rank + 1) % size, left = (rank + size - 1) % size;
-        MPI_OK(MPI_Sendrecv(&out, 1, MPI_INT, right, 41, &in, 1, MPI_INT, left, 41, MPI_COMM_WORLD,
-                            MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Sendrecv(&out, 1, MPI_INT, right, 41, &in, 1, MPI_INT, left, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK(in == left * 3 + 1, "ring: got %d from %d", in, left);
     }
     free(buf);

@@ -22,12 +22,12 @@ int main(int argc, char **argv) {
         int r = -1, cls = -1;
         const int rc = MPI_Comm_rank(MPI_COMM_WORLD, &r);
         MPI_Error_class(rc, &cls);
-        exit(cls == MPI_ERR_OTHER ? 0 : 3);  /* exit(), not _exit(): the case that matters */
+        exit(cls == MPI_ERR_OTHER ? 0 : 3); /* exit(), not _exit(): the case that matters */
     }
     int status = 0;
     CHECK(waitpid(child, &status, 0) == child, "waitpid");
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's MPI call did not fail with MPI_ERR_OTHER (status %#x)",
-          status);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the child's MPI call did not fail with MPI_ERR_OTHER (status %#x)", status);
     /* The child is gone: every rank keeps talking to every other, for longer
        than the failure detector's timeout would allow a dead link. */
     const double start = MPI_Wtime();
@@ -41,7 +41,7 @@ int main(int argc, char **argv) {
         MPI_OK(MPI_Sendrecv(&rank, 1, MPI_INT, next, 1, &got, 1, MPI_INT, prev, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK(got == prev, "ring after the fork: got %d", got);
         ++rounds;
-        go = MPI_Wtime() - start < 1.5;  /* FTMPI_FT_TIMEOUT_MS is 1000 by default */
+        go = MPI_Wtime() - start < 1.5; /* FTMPI_FT_TIMEOUT_MS is 1000 by default */
         MPI_OK(MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD));
     }
     int nf = -1;

@@ -146,8 +146,8 @@ static void reductions(void) {
     double complex z_in = I, z_out = 0, z_want = 1;
     for (int k = 0; k < n; ++k) z_want *= I;
     MPI_OK(MPI_Allreduce(&z_in, &z_out, 1, MPI_DOUBLE_COMPLEX, MPI_PROD, MPI_COMM_WORLD));
-    CHECK(creal(z_out) == creal(z_want) && cimag(z_out) == cimag(z_want), "DOUBLE COMPLEX PROD (%g,%g)",
-          creal(z_out), cimag(z_out));
+    CHECK(creal(z_out) == creal(z_want) && cimag(z_out) == cimag(z_want), "DOUBLE COMPLEX PROD (%g,%g)", creal(z_out),
+          cimag(z_out));
 
     /* LAND, LOR, LXOR on LOGICAL (.TRUE. is 1): rank 0 alone is false. */
     int32_t l_in = me != 0, l_out = -1;

@@ -57,7 +57,8 @@ static void check_calls(MPI_Comm comm, int bad, int fail_class, int tag, int sel
     rc = MPI_Waitall(2, reqs, sts);
     CHECK(tl_class(rc) == MPI_ERR_IN_STATUS, "Waitall returned class %d", tl_class(rc));
     CHECK(tl_class(sts[0].MPI_ERROR) == fail_class, "Waitall status 0 class %d", tl_class(sts[0].MPI_ERROR));
-    if (self_next >= 0) CHECK(sts[1].MPI_ERROR == MPI_SUCCESS && y == self_prev, "Waitall status 1: %d", sts[1].MPI_ERROR);
+    if (self_next >= 0)
+        CHECK(sts[1].MPI_ERROR == MPI_SUCCESS && y == self_prev, "Waitall status 1: %d", sts[1].MPI_ERROR);
     expect_handler("Waitall", comm, fail_class);
 
     /* Waitsome: until both are done; the handler runs when the failed one is reported. */

@@ -150,7 +150,7 @@ static void load_round(MPI_Win win, int *base, int *buf, uint32_t *seed, MPI_Op 
 
 int main(int argc, char **argv) {
     int provided = -1;
-    for (int i = 2; i < argc; ++i)  /* before MPI_Init, which reads it */
+    for (int i = 2; i < argc; ++i) /* before MPI_Init, which reads it */
         if (!strncmp(argv[i], "ctl=", 4)) setenv("FTMPI_FT_PROVIDER", argv[i] + 4, 1);
     tl_init_multiple(&argc, &argv, &rank, &size);
     MPI_OK(MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided));
@@ -227,8 +227,8 @@ int main(int argc, char **argv) {
               tl_class(rc), elapsed);
         const double limit = timeout_s + period_s + 0.3 + (rank == observer ? 0 : 1.0);
         CHECK(elapsed < limit, "stopped rank %d found after %.3f s (limit %.3f s)", victim, elapsed, limit);
-        CHECK(elapsed > timeout_s - period_s - 0.02, "stopped rank %d found after %.3f s, before the timeout",
-              victim, elapsed);
+        CHECK(elapsed > timeout_s - period_s - 0.02, "stopped rank %d found after %.3f s, before the timeout", victim,
+              elapsed);
         tl_check_agreement(MPI_COMM_WORLD, &victim, 1);
         double worst = 0;
         MPI_Comm survivors;

@@ -19,9 +19,9 @@ static inline int tl_class(int rc) {
     return c;
 }
 
-#define CHECK_CLASS(call, want)                                                          \
-    do {                                                                                 \
-        int tl_c_ = tl_class(call);                                                      \
+#define CHECK_CLASS(call, want)                                                              \
+    do {                                                                                     \
+        int tl_c_ = tl_class(call);                                                          \
         CHECK(tl_c_ == (want), "%s: class %d, expected %s (%d)", #call, tl_c_, #want, want); \
     } while (0)
 

@@ -206,7 +206,7 @@ static int greq_cancel(void *extra, int complete) {
     struct greq *g = extra;
     ++g->cancels;
     g->cancel_complete = complete;
-    if (!complete) MPI_Grequest_complete(g->req);  /* cancelling finishes the operation */
+    if (!complete) MPI_Grequest_complete(g->req); /* cancelling finishes the operation */
     return MPI_SUCCESS;
 }
 static void *complete_later(void *arg) {

@@ -24,8 +24,7 @@ static void run(MPI_Comm comm, int rank, int size) {
         MPI_OK(MPIX_Comm_iagree(comm, &flag[i], &req[i]));
     }
     MPI_OK(MPI_Waitall(K, req, MPI_STATUSES_IGNORE));
-    for (int i = 0; i < K; ++i)
-        CHECK(flag[i] == (0x7fffffff & ~(1 << (i % size))), "agreement %d: %#x", i, flag[i]);
+    for (int i = 0; i < K; ++i) CHECK(flag[i] == (0x7fffffff & ~(1 << (i % size))), "agreement %d: %#x", i, flag[i]);
 }
 
 int main(int argc, char **argv) {
@@ -36,7 +35,7 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     run(dup, rank, size);
     int one = 1;
-    MPI_OK(MPIX_Comm_agree(dup, &one));  /* a blocking one after them */
+    MPI_OK(MPIX_Comm_agree(dup, &one)); /* a blocking one after them */
     CHECK(one == 1, "agree after the nonblocking ones: %d", one);
     MPI_Comm_free(&dup);
     if (rank == 0) printf("iagree_many: %d agreements ok\n", 2 * K);

@@ -10,7 +10,10 @@
 #include "testlib.h"
 
 #define N 10
-#define STEP(s) do { if (getenv("IDUP_TRACE")) fprintf(stderr, "rank %d: %s\n", rank, s); } while (0)
+#define STEP(s)                                                              \
+    do {                                                                     \
+        if (getenv("IDUP_TRACE")) fprintf(stderr, "rank %d: %s\n", rank, s); \
+    } while (0)
 
 static int rank, size;
 
@@ -34,8 +37,7 @@ static void check_comm(MPI_Comm c, const char *what) {
     MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c));
     CHECK(sum == n, "%s: allreduce %d of %d", what, sum, n);
     int got = -1;
-    MPI_OK(MPI_Sendrecv(&me, 1, MPI_INT, (me + 1) % n, 7, &got, 1, MPI_INT, (me + n - 1) % n, 7, c,
-                        MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Sendrecv(&me, 1, MPI_INT, (me + 1) % n, 7, &got, 1, MPI_INT, (me + n - 1) % n, 7, c, MPI_STATUS_IGNORE));
     CHECK(got == (me + n - 1) % n, "%s: ring got %d", what, got);
 }
 
@@ -177,7 +179,7 @@ static void idup_inter(MPI_Comm inter) {
     /* A message on the inter-communicator in flight meanwhile. */
     int lrank;
     MPI_OK(MPI_Comm_rank(inter, &lrank));
-    const int partner = lrank == 0 ? 0 : MPI_PROC_NULL;  /* the two leaders */
+    const int partner = lrank == 0 ? 0 : MPI_PROC_NULL; /* the two leaders */
     MPI_OK(MPI_Irecv(&got, 1, MPI_INT, partner, 9, inter, &reqs[3]));
     MPI_OK(MPI_Isend(&rank, 1, MPI_INT, partner, 9, inter, &reqs[4]));
     MPI_OK(MPI_Waitall(5, reqs, MPI_STATUSES_IGNORE));
@@ -188,7 +190,7 @@ static void idup_inter(MPI_Comm inter) {
         CHECK(flag, "idup of an inter-communicator is not one");
         check_comm(idups[i], "idup of an inter-communicator");
     }
-    MPI_OK(MPI_Comm_idup(idups[0], &idups[3], &reqs[0]));  /* and of a duplicate */
+    MPI_OK(MPI_Comm_idup(idups[0], &idups[3], &reqs[0])); /* and of a duplicate */
     MPI_OK(MPI_Wait(&reqs[0], MPI_STATUS_IGNORE));
     check_comm(idups[3], "idup of an idup'd inter-communicator");
     for (int i = 0; i < 4; ++i) MPI_OK(MPI_Comm_free(&idups[i]));

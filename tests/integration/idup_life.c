@@ -60,8 +60,7 @@ static void check_comm(MPI_Comm c, const char *what) {
     CHECK(sum == n, "%s: allreduce %d of %d", what, sum, n);
     if (inter) return;
     int got = -1;
-    MPI_OK(MPI_Sendrecv(&me, 1, MPI_INT, (me + 1) % n, 7, &got, 1, MPI_INT, (me + n - 1) % n, 7, c,
-                        MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Sendrecv(&me, 1, MPI_INT, (me + 1) % n, 7, &got, 1, MPI_INT, (me + n - 1) % n, 7, c, MPI_STATUS_IGNORE));
     CHECK(got == (me + n - 1) % n, "%s: ring got %d", what, got);
 }
 
@@ -176,8 +175,7 @@ static void section_inter(int key) {
         int flag = 0;
         MPI_OK(MPI_Comm_test_inter(c[i], &flag));
         CHECK(flag, "idup %d of a freed inter-communicator is not one", i);
-        CHECK(attr_of(c[i], key) == &v1, "idup %d of a freed inter-communicator: attribute %p", i,
-              attr_of(c[i], key));
+        CHECK(attr_of(c[i], key) == &v1, "idup %d of a freed inter-communicator: attribute %p", i, attr_of(c[i], key));
         check_comm(c[i], "idup of a freed inter-communicator");
     }
     for (int i = 0; i < 2; ++i) MPI_OK(MPI_Comm_free(&c[i]));
@@ -194,8 +192,8 @@ static void section_stress(void) {
     for (int round = 0; round < ROUNDS; ++round) {
         for (int i = 0; i < IDUPS; ++i) {
             MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &dups[i], &many[2 * i]));
-            MPI_OK(MPI_Iallreduce(buf_in + i * COUNT, buf_out + i * COUNT, COUNT, MPI_INT, MPI_SUM,
-                                  MPI_COMM_WORLD, &many[2 * i + 1]));
+            MPI_OK(MPI_Iallreduce(buf_in + i * COUNT, buf_out + i * COUNT, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                  &many[2 * i + 1]));
         }
         MPI_OK(MPI_Waitall(2 * IDUPS, many, MPI_STATUSES_IGNORE));
         for (int i = 0; i < COUNT * IDUPS; i += 997)

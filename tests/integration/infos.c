@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
     CHECK(getcwd(cwd, sizeof cwd) != NULL && has_key(MPI_INFO_ENV, "wdir", v) && strcmp(v, cwd) == 0, "wdir '%s'", v);
     CHECK(has_key(MPI_INFO_ENV, "host", NULL) && has_key(MPI_INFO_ENV, "arch", NULL), "host or arch missing");
     MPI_Info dup;
-    MPI_OK(MPI_Info_dup(MPI_INFO_ENV, &dup));  /* a copy is the user's */
+    MPI_OK(MPI_Info_dup(MPI_INFO_ENV, &dup)); /* a copy is the user's */
     MPI_OK(MPI_Info_set(dup, "command", "other"));
     MPI_OK(MPI_Info_free(&dup));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));

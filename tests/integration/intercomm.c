@@ -69,7 +69,11 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Barrier(inter));
     {
         int v[3] = {-1, -1, -1};
-        if (side == 0 && lrank == 0) { v[0] = 7; v[1] = 8; v[2] = 9; }
+        if (side == 0 && lrank == 0) {
+            v[0] = 7;
+            v[1] = 8;
+            v[2] = 9;
+        }
         int root = side == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
         MPI_OK(MPI_Bcast(v, 3, MPI_INT, root, inter));
         if (side == 1) CHECK(v[0] == 7 && v[1] == 8 && v[2] == 9, "inter bcast got %d %d %d", v[0], v[1], v[2]);

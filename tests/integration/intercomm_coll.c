@@ -50,20 +50,22 @@ static unsigned after_death(int victim) {
     unsigned mask = 0;
     int bit = 0;
     /* Non-rooted: MPI_ERR_PROC_FAILED at every survivor of both groups. */
-#define ALL_FAIL(call, what)                                                                             \
-    do {                                                                                                 \
-        int rc_ = (call);                                                                                \
-        CHECK(is_failed(rc_), "%s returned class %d at world rank %d, expected MPI_ERR_PROC_FAILED at " \
-              "every survivor", what, tl_class(rc_), world);                                             \
-        mask |= 1u << bit++;                                                                             \
+#define ALL_FAIL(call, what)                                                            \
+    do {                                                                                \
+        int rc_ = (call);                                                               \
+        CHECK(is_failed(rc_),                                                           \
+              "%s returned class %d at world rank %d, expected MPI_ERR_PROC_FAILED at " \
+              "every survivor",                                                         \
+              what, tl_class(rc_), world);                                              \
+        mask |= 1u << bit++;                                                            \
     } while (0)
     for (int nb = 0; nb < 2; ++nb) {
 #define BOTH(blocking, nonblocking, what) ALL_FAIL(nb ? wait_rc(nonblocking, &r) : (blocking), what)
         BOTH(MPI_Barrier(inter), MPI_Ibarrier(inter, &r), "barrier");
         BOTH(MPI_Allreduce(x, y, N, MPI_INT, MPI_SUM, inter), MPI_Iallreduce(x, y, N, MPI_INT, MPI_SUM, inter, &r),
              "allreduce");
-        BOTH(MPI_Allgather(x, 1, MPI_INT, y, 1, MPI_INT, inter), MPI_Iallgather(x, 1, MPI_INT, y, 1, MPI_INT, inter, &r),
-             "allgather");
+        BOTH(MPI_Allgather(x, 1, MPI_INT, y, 1, MPI_INT, inter),
+             MPI_Iallgather(x, 1, MPI_INT, y, 1, MPI_INT, inter, &r), "allgather");
         BOTH(MPI_Allgatherv(x, 1, MPI_INT, y, counts, displs, MPI_INT, inter),
              MPI_Iallgatherv(x, 1, MPI_INT, y, counts, displs, MPI_INT, inter, &r), "allgatherv");
         BOTH(MPI_Alltoall(x, 1, MPI_INT, y, 1, MPI_INT, inter), MPI_Ialltoall(x, 1, MPI_INT, y, 1, MPI_INT, inter, &r),
@@ -173,11 +175,11 @@ static int mid_loop(void) {
     int x[64], y[64], counts[64], displs[64], errors = 0;
     for (int i = 0; i < 64; ++i) x[i] = world, counts[i] = 1, displs[i] = i;
     MPI_Request r;
-#define OK_OR_FAILED(call)                                                                          \
-    do {                                                                                            \
-        int rc_ = (call);                                                                           \
+#define OK_OR_FAILED(call)                                                                              \
+    do {                                                                                                \
+        int rc_ = (call);                                                                               \
         CHECK(rc_ == MPI_SUCCESS || is_failed(rc_), "%s: class %d at %d", #call, tl_class(rc_), world); \
-        errors += rc_ != MPI_SUCCESS;                                                               \
+        errors += rc_ != MPI_SUCCESS;                                                                   \
     } while (0)
     for (int iter = 0; iter < 20; ++iter) {
         const int rside = iter % 2, gsize = rside == 0 ? a_size : wsize - a_size;
@@ -228,8 +230,9 @@ int main(int argc, char **argv) {
         correctness();
         MPI_OK(MPI_Comm_free(&inter));
         MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-        if (world == 0) printf("intercomm_coll: every collective, split and create checked on %d+%d ranks\n", a_size,
-                               wsize - a_size);
+        if (world == 0)
+            printf("intercomm_coll: every collective, split and create checked on %d+%d ranks\n", a_size,
+                   wsize - a_size);
     } else {
         MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
         CHECK(victim >= 0 && victim < wsize, "victim %d", victim);

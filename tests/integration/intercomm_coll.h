@@ -23,15 +23,15 @@ static inline int local_world(int j) { return side == 0 ? j : a_size + j; }
 static inline int val(int w, int i) { return w * 1000 + i; }
 
 /* Runs `blocking`, or `nonblocking` (which sets req_) and waits; MPI_SUCCESS expected. */
-#define COLL(nb, blocking, nonblocking)                              \
-    do {                                                             \
-        if (!(nb)) {                                                 \
-            MPI_OK(blocking);                                        \
-        } else {                                                     \
-            MPI_Request req_ = MPI_REQUEST_NULL;                     \
-            MPI_OK(nonblocking);                                     \
-            MPI_OK(MPI_Wait(&req_, MPI_STATUS_IGNORE));              \
-        }                                                            \
+#define COLL(nb, blocking, nonblocking)                 \
+    do {                                                \
+        if (!(nb)) {                                    \
+            MPI_OK(blocking);                           \
+        } else {                                        \
+            MPI_Request req_ = MPI_REQUEST_NULL;        \
+            MPI_OK(nonblocking);                        \
+            MPI_OK(MPI_Wait(&req_, MPI_STATUS_IGNORE)); \
+        }                                               \
     } while (0)
 
 static inline int *ints(int n, int fill) {

@@ -22,15 +22,18 @@ static void check_newinter(MPI_Comm c, const int *local_w, int nl, const int *re
     int idx[64], tr[64];
     for (int i = 0; i < 64; ++i) idx[i] = i;
     MPI_OK(MPI_Group_translate_ranks(lg, nl, idx, wg, tr));
-    for (int i = 0; i < nl; ++i) CHECK(tr[i] == local_w[i], "%s: local rank %d is world %d, expected %d", what, i, tr[i], local_w[i]);
+    for (int i = 0; i < nl; ++i)
+        CHECK(tr[i] == local_w[i], "%s: local rank %d is world %d, expected %d", what, i, tr[i], local_w[i]);
     MPI_OK(MPI_Group_translate_ranks(rg, nr, idx, wg, tr));
-    for (int i = 0; i < nr; ++i) CHECK(tr[i] == remote_w[i], "%s: remote rank %d is world %d, expected %d", what, i, tr[i], remote_w[i]);
+    for (int i = 0; i < nr; ++i)
+        CHECK(tr[i] == remote_w[i], "%s: remote rank %d is world %d, expected %d", what, i, tr[i], remote_w[i]);
     MPI_Group_free(&wg);
     MPI_Group_free(&lg);
     MPI_Group_free(&rg);
     int got[64];
     MPI_OK(MPI_Allgather(&world, 1, MPI_INT, got, 1, MPI_INT, c));
-    for (int i = 0; i < nr; ++i) CHECK(got[i] == remote_w[i], "%s: allgather [%d] = %d, expected %d", what, i, got[i], remote_w[i]);
+    for (int i = 0; i < nr; ++i)
+        CHECK(got[i] == remote_w[i], "%s: allgather [%d] = %d, expected %d", what, i, got[i], remote_w[i]);
     MPI_OK(MPI_Barrier(c));
 }
 

@@ -28,8 +28,8 @@ static void check_composed(const unsigned *out, int count, const char *what) {
             compose(acc, v, &one, NULL);
             acc[0] = v[0], acc[1] = v[1];
         }
-        CHECK(out[2 * i] == acc[0] && out[2 * i + 1] == acc[1], "%s: element %d = (%u, %u), expected (%u, %u)", what,
-              i, out[2 * i], out[2 * i + 1], acc[0], acc[1]);
+        CHECK(out[2 * i] == acc[0] && out[2 * i + 1] == acc[1], "%s: element %d = (%u, %u), expected (%u, %u)", what, i,
+              out[2 * i], out[2 * i + 1], acc[0], acc[1]);
     }
 }
 
@@ -60,8 +60,8 @@ static void test_reduce(int nb, int rside, int rroot, int count, int ordered) {
             int want = -1;
             if (root == MPI_ROOT)
                 for (int j = 0, s = 0; j < rsize; ++j) want = (s += val(remote_world(j), i));
-            CHECK(out[i] == want, "reduce sum (root %d of side %d, nb %d): out[%d] = %d, expected %d", rroot, rside,
-                  nb, i, out[i], want);
+            CHECK(out[i] == want, "reduce sum (root %d of side %d, nb %d): out[%d] = %d, expected %d", rroot, rside, nb,
+                  i, out[i], want);
         }
         free(in);
         free(out);
@@ -86,8 +86,7 @@ static void test_allreduce(int nb, int count, int ordered) {
         for (int i = 0; i < count; ++i) {
             int want = 0;
             for (int j = 0; j < rsize; ++j) want += val(remote_world(j), i);
-            CHECK(out[i] == want, "allreduce (nb %d, count %d): out[%d] = %d, expected %d", nb, count, i, out[i],
-                  want);
+            CHECK(out[i] == want, "allreduce (nb %d, count %d): out[%d] = %d, expected %d", nb, count, i, out[i], want);
         }
         free(in);
         free(out);
@@ -127,8 +126,8 @@ static void test_gather(int nb, int rside, int rroot, int v) {
         for (int j = 0; j < rsize; ++j) {
             for (; next < displs[j]; ++next) CHECK(out[next] == -1, "gather(v %d): gap at %d written", v, next);
             for (int i = 0; i < counts[j]; ++i, ++next)
-                CHECK(out[next] == val(remote_world(j), i), "gather(v %d, nb %d, root side %d): block %d [%d] = %d",
-                      v, nb, rside, j, i, out[next]);
+                CHECK(out[next] == val(remote_world(j), i), "gather(v %d, nb %d, root side %d): block %d [%d] = %d", v,
+                      nb, rside, j, i, out[next]);
         }
         CHECK(out[total] == -1, "gather(v %d): written past the end", v);
     } else if (root == MPI_PROC_NULL) {
@@ -273,8 +272,9 @@ static void test_alltoall(int nb, int kind) {
         const int n = rt[j] == int2 ? 2 * rc[j] : rc[j];
         for (; next < rd[j]; ++next) CHECK(out[next] == -1, "alltoall kind %d: gap at %d written", kind, next);
         for (int i = 0; i < n; ++i, ++next)
-            CHECK(out[next] == a2a(remote_world(j), lrank, i), "alltoall kind %d (nb %d): from %d [%d] = %d, expected %d",
-                  kind, nb, j, i, out[next], a2a(remote_world(j), lrank, i));
+            CHECK(out[next] == a2a(remote_world(j), lrank, i),
+                  "alltoall kind %d (nb %d): from %d [%d] = %d, expected %d", kind, nb, j, i, out[next],
+                  a2a(remote_world(j), lrank, i));
     }
     CHECK(out[rtot] == -1, "alltoall kind %d: written past the end", kind);
     MPI_OK(MPI_Type_free(&int2));
@@ -338,9 +338,9 @@ static void test_concurrent(void) {
     free(t_out);
 }
 
-#define EXPECT_CLASS(call, want)                                                                      \
-    do {                                                                                              \
-        int c_ = tl_class(call);                                                                      \
+#define EXPECT_CLASS(call, want)                                                                     \
+    do {                                                                                             \
+        int c_ = tl_class(call);                                                                     \
         CHECK(c_ == (want), "%s on an inter-communicator: class %d, expected %s", #call, c_, #want); \
     } while (0)
 
@@ -368,8 +368,8 @@ static void test_errors(void) {
        erroneous at some processes only. */
     if (a_size == 1) {
         const int root = root_arg(0, 0);
-        EXPECT_CLASS(MPI_Gather(root == MPI_ROOT ? x : MPI_IN_PLACE, 1, MPI_INT, root == MPI_ROOT ? MPI_IN_PLACE : y,
-                                1, MPI_INT, root, inter),
+        EXPECT_CLASS(MPI_Gather(root == MPI_ROOT ? x : MPI_IN_PLACE, 1, MPI_INT, root == MPI_ROOT ? MPI_IN_PLACE : y, 1,
+                                MPI_INT, root, inter),
                      MPI_ERR_BUFFER);
         EXPECT_CLASS(MPI_Reduce(root == MPI_ROOT ? x : MPI_IN_PLACE, root == MPI_ROOT ? MPI_IN_PLACE : y, 1, MPI_INT,
                                 MPI_SUM, root, inter),
@@ -387,7 +387,7 @@ void correctness(void) {
         COLL(nb, MPI_Barrier(inter), MPI_Ibarrier(inter, &req_));
         for (int rside = 0; rside < 2; ++rside) {
             const int gsize = rside == 0 ? a_size : wsize - a_size;
-            for (int rr = 0; rr < gsize; rr += gsize > 1 ? gsize - 1 : 1) { /* first and last rank */
+            for (int rr = 0; rr<gsize; rr += gsize> 1 ? gsize - 1 : 1) { /* first and last rank */
                 test_bcast(nb, rside, rr, 5);
                 test_bcast(nb, rside, rr, 20000);
                 test_reduce(nb, rside, rr, 6, 0);

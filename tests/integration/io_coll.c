@@ -27,8 +27,8 @@ static char dir[256];
 
 /* Hint sets, one per pass: mode, cb_nodes, cb_buffer_size (NULL: unset). */
 static const char *const passes[][3] = {
-    {"enable", NULL, NULL},    {"enable", "1", "100"},     {"enable", "2", "4096"},
-    {"disable", NULL, NULL},   {"automatic", NULL, "64"},  {"enable", "3", "37"},
+    {"enable", NULL, NULL},  {"enable", "1", "100"},    {"enable", "2", "4096"},
+    {"disable", NULL, NULL}, {"automatic", NULL, "64"}, {"enable", "3", "37"},
 };
 #define NPASSES (int)(sizeof passes / sizeof passes[0])
 
@@ -79,7 +79,7 @@ static void subarray(int pass) {
     MPI_OK(MPI_Type_commit(&ft));
     const int n = sub[0] * sub[1] * sub[2];
     int *mine = malloc(sizeof(int) * (size_t)(n + 1)), *back = malloc(sizeof(int) * (size_t)(n + 1));
-    const MPI_Offset disp = 40;  /* second write: after a header */
+    const MPI_Offset disp = 40; /* second write: after a header */
     unsigned char *ref = calloc(1, disp + sizeof(int) * NX * NY * NZ);
     for (int salt = 0; salt < 2; ++salt) {
         int k = 0;
@@ -157,7 +157,7 @@ static void indexed(int pass) {
     int *mine = malloc(sizeof(int) * (size_t)(mycount * TILES + 1));
     const size_t flen = sizeof(int) * (size_t)tile * TILES;
     unsigned char *ref = malloc(flen);
-    memset(ref, 0xEE, flen);  /* what rank 0 writes first: holes keep it */
+    memset(ref, 0xEE, flen); /* what rank 0 writes first: holes keep it */
     int k = 0;
     for (int t = 0; t < TILES; ++t)
         for (int b = 0, at = 0; b < NB; at += blen(b), ++b)

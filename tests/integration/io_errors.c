@@ -17,8 +17,11 @@ void errors(void) {
     path_of(missing, sizeof missing, "missing");
     MPI_File fh = MPI_FILE_NULL;
     /* amode errors, at every process */
-    const int bad_modes[] = {0, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_MODE_RDONLY | MPI_MODE_EXCL,
-                             MPI_MODE_RDONLY | MPI_MODE_RDWR, MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL,
+    const int bad_modes[] = {0,
+                             MPI_MODE_RDONLY | MPI_MODE_CREATE,
+                             MPI_MODE_RDONLY | MPI_MODE_EXCL,
+                             MPI_MODE_RDONLY | MPI_MODE_RDWR,
+                             MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL,
                              MPI_MODE_WRONLY | 0x40000};
     for (size_t i = 0; i < sizeof bad_modes / sizeof bad_modes[0]; ++i) {
         int rc = MPI_File_open(MPI_COMM_WORLD, path, bad_modes[i], MPI_INFO_NULL, &fh);
@@ -56,8 +59,8 @@ void errors(void) {
     expect_class(MPI_File_read_at(fh, 0, &v, -1, MPI_INT, MPI_STATUS_IGNORE), MPI_ERR_COUNT, "negative count");
     expect_class(MPI_File_seek(fh, 0, 12345), MPI_ERR_ARG, "bad whence");
     expect_class(MPI_File_seek(fh, -1, MPI_SEEK_SET), MPI_ERR_ARG, "negative position");
-    expect_class(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL),
-                 MPI_ERR_UNSUPPORTED_DATAREP, "external32 of MPI_LONG (4 bytes there, 8 here)");
+    expect_class(MPI_File_set_view(fh, 0, MPI_LONG, MPI_LONG, "external32", MPI_INFO_NULL), MPI_ERR_UNSUPPORTED_DATAREP,
+                 "external32 of MPI_LONG (4 bytes there, 8 here)");
     expect_class(MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_INT, "native", MPI_INFO_NULL), MPI_ERR_ARG,
                  "filetype not made of etypes");
     MPI_OK(MPI_File_set_view(fh, 0, MPI_SHORT, MPI_INT, "native", MPI_INFO_NULL));
@@ -167,7 +170,8 @@ void datareps(void) {
     expect_class(MPI_Register_datarep("external32", swap_read, swap_write, native_extent, NULL), MPI_ERR_DUP_DATAREP,
                  "registering external32");
     MPI_OK(MPI_Register_datarep("ftmpi-test-wide", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, wide_extent, NULL));
-    MPI_OK(MPI_Register_datarep("ftmpi-test-asis", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, native_extent, NULL));
+    MPI_OK(
+        MPI_Register_datarep("ftmpi-test-asis", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, native_extent, NULL));
 
     MPI_File fh;
     MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
@@ -180,7 +184,8 @@ void datareps(void) {
     CHECK(strcmp(rep, "ftmpi-test-swapped") == 0 && d == disp, "get_view: \"%s\" at %lld", rep, (long long)d);
     MPI_Aint ext = 0;
     MPI_OK(MPI_File_get_type_extent(fh, MPI_DOUBLE, &ext));
-    CHECK(ext == (MPI_Aint)sizeof(double), "get_type_extent(MPI_DOUBLE) under the swapped representation: %ld", (long)ext);
+    CHECK(ext == (MPI_Aint)sizeof(double), "get_type_extent(MPI_DOUBLE) under the swapped representation: %ld",
+          (long)ext);
 
     int out[N], back[N];
     for (int i = 0; i < N; ++i) out[i] = rank * 100000 + i * 7 + 1;
@@ -221,8 +226,9 @@ void datareps(void) {
     expect_class(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "nobody-registered-this", MPI_INFO_NULL),
                  MPI_ERR_UNSUPPORTED_DATAREP, "an unknown representation");
     if (size > 1)
-        expect_class(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, rank == 0 ? "native" : "ftmpi-test-asis", MPI_INFO_NULL),
-                     MPI_ERR_NOT_SAME, "representations that differ between ranks");
+        expect_class(
+            MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, rank == 0 ? "native" : "ftmpi-test-asis", MPI_INFO_NULL),
+            MPI_ERR_NOT_SAME, "representations that differ between ranks");
     MPI_OK(MPI_File_close(&fh));
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) MPI_OK(MPI_File_delete(path, MPI_INFO_NULL));

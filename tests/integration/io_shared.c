@@ -121,8 +121,9 @@ static void shared_sequential(const char *path) {
     MPI_File fh;
     MPI_Status st;
     MPI_Offset pos;
-    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL |
-                         MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path,
+                         MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE,
+                         MPI_INFO_NULL, &fh));
     int v = rank;
     expect_class(MPI_File_write_at(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE), MPI_ERR_UNSUPPORTED_OPERATION,
                  "write_at in MPI_MODE_SEQUENTIAL");

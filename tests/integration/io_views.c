@@ -196,7 +196,7 @@ void indexed(void) {
     MPI_OK(MPI_Get_count(&st, MPI_INT, &cnt));
     CHECK(cnt == 3, "write_at count %d", cnt);
     MPI_OK(MPI_File_seek(fh, 5, MPI_SEEK_SET));
-    MPI_OK(MPI_File_write(fh, mine + 5, 4, MPI_INT, &st));  /* 5..8 */
+    MPI_OK(MPI_File_write(fh, mine + 5, 4, MPI_INT, &st)); /* 5..8 */
     MPI_Offset pos;
     MPI_OK(MPI_File_get_position(fh, &pos));
     CHECK(pos == 9, "position after write: %lld", (long long)pos);

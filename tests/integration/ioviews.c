@@ -73,7 +73,10 @@ static void part_classes(void) {
 struct rec {
     int a;
     double b;
-    struct { double v; int i; } p;
+    struct {
+        double v;
+        int i;
+    } p;
     short c;
 };
 
@@ -81,7 +84,8 @@ struct rec {
    another order of fields (non-contiguous, with gaps). */
 static MPI_Datatype rec_type(void) {
     int bl[4] = {1, 1, 1, 1};
-    MPI_Aint d[4] = {offsetof(struct rec, a), offsetof(struct rec, b), offsetof(struct rec, p), offsetof(struct rec, c)};
+    MPI_Aint d[4] = {offsetof(struct rec, a), offsetof(struct rec, b), offsetof(struct rec, p),
+                     offsetof(struct rec, c)};
     MPI_Datatype ty[4] = {MPI_INT, MPI_DOUBLE, MPI_DOUBLE_INT, MPI_SHORT}, t, r;
     MPI_OK(MPI_Type_create_struct(4, bl, d, ty, &t));
     MPI_OK(MPI_Type_create_resized(t, 0, sizeof(struct rec), &r));
@@ -201,8 +205,7 @@ static void part_external32(void) {
     for (int k = 0; k < NREC; ++k) {
         struct rec x;
         fill_rec(&x, other, k);
-        CHECK(back[k].a == x.a && back[k].b == x.b && back[k].p.v == x.p.v && back[k].p.i == x.p.i &&
-                  back[k].c == x.c,
+        CHECK(back[k].a == x.a && back[k].b == x.b && back[k].p.v == x.p.v && back[k].p.i == x.p.i && back[k].c == x.c,
               "read back rank %d's element %d: %d %g %g %d %d", other, k, back[k].a, back[k].b, back[k].p.v,
               back[k].p.i, back[k].c);
         const unsigned char *pad = (const unsigned char *)&back[k].p + 12;

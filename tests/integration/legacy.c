@@ -70,7 +70,10 @@ static void datatypes(void) {
     MPI_OK(MPI_Type_lb(resized, &lb));
     MPI_OK(MPI_Type_ub(resized, &ub));
     CHECK(lb == -4 && ub == 12, "lb %ld ub %ld", (long)lb, (long)ub);
-    struct { int i; double d; } s;
+    struct {
+        int i;
+        double d;
+    } s;
     MPI_OK(MPI_Address(&s.i, &a0));
     MPI_OK(MPI_Address(&s.d, &a1));
     int bl[2] = {1, 1};

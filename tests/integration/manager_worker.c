@@ -73,18 +73,18 @@ int main(int argc, char **argv) {
     long long sum = 0;
     for (int w = 0; w < size; ++w) holding[w] = -1;
 
-    /* Gives worker w its next task, or marks it idle when there is none now. */
-#define FEED(w)                                                                                      \
-    do {                                                                                             \
+        /* Gives worker w its next task, or marks it idle when there is none now. */
+#define FEED(w)                                                                                                \
+    do {                                                                                                       \
         long long t_ = nrequeued > 0 ? requeued[--nrequeued] : (next < NTASKS || nfailures < 3) ? next++ : -1; \
-        if (t_ < 0) {                                                                                \
-            idle[w] = 1;                                                                             \
-            break;                                                                                   \
-        }                                                                                            \
-        idle[w] = 0;                                                                                 \
-        holding[w] = (int)t_;                                                                        \
-        int rc_ = MPI_Send(&t_, 1, MPI_LONG_LONG, w, TAG_TASK, MPI_COMM_WORLD);                      \
-        CHECK(rc_ == MPI_SUCCESS || tl_class(rc_) == MPI_ERR_PROC_FAILED, "task send: %d", rc_);      \
+        if (t_ < 0) {                                                                                          \
+            idle[w] = 1;                                                                                       \
+            break;                                                                                             \
+        }                                                                                                      \
+        idle[w] = 0;                                                                                           \
+        holding[w] = (int)t_;                                                                                  \
+        int rc_ = MPI_Send(&t_, 1, MPI_LONG_LONG, w, TAG_TASK, MPI_COMM_WORLD);                                \
+        CHECK(rc_ == MPI_SUCCESS || tl_class(rc_) == MPI_ERR_PROC_FAILED, "task send: %d", rc_);               \
     } while (0)
 
     for (int w = 1; w < size; ++w) FEED(w);
@@ -132,8 +132,7 @@ int main(int argc, char **argv) {
         long long stop = -1;
         MPI_OK(MPI_Send(&stop, 1, MPI_LONG_LONG, w, TAG_STOP, MPI_COMM_WORLD));
     }
-    printf("manager_worker %s: %d tasks done by the survivors after %d worker failures\n", argv[1], NTASKS,
-           nfailures);
+    printf("manager_worker %s: %d tasks done by the survivors after %d worker failures\n", argv[1], NTASKS, nfailures);
     MPI_OK(MPI_Finalize());
     return 0;
 }

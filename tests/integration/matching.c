@@ -24,7 +24,7 @@ static void send_stream(int rank, int phase) {
     }
 }
 
-    /* Phase 2: everything posted before anything is sent: first N/2 named
+/* Phase 2: everything posted before anything is sent: first N/2 named
        receives per sender (interleaved across senders), then wildcards for the
        rest. Non-overtaking: each sender's first N/2 messages must fill its named
        receives in posting order, the later ones the wildcards, in order per source. */
@@ -53,8 +53,8 @@ static void phase_posted(int rank, int size, int *next) {
             } else {
                 CHECK(in[k].seq >= N / 2, "wildcard recv %d took seq %d of %d", k, in[k].seq, in[k].sender);
             }
-            CHECK(in[k].seq > last[in[k].sender], "posted recv %d: seq %d from %d after %d", k, in[k].seq,
-                  in[k].sender, last[in[k].sender]);
+            CHECK(in[k].seq > last[in[k].sender], "posted recv %d: seq %d from %d after %d", k, in[k].seq, in[k].sender,
+                  last[in[k].sender]);
             last[in[k].sender] = in[k].seq;
             next[in[k].sender]++;
         }
@@ -72,7 +72,7 @@ static void phase_posted(int rank, int size, int *next) {
     }
 }
 
-    /* Phase 3: eager and rendezvous messages in one stream keep their order,
+/* Phase 3: eager and rendezvous messages in one stream keep their order,
        both when unexpected and when posted. */
 static void phase_mixed_sizes(int rank, int size) {
     MPI_Status st;
@@ -87,8 +87,8 @@ static void phase_mixed_sizes(int rank, int size) {
                     MPI_OK(MPI_Recv(buf, BIG + 64, MPI_BYTE, s, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
                     int got;
                     MPI_Get_count(&st, MPI_BYTE, &got);
-                    CHECK(got == sizes[i], "round %d from %d message %d: %d bytes, expected %d", round, s, i,
-                          got, sizes[i]);
+                    CHECK(got == sizes[i], "round %d from %d message %d: %d bytes, expected %d", round, s, i, got,
+                          sizes[i]);
                     CHECK(tl_verify(buf, (size_t)got, (uint64_t)(s * 100 + i)) == (size_t)-1,
                           "content of message %d from %d", i, s);
                 }

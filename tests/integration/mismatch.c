@@ -18,8 +18,8 @@ static void check_outcome(const char *what, int rc) {
     for (int r = 0; r < size; ++r) {
         CHECK(all[r] != MPIX_ERR_PROC_FAILED && all[r] != MPIX_ERR_REVOKED && all[r] != MPIX_ERR_PROC_FAILED_PENDING,
               "%s: rank %d reports a failure class (%d) though no process failed", what, r, all[r]);
-        CHECK(all[r] == MPI_SUCCESS || all[r] == MPI_ERR_TRUNCATE || all[r] == MPI_ERR_OTHER,
-              "%s: rank %d: class %d", what, r, all[r]);
+        CHECK(all[r] == MPI_SUCCESS || all[r] == MPI_ERR_TRUNCATE || all[r] == MPI_ERR_OTHER, "%s: rank %d: class %d",
+              what, r, all[r]);
         errors += all[r] != MPI_SUCCESS;
     }
     CHECK(errors > 0, "%s: no member reported the mismatch", what);
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
         const int n = me == 1 ? counts[k][1] : counts[k][0];
         check_outcome(what, MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
         snprintf(what, sizeof what, "bcast %d/%d", counts[k][0], counts[k][1]);
-        const int nb = me == 0 ? counts[k][1] : counts[k][0];  /* the root sends more */
+        const int nb = me == 0 ? counts[k][1] : counts[k][0]; /* the root sends more */
         check_outcome(what, MPI_Bcast(a, nb, MPI_INT, 0, MPI_COMM_WORLD));
     }
     /* The communicator still works. */

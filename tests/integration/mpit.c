@@ -174,8 +174,8 @@ static void check_cvar_errors(void) {
     char small[4] = "???";
     int len = (int)sizeof small;
     T_OK(MPI_T_cvar_get_info(eager, small, &len, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
-    T_CHECK(strcmp(small, "FTM") == 0 && len == (int)strlen("FTMPI_EAGER_LIMIT") + 1, "truncated '%s', len %d",
-            small, len);
+    T_CHECK(strcmp(small, "FTM") == 0 && len == (int)strlen("FTMPI_EAGER_LIMIT") + 1, "truncated '%s', len %d", small,
+            len);
     len = 0;
     T_OK(MPI_T_cvar_get_info(eager, small, &len, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
     T_CHECK(len == (int)strlen("FTMPI_EAGER_LIMIT") + 1 && strcmp(small, "FTM") == 0, "len %d, buffer touched", len);

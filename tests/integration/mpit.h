@@ -22,21 +22,21 @@ static inline int mpi_live(void) {
 }
 
 /* CHECK that also works before MPI_Init and after MPI_Finalize. */
-#define T_CHECK(cond, ...)                                                                      \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
+#define T_CHECK(cond, ...)                                                                        \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
             fprintf(stderr, "CHECK FAILED rank %d %s:%d: %s: ", rank, __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fputc('\n', stderr);                                                                \
-            fflush(stderr);                                                                     \
-            if (mpi_live()) MPI_Abort(MPI_COMM_WORLD, 99);                                      \
-            _exit(99);                                                                          \
-        }                                                                                       \
+            fprintf(stderr, __VA_ARGS__);                                                         \
+            fputc('\n', stderr);                                                                  \
+            fflush(stderr);                                                                       \
+            if (mpi_live()) MPI_Abort(MPI_COMM_WORLD, 99);                                        \
+            _exit(99);                                                                            \
+        }                                                                                         \
     } while (0)
 
-#define T_RC(call, want)                                                                  \
-    do {                                                                                  \
-        int t_rc_ = (call);                                                               \
+#define T_RC(call, want)                                                                         \
+    do {                                                                                         \
+        int t_rc_ = (call);                                                                      \
         T_CHECK(t_rc_ == (want), "%s returned %d, expected %s (%d)", #call, t_rc_, #want, want); \
     } while (0)
 #define T_OK(call) T_RC(call, MPI_SUCCESS)

@@ -52,16 +52,15 @@ void check_pvar_info(void) {
         T_CHECK(strncmp(name, "ftmpi_", 6) == 0 && desc_len > 10, "pvar %d: %s", i, name);
         T_CHECK(bind == MPI_T_BIND_NO_OBJECT, "%s: bind %d", name, bind);
         T_CHECK(pvar_index(name, var_class) == i, "%s: get_index", name);
-        T_CHECK(type == (var_class == MPI_T_PVAR_CLASS_STATE ? MPI_INT : MPI_UNSIGNED_LONG_LONG), "%s: datatype",
-                name);
+        T_CHECK(type == (var_class == MPI_T_PVAR_CLASS_STATE ? MPI_INT : MPI_UNSIGNED_LONG_LONG), "%s: datatype", name);
         T_CHECK((en != MPI_T_ENUM_NULL) == (var_class == MPI_T_PVAR_CLASS_STATE), "%s: enumeration", name);
         for (int c = 0; c < NCOUNTERS; ++c)
             if (strcmp(name, counter_names[c]) == 0)
                 T_CHECK(var_class == MPI_T_PVAR_CLASS_COUNTER && !ro && !cont && atomic, "%s: class %d ro %d cont %d",
                         name, var_class, ro, cont);
         if (strcmp(name, "ftmpi_ft_failures_seen") == 0)
-            T_CHECK(var_class == MPI_T_PVAR_CLASS_COUNTER && ro && cont, "%s: class %d ro %d cont %d", name,
-                    var_class, ro, cont);
+            T_CHECK(var_class == MPI_T_PVAR_CLASS_COUNTER && ro && cont, "%s: class %d ro %d cont %d", name, var_class,
+                    ro, cont);
         if (strcmp(name, "ftmpi_p2p_bsend_pending") == 0)
             T_CHECK(var_class == MPI_T_PVAR_CLASS_LEVEL && ro && cont, "%s: class %d", name, var_class);
         if (var_class == MPI_T_PVAR_CLASS_STATE) {

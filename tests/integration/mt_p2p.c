@@ -68,8 +68,10 @@ static void check_status(const MPI_Status *st, int src, int t, int n, const char
     int got = -1;
     CHECK(st->MPI_ERROR == KEEP, "%s: thread %d: status MPI_ERROR %d was written", what, t, st->MPI_ERROR);
     MPI_OK(MPI_Get_count(st, MPI_INT, &got));
-    CHECK(st->MPI_SOURCE == src && st->MPI_TAG == t && got == n, "%s: thread %d: status source %d tag %d count %d, "
-          "wanted %d %d %d", what, t, st->MPI_SOURCE, st->MPI_TAG, got, src, t, n);
+    CHECK(st->MPI_SOURCE == src && st->MPI_TAG == t && got == n,
+          "%s: thread %d: status source %d tag %d count %d, "
+          "wanted %d %d %d",
+          what, t, st->MPI_SOURCE, st->MPI_TAG, got, src, t, n);
 }
 
 #define MPROBE_ROUNDS 200
@@ -83,7 +85,7 @@ static void run_mprobe(int t, int *out, int *in) {
         MPI_OK(MPI_Isend(out, n, MPI_INT, next, t, MPI_COMM_WORLD, &sreq));
         MPI_Message msg = MPI_MESSAGE_NULL;
         MPI_Status st = {.MPI_ERROR = KEEP};
-        const int src = seq % 3 == 0 ? MPI_ANY_SOURCE : prev;  /* one sender per tag: any source is still exact */
+        const int src = seq % 3 == 0 ? MPI_ANY_SOURCE : prev; /* one sender per tag: any source is still exact */
         if (seq % 2 == 0) {
             MPI_OK(MPI_Mprobe(src, t, MPI_COMM_WORLD, &msg, &st));
         } else {
@@ -116,8 +118,9 @@ static void run_mprobe(int t, int *out, int *in) {
         MPI_OK(MPI_Mrecv(in, 1, MPI_INT, &msg, &st));
         MPI_OK(MPI_Get_count(&st, MPI_INT, &got));
         CHECK(msg == MPI_MESSAGE_NULL && st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && got == 0 &&
-              st.MPI_ERROR == KEEP, "thread %d: proc-null mrecv: source %d tag %d count %d error %d", t,
-              st.MPI_SOURCE, st.MPI_TAG, got, st.MPI_ERROR);
+                  st.MPI_ERROR == KEEP,
+              "thread %d: proc-null mrecv: source %d tag %d count %d error %d", t, st.MPI_SOURCE, st.MPI_TAG, got,
+              st.MPI_ERROR);
     }
 }
 
@@ -260,7 +263,7 @@ static void *worker(void *arg) {
     const int t = (int)(long)arg;
     int *out = malloc(sizeof(int) * MULTI_MAX), *in = malloc(sizeof(int) * MULTI_MAX);
     CHECK(out && in, "malloc");
-    pthread_barrier_wait(&barrier);  /* every thread in MPI at once */
+    pthread_barrier_wait(&barrier); /* every thread in MPI at once */
     if (strcmp(mode, "mprobe") == 0) run_mprobe(t, out, in);
     else if (strcmp(mode, "self") == 0) run_self(t, out, in);
     else if (strcmp(mode, "poll") == 0) run_poll(t, out, in);

@@ -47,7 +47,8 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Bcast(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD));
     MPI_OK(MPI_Lookup_name("ftmpi-test-service", MPI_INFO_NULL, found));
     CHECK(strcmp(found, port) == 0, "lookup gave \"%s\", published \"%s\"", found, port);
-    expect_class(MPI_Lookup_name("ftmpi-test-nobody", MPI_INFO_NULL, found), MPI_ERR_NAME, "looking up an unknown name");
+    expect_class(MPI_Lookup_name("ftmpi-test-nobody", MPI_INFO_NULL, found), MPI_ERR_NAME,
+                 "looking up an unknown name");
 
     /* a name per rank, found by every rank */
     char mine[64], other[64], myport[MPI_MAX_PORT_NAME];
@@ -78,7 +79,8 @@ int main(int argc, char **argv) {
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     expect_class(MPI_Lookup_name("ftmpi-test-service", MPI_INFO_NULL, found), MPI_ERR_NAME, "lookup after unpublish");
     snprintf(other, sizeof other, "ftmpi-test-rank-%d", (rank + 1) % size);
-    expect_class(MPI_Lookup_name(other, MPI_INFO_NULL, found), MPI_ERR_NAME, "lookup of another rank's name after unpublish");
+    expect_class(MPI_Lookup_name(other, MPI_INFO_NULL, found), MPI_ERR_NAME,
+                 "lookup of another rank's name after unpublish");
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("names: %d ranks ok\n", size);
     MPI_Finalize();

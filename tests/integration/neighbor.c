@@ -21,8 +21,7 @@ typedef struct {
 
 static void check_slots(const char *what, const Expect *e, const int *got, int value_of_block) {
     for (int i = 0; i < e->nin; ++i) {
-        const int want = e->src[i] < 0 ? SENTINEL
-                                       : 1000 * e->src[i] + (value_of_block ? e->src_block[i] : 7);
+        const int want = e->src[i] < 0 ? SENTINEL : 1000 * e->src[i] + (value_of_block ? e->src_block[i] : 7);
         CHECK(got[i] == want, "%s: slot %d from %d holds %d, expected %d", what, i, e->src[i], got[i], want);
     }
 }
@@ -48,8 +47,12 @@ static void run_all(const char *topo, MPI_Comm comm, const Expect *e) {
     char what[96];
     int tmp[MAXN];
     MPI_Request req;
-#define RESET() for (int i_ = 0; i_ < MAXN; ++i_) recv[i_] = SENTINEL
-#define UNREVERSE() do { for (int i_ = 0; i_ < e->nin; ++i_) tmp[i_] = recv[e->nin - 1 - i_]; } while (0)
+#define RESET() \
+    for (int i_ = 0; i_ < MAXN; ++i_) recv[i_] = SENTINEL
+#define UNREVERSE()                                                          \
+    do {                                                                     \
+        for (int i_ = 0; i_ < e->nin; ++i_) tmp[i_] = recv[e->nin - 1 - i_]; \
+    } while (0)
     for (int nb = 0; nb < 2; ++nb) {
         RESET();
         if (nb) {
@@ -97,8 +100,8 @@ static void run_all(const char *topo, MPI_Comm comm, const Expect *e) {
 
         RESET();
         if (nb) {
-            MPI_OK(MPI_Ineighbor_alltoallw(send, counts_out, bdispl_out, types_out, recv, counts_in, bdispl_in, types_in,
-                                           comm, &req));
+            MPI_OK(MPI_Ineighbor_alltoallw(send, counts_out, bdispl_out, types_out, recv, counts_in, bdispl_in,
+                                           types_in, comm, &req));
             MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
         } else {
             MPI_OK(MPI_Neighbor_alltoallw(send, counts_out, bdispl_out, types_out, recv, counts_in, bdispl_in, types_in,
@@ -128,9 +131,9 @@ static void cart(int ndims, const int *periods, const char *name) {
     for (int d = 0; d < ndims; ++d) {
         int minus, plus;
         MPI_OK(MPI_Cart_shift(comm, d, 1, &minus, &plus));
-        e.src[2 * d] = minus;          /* my -1 neighbour sent its +1 block */
+        e.src[2 * d] = minus; /* my -1 neighbour sent its +1 block */
         e.src_block[2 * d] = 2 * d + 1;
-        e.src[2 * d + 1] = plus;       /* my +1 neighbour sent its -1 block */
+        e.src[2 * d + 1] = plus; /* my +1 neighbour sent its -1 block */
         e.src_block[2 * d + 1] = 2 * d;
         if (minus == MPI_PROC_NULL) e.src[2 * d] = -1;
         if (plus == MPI_PROC_NULL) e.src[2 * d + 1] = -1;

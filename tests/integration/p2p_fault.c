@@ -125,8 +125,8 @@ static void check_multi_completion(int x) {
     flag = 0;
     int rc = MPI_SUCCESS;
     while (!flag) rc = MPI_Testall(1, reqs, &flag, sts);
-    CHECK(tl_class(rc) == MPI_ERR_IN_STATUS && tl_class(sts[0].MPI_ERROR) == MPI_ERR_PROC_FAILED,
-          "Testall: %d / %d", rc, sts[0].MPI_ERROR);
+    CHECK(tl_class(rc) == MPI_ERR_IN_STATUS && tl_class(sts[0].MPI_ERROR) == MPI_ERR_PROC_FAILED, "Testall: %d / %d",
+          rc, sts[0].MPI_ERROR);
 }
 
 static void survivor_checks(int early_messages, int acked) {
@@ -235,7 +235,9 @@ int main(int argc, char **argv) {
         MPI_Status st;
         switch (me % 3) { /* blocked in one operation when v dies */
         case 0: CHECK_CLASS(MPI_Ssend(big, 4096, MPI_INT, v, 4, MPI_COMM_WORLD), MPI_ERR_PROC_FAILED); break;
-        case 1: CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, &st), MPI_ERR_PROC_FAILED); break;
+        case 1:
+            CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 6, MPI_COMM_WORLD, &st), MPI_ERR_PROC_FAILED);
+            break;
         case 2: CHECK_CLASS(MPI_Recv(&x, 1, MPI_INT, v, 7, MPI_COMM_WORLD, &st), MPI_ERR_PROC_FAILED); break;
         }
         MPI_OK(MPI_Wait(&gor, MPI_STATUS_IGNORE));

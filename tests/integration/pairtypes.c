@@ -34,10 +34,12 @@ struct pair_info {
     int ext32;
 };
 
+/* clang-format off */
 struct di { double v; int i; };
 struct li { long v; int i; };
 struct si { short v; int i; };
 struct ldi { long double v; int i; };
+/* clang-format on */
 
 #define NPAIRS 9
 static struct pair_info pairs[NPAIRS];
@@ -68,8 +70,8 @@ static void part_a(void) {
         MPI_OK(MPI_Type_size_x(p->t, &szx));
         MPI_OK(MPI_Type_get_extent(p->t, &lb, &ext));
         MPI_OK(MPI_Type_get_true_extent(p->t, &tlb, &text));
-        CHECK(sz == p->size && szx == p->size, "A %s: size %d (size_x %lld), expected %d", p->name, sz,
-              (long long)szx, p->size);
+        CHECK(sz == p->size && szx == p->size, "A %s: size %d (size_x %lld), expected %d", p->name, sz, (long long)szx,
+              p->size);
         CHECK(lb == 0 && ext == p->extent, "A %s: lb %ld extent %ld, expected 0 %ld", p->name, (long)lb, (long)ext,
               (long)p->extent);
         CHECK(tlb == 0 && text == p->true_extent, "A %s: true lb %ld true extent %ld, expected 0 %ld", p->name,
@@ -127,11 +129,13 @@ static void part_b(void) {
     MPI_Aint disp[2] = {0, 16};
     MPI_Datatype types[2] = {MPI_CHAR, MPI_LONG_DOUBLE_INT};
     MPI_OK(MPI_Type_create_struct(2, bl, disp, types, &st));
+    /* clang-format off */
     struct { MPI_Datatype t; const char *name; int size; MPI_Aint lb, extent, tlb, text; int elems; } dv[3] = {
         {vec, "vector(3,1,2,DOUBLE_INT)", 36, 0, 80, 0, 76, 6},
         {con, "contiguous(2,SHORT_INT)", 12, 0, 16, 0, 16, 4},
         {st, "struct{char, 2 x LONG_DOUBLE_INT@16}", 41, 0, 80, 0, 68, 5},
     };
+    /* clang-format on */
     for (int k = 0; k < 3; ++k) {
         int sz;
         MPI_Aint lb, ext, tlb, text;
@@ -227,7 +231,11 @@ static void part_c(int n) {
 /* {double, int, double} sent as a struct, received as 2 x MPI_DOUBLE_INT:
    20 bytes, 3 basic elements, no whole count (MPICH's get-elements-pairtype). */
 static void part_c_partial(void) {
-    struct { double a; int b; double c; } foo = {1.25, 17, -2.5};
+    struct {
+        double a;
+        int b;
+        double c;
+    } foo = {1.25, 17, -2.5};
     struct di bar[2];
     int bl[3] = {1, 1, 1};
     MPI_Aint disp[3] = {0, offsetof(__typeof__(foo), b), offsetof(__typeof__(foo), c)};
@@ -256,34 +264,41 @@ static int pad_untouched(const void *p, size_t total, size_t vsize, size_t ioff,
     return 1;
 }
 
-#define REDUCE_CHECK(T, pt, n)                                                                              \
-    do {                                                                                                    \
-        T *in = malloc(sizeof(T) * (n)), *out = malloc(sizeof(T) * (n));                                    \
-        for (int e = 0; e < (n); ++e) {                                                                     \
+#define REDUCE_CHECK(T, pt, n)                                                                             \
+    do {                                                                                                   \
+        T *in = malloc(sizeof(T) * (n)), *out = malloc(sizeof(T) * (n));                                   \
+        for (int e = 0; e < (n); ++e) {                                                                    \
             in[e].v = (e % 3 == 0) ? rank : size - rank; /* min at rank 0 or size-1 */                     \
-            in[e].i = rank;                                                                                 \
-        }                                                                                                   \
-        for (int op = 0; op < 2; ++op) {                                                                    \
-            memset(out, 0xEE, sizeof(T) * (n));                                                             \
-            MPI_OK(MPI_Allreduce(in, out, (n), pt, op ? MPI_MAXLOC : MPI_MINLOC, MPI_COMM_WORLD));          \
-            for (int e = 0; e < (n); ++e) {                                                                 \
-                int want_v, want_i;                                                                         \
-                if (e % 3 == 0) { want_v = op ? size - 1 : 0; want_i = op ? size - 1 : 0; }                 \
-                else { want_v = op ? size : 1; want_i = op ? 0 : size - 1; }                                \
-                CHECK(out[e].v == want_v && out[e].i == want_i, "D %s %s n=%d element %d: (%g, %g)",        \
-                      #pt, op ? "MAXLOC" : "MINLOC", (n), e, (double)out[e].v, (double)out[e].i);           \
+            in[e].i = rank;                                                                                \
+        }                                                                                                  \
+        for (int op = 0; op < 2; ++op) {                                                                   \
+            memset(out, 0xEE, sizeof(T) * (n));                                                            \
+            MPI_OK(MPI_Allreduce(in, out, (n), pt, op ? MPI_MAXLOC : MPI_MINLOC, MPI_COMM_WORLD));         \
+            for (int e = 0; e < (n); ++e) {                                                                \
+                int want_v, want_i;                                                                        \
+                if (e % 3 == 0) {                                                                          \
+                    want_v = op ? size - 1 : 0;                                                            \
+                    want_i = op ? size - 1 : 0;                                                            \
+                } else {                                                                                   \
+                    want_v = op ? size : 1;                                                                \
+                    want_i = op ? 0 : size - 1;                                                            \
+                }                                                                                          \
+                CHECK(out[e].v == want_v && out[e].i == want_i, "D %s %s n=%d element %d: (%g, %g)", #pt,  \
+                      op ? "MAXLOC" : "MINLOC", (n), e, (double)out[e].v, (double)out[e].i);               \
                 CHECK(pad_untouched(&out[e], sizeof(T), sizeof out[e].v, offsetof(T, i), sizeof out[e].i), \
-                      "D %s n=%d: padding of element %d written", #pt, (n), e);                             \
-            }                                                                                               \
-        }                                                                                                   \
-        free(in);                                                                                           \
-        free(out);                                                                                          \
+                      "D %s n=%d: padding of element %d written", #pt, (n), e);                            \
+            }                                                                                              \
+        }                                                                                                  \
+        free(in);                                                                                          \
+        free(out);                                                                                         \
     } while (0)
 
+/* clang-format off */
 struct fi { float v; int i; };
 struct ii { int v; int i; };
 struct ff { float v; float i; };
 struct dd { double v; double i; };
+/* clang-format on */
 
 static void part_d(int n) {
     REDUCE_CHECK(struct fi, MPI_FLOAT_INT, n);
@@ -345,8 +360,9 @@ static void part_d_derived(void) {
                     want_i = r;
                 }
             }
-            CHECK(win_mem[e].v == want_v && win_mem[e].i == want_i, "D Accumulate MINLOC element %d: (%g, %d), expected (%g, %d)",
-                  e, win_mem[e].v, win_mem[e].i, want_v, want_i);
+            CHECK(win_mem[e].v == want_v && win_mem[e].i == want_i,
+                  "D Accumulate MINLOC element %d: (%g, %d), expected (%g, %d)", e, win_mem[e].v, win_mem[e].i, want_v,
+                  want_i);
             const unsigned char *pad = (const unsigned char *)&win_mem[e] + 12;
             for (int j = 0; j < 4; ++j) CHECK(pad[j] == 0xEE, "D Accumulate: padding of element %d written", e);
         }
@@ -355,6 +371,7 @@ static void part_d_derived(void) {
 
 /* ---- E ---- */
 static void part_e(void) {
+    /* clang-format off */
     struct { MPI_Datatype t; const char *name; MPI_Aint size; } table[] = {
         {MPI_PACKED, "MPI_PACKED", 1}, {MPI_BYTE, "MPI_BYTE", 1}, {MPI_CHAR, "MPI_CHAR", 1},
         {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1}, {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1},
@@ -378,6 +395,7 @@ static void part_e(void) {
         {MPI_REAL4, "MPI_REAL4", 4}, {MPI_REAL8, "MPI_REAL8", 8}, {MPI_COMPLEX8, "MPI_COMPLEX8", 8},
         {MPI_COMPLEX16, "MPI_COMPLEX16", 16},
     };
+    /* clang-format on */
     for (size_t k = 0; k < sizeof table / sizeof table[0]; ++k) {
         MPI_Aint xs = -1;
         MPI_OK(MPI_Pack_external_size("external32", 3, table[k].t, &xs));
@@ -409,8 +427,7 @@ static void part_e(void) {
     MPI_OK(MPI_Pack_external("external32", &ul, 1, MPI_UNSIGNED_LONG, x, sizeof x, &pos));
     pos = 0;
     MPI_OK(MPI_Unpack_external("external32", x, 4, &pos, &ulb, 1, MPI_UNSIGNED_LONG));
-    CHECK(pos == 4 && ulb == 0xfffffffeUL && x[0] == 0xff && x[3] == 0xfe, "E external32 MPI_UNSIGNED_LONG: %lx",
-          ulb);
+    CHECK(pos == 4 && ulb == 0xfffffffeUL && x[0] == 0xff && x[3] == 0xfe, "E external32 MPI_UNSIGNED_LONG: %lx", ulb);
 
     wchar_t w[2] = {L'A', 0x263A}, wb[2] = {0, 0};
     pos = 0;

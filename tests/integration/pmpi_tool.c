@@ -41,7 +41,8 @@ int main(int argc, char **argv) {
     CHECK(total == size, "allreduce %d", total);
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_OK(MPI_Bcast(&total, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    CHECK(sends == (rank == 0 ? 3 : 0), "MPI_Send intercepted %d times (Sendrecv, Barrier, Bcast must not count)", sends);
+    CHECK(sends == (rank == 0 ? 3 : 0), "MPI_Send intercepted %d times (Sendrecv, Barrier, Bcast must not count)",
+          sends);
     CHECK(allreduces == 1, "MPI_Allreduce intercepted %d times", allreduces);
 
     int *mem;

@@ -279,7 +279,8 @@ static int plan_kills(int n, int kills[][2]) {
     int nk = n - 4 < MAX_KILLS ? n - 4 : MAX_KILLS, used[64] = {0};
     for (int k = 0; k < nk; ++k) {
         int r;
-        do r = 1 + (int)(rng() % (unsigned)(n - 1)); while (used[r]);
+        do r = 1 + (int)(rng() % (unsigned)(n - 1));
+        while (used[r]);
         used[r] = 1;
         kills[k][0] = (int)(rng() % STRESS_ITERS);
         kills[k][1] = r;
@@ -377,7 +378,8 @@ static void agree_random_test(void) {
         nf = tl_failed(MPI_COMM_WORLD, failed, 256);
         MPIX_Comm_failure_ack(MPI_COMM_WORLD);
         int mine = nf;
-        flag = mine; /* agree on the failure count: equal everywhere when AND(count) == count and AND(~count) == ~count */
+        flag =
+            mine; /* agree on the failure count: equal everywhere when AND(count) == count and AND(~count) == ~count */
         MPIX_Comm_agree(MPI_COMM_WORLD, &flag);
         int inv = ~mine;
         MPIX_Comm_agree(MPI_COMM_WORLD, &inv);
@@ -389,8 +391,8 @@ static void agree_random_test(void) {
     for (int i = 0; i < nf; ++i)
         if (failed[i] == lowest) lowest = failed[i] + 1, i = -1;
     if (me == lowest)
-        printf("recovery agree_random: %d agreements, %d failures at random steps, all survivors agree\n",
-               AGREE_ROUNDS, nf);
+        printf("recovery agree_random: %d agreements, %d failures at random steps, all survivors agree\n", AGREE_ROUNDS,
+               nf);
 }
 
 static void inter_test(void) {
@@ -484,7 +486,11 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(mode, "agree")) setenv("FTMPI_TEST_KILL_AT", "agree.decide:0:6", 1);
     if (!strcmp(mode, "shrink")) setenv("FTMPI_TEST_KILL_AT", "agree.contribute:2", 1);
-    tl_init(&argc, &argv, &me, &size, !strcmp(mode, "agree") ? 6 : !strcmp(mode, "shrink") ? 3 : !strcmp(mode, "stress") ? 5 : 2);
+    tl_init(&argc, &argv, &me, &size,
+            !strcmp(mode, "agree")    ? 6
+            : !strcmp(mode, "shrink") ? 3
+            : !strcmp(mode, "stress") ? 5
+                                      : 2);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (!strcmp(mode, "revoke")) revoke_test();
     else if (!strcmp(mode, "loop")) loop_test(argc > 2 ? atoi(argv[2]) : 100);
@@ -495,12 +501,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(mode, "inter")) {
         CHECK(size >= 4, "recovery inter needs 4 ranks or more");
         inter_test();
-    }
-    else if (!strcmp(mode, "agree_random")) {
+    } else if (!strcmp(mode, "agree_random")) {
         CHECK(size == 8, "agree_random plans its kills for 8 ranks");
         agree_random_test();
-    }
-    else CHECK(0, "usage: recovery revoke|loop [N]|agree|agree_random S|shrink|stress S|inter");
+    } else CHECK(0, "usage: recovery revoke|loop [N]|agree|agree_random S|shrink|stress S|inter");
     MPI_OK(MPI_Finalize());
     return 0;
 }

@@ -95,7 +95,9 @@ static void free_test(int rounds, size_t bytes) {
 }
 
 /* Message from `from` to `to` in round `round` (its seed). */
-static uint64_t seed_of(int round, int from, int to) { return ((uint64_t)round << 32) ^ ((uint64_t)from << 16) ^ (uint64_t)to; }
+static uint64_t seed_of(int round, int from, int to) {
+    return ((uint64_t)round << 32) ^ ((uint64_t)from << 16) ^ (uint64_t)to;
+}
 
 /* Nobody may revoke c while another is still inside a collective on it:
    agree waits for every member and cannot itself be revoked. */
@@ -152,8 +154,7 @@ static void exchange_test(int rounds, size_t bytes, int shrink) {
                 CHECK(c == MPIX_ERR_REVOKED, "round %d: the receive nobody sends ended with class %d", round, c);
                 continue;
             }
-            CHECK(c == MPI_SUCCESS || c == MPIX_ERR_REVOKED, "round %d: request %d ended with class %d", round, i,
-                  c);
+            CHECK(c == MPI_SUCCESS || c == MPIX_ERR_REVOKED, "round %d: request %d ended with class %d", round, i, c);
             if (c == MPIX_ERR_REVOKED) {
                 ++revoked;
                 continue;

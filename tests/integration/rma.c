@@ -107,7 +107,8 @@ static void fence_ops(void) {
     MPI_OK(MPI_Put(four, 4, MPI_INT, next, 40, 1, stride2, win));
     MPI_OK(MPI_Win_fence(0, win));
     const int prev = (rank + size - 1) % size;
-    for (int i = 0; i < 4; ++i) CHECK(mem[40 + 2 * i] == 100 * prev + i, "vector put: mem[%d] = %d", 40 + 2 * i, mem[40 + 2 * i]);
+    for (int i = 0; i < 4; ++i)
+        CHECK(mem[40 + 2 * i] == 100 * prev + i, "vector put: mem[%d] = %d", 40 + 2 * i, mem[40 + 2 * i]);
     int spread[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
     MPI_OK(MPI_Get(spread, 1, stride2, next, 40, 1, stride2, win));
     MPI_OK(MPI_Win_fence(0, win));
@@ -119,7 +120,8 @@ static void fence_ops(void) {
 
     /* Get_accumulate: fetch slot 32 and replace it; NO_OP reads only. */
     int old = -1, seen = -1, mine = rank;
-    if (rank == 0) MPI_OK(MPI_Get_accumulate(&mine, 1, MPI_INT, &old, 1, MPI_INT, 1 % size, 32, 1, MPI_INT, MPI_REPLACE, win));
+    if (rank == 0)
+        MPI_OK(MPI_Get_accumulate(&mine, 1, MPI_INT, &old, 1, MPI_INT, 1 % size, 32, 1, MPI_INT, MPI_REPLACE, win));
     MPI_OK(MPI_Win_fence(0, win));
     if (rank == 0) CHECK(old == size * (size + 1) / 2, "get_accumulate fetched %d", old);
     MPI_OK(MPI_Get_accumulate(NULL, 0, MPI_DATATYPE_NULL, &seen, 1, MPI_INT, 1 % size, 32, 1, MPI_INT, MPI_NO_OP, win));
@@ -281,8 +283,8 @@ static void shared(void) {
         int unit;
         int *base;
         MPI_OK(MPI_Win_shared_query(win, r, &sz, &unit, &base));
-        CHECK(sz == (MPI_Aint)(r + 1) * (MPI_Aint)sizeof(int) && unit == (int)sizeof(int), "rank %d: size %ld unit %d", r,
-              (long)sz, unit);
+        CHECK(sz == (MPI_Aint)(r + 1) * (MPI_Aint)sizeof(int) && unit == (int)sizeof(int), "rank %d: size %ld unit %d",
+              r, (long)sz, unit);
         CHECK(prev_end == NULL || (char *)base == prev_end, "rank %d's memory does not follow rank %d's", r, r - 1);
         if (r == rank) CHECK(base == mine, "shared_query of self differs from baseptr");
         prev_end = (char *)base + sz;
@@ -459,7 +461,7 @@ static void errors(void) {
     MPI_Aint qs;
     int qu;
     void *qb;
-    MPI_OK(MPI_Win_shared_query(win, rank, &qs, &qu, &qb));  /* MPI-4.0: any window with memory */
+    MPI_OK(MPI_Win_shared_query(win, rank, &qs, &qu, &qb)); /* MPI-4.0: any window with memory */
     CHECK(qb == mem && qs == 4 * (MPI_Aint)sizeof(int) && qu == (int)sizeof(int), "shared_query of oneself: %p %ld %d",
           qb, (long)qs, qu);
     MPI_Error_class(MPI_Win_fence(1 << 30, win), &cls);

@@ -51,10 +51,10 @@ int rank, size;
 
 static int cls(int rc) { return tl_class_of(rc); }
 
-#define EXPECT_CLASS(call, want)                                                                \
-    do {                                                                                        \
-        int c_ = cls(call);                                                                     \
-        CHECK(c_ == (want), "%s: class %d, expected %s (%d)", #call, c_, #want, (want));       \
+#define EXPECT_CLASS(call, want)                                                         \
+    do {                                                                                 \
+        int c_ = cls(call);                                                              \
+        CHECK(c_ == (want), "%s: class %d, expected %s (%d)", #call, c_, #want, (want)); \
     } while (0)
 
 /* ---- epochs ---- */
@@ -117,7 +117,7 @@ static void epochs_allowed(const int *mem, MPI_Win win, MPI_Group gnext, MPI_Gro
        locked. */
     MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, next, 0, win));
-    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));  /* shared: an exclusive one could deadlock the ring */
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win)); /* shared: an exclusive one could deadlock the ring */
     MPI_OK(MPI_Put(&v, 1, MPI_INT, rank, 5, 1, MPI_INT, win));
     MPI_OK(MPI_Win_unlock(rank, win));
     MPI_OK(MPI_Win_unlock(next, win));
@@ -177,7 +177,7 @@ static void epochs_errors(const int *mem, MPI_Win win, MPI_Group gnext, MPI_Grou
     EXPECT_CLASS(MPI_Win_fence(0, win), MPI_ERR_RMA_SYNC);
     EXPECT_CLASS(MPI_Win_flush(next, win), MPI_ERR_RMA_SYNC);
     MPI_OK(MPI_Win_complete(win));
-    EXPECT_CLASS(MPI_Win_fence(0, win), MPI_ERR_RMA_SYNC);  /* still exposed */
+    EXPECT_CLASS(MPI_Win_fence(0, win), MPI_ERR_RMA_SYNC); /* still exposed */
     EXPECT_CLASS(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
     MPI_OK(MPI_Win_wait(win));
 }
@@ -228,8 +228,8 @@ static void dynamic_lock_all(MPI_Win win, const MPI_Aint *addr, const long *a, c
         MPI_OK(MPI_Compare_and_swap(&want, &zero, &was, MPI_LONG, t, AT_B(t, 0), win));
         MPI_OK(MPI_Win_flush(t, win));
         CHECK(was >= 0 && was <= size, "compare_and_swap at %d found %ld", t, was);
-        MPI_OK(MPI_Get_accumulate(&one, 1, MPI_LONG, &seen, 1, MPI_LONG, t, AT_A(t, DA - 3), 1, MPI_LONG, MPI_SUM,
-                                  win));
+        MPI_OK(
+            MPI_Get_accumulate(&one, 1, MPI_LONG, &seen, 1, MPI_LONG, t, AT_A(t, DA - 3), 1, MPI_LONG, MPI_SUM, win));
         MPI_OK(MPI_Win_flush_local(t, win));
         CHECK(seen >= 0 && seen < size, "get_accumulate at %d fetched %ld", t, seen);
         /* Request-based ones, completed by a flush and by their requests. */
@@ -251,7 +251,7 @@ static void dynamic_lock_all(MPI_Win win, const MPI_Aint *addr, const long *a, c
     }
     MPI_OK(MPI_Win_unlock_all(win));
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win));  /* the unified model: local reads in an epoch */
+    MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win)); /* the unified model: local reads in an epoch */
     for (int o = 0; o < size; ++o) {
         CHECK(a[o] == 100 + o, "a[%d] = %ld", o, a[o]);
         CHECK(a[size + o] == 200 + o, "a[%d] = %ld", size + o, a[size + o]);
@@ -384,7 +384,8 @@ static void query_all(MPI_Win win, const int *mine, int shared) {
     int du = -1, *p = (int *)1;
     MPI_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &p));
     CHECK(p != NULL && sz > 0, "MPI_PROC_NULL: %p size %ld", (void *)p, (long)sz);
-    if (shared || rank == 0) CHECK(sz == 4 * (MPI_Aint)sizeof(int) && p[0] == 0, "MPI_PROC_NULL: size %ld, [0] = %d", (long)sz, p[0]);
+    if (shared || rank == 0)
+        CHECK(sz == 4 * (MPI_Aint)sizeof(int) && p[0] == 0, "MPI_PROC_NULL: size %ld, [0] = %d", (long)sz, p[0]);
 }
 
 static void shared_query(void) {

@@ -15,7 +15,7 @@ typedef struct {
     int count;
     long head_rank;
     MPI_Aint head_disp;
-    long *tail;   /* rank 0: the tail's (rank, address) and a counter */
+    long *tail; /* rank 0: the tail's (rank, address) and a counter */
     MPI_Aint tail_disp;
 } List;
 
@@ -67,8 +67,8 @@ static void append_fop(List *l, long value, long *ticket) {
     MPI_OK(MPI_Win_unlock(0, l->win));
     CHECK(old[0] >= 0 && old[0] < size, "tail record names rank %ld", old[0]);
     MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, (int)old[0], 0, l->win));
-    MPI_OK(MPI_Put(now, 2, MPI_LONG, (int)old[0], MPI_Aint_add((MPI_Aint)old[1], NEXT_RANK * sizeof(long)), 2,
-                   MPI_LONG, l->win));
+    MPI_OK(MPI_Put(now, 2, MPI_LONG, (int)old[0], MPI_Aint_add((MPI_Aint)old[1], NEXT_RANK * sizeof(long)), 2, MPI_LONG,
+                   l->win));
     MPI_OK(MPI_Win_unlock((int)old[0], l->win));
     const long one = 1;
     MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, l->win));
@@ -141,7 +141,8 @@ static void list_check(List *l) {
         MPI_OK(MPI_Win_flush((int)r, l->win));
         if (n > 0) {
             const long p = e[VALUE] / PER, i = e[VALUE] % PER;
-            CHECK(p == r && i > last[p], "element %d: value %ld at rank %ld after %ld", n, e[VALUE], r, last[p < 64 ? p : 0]);
+            CHECK(p == r && i > last[p], "element %d: value %ld at rank %ld after %ld", n, e[VALUE], r,
+                  last[p < 64 ? p : 0]);
             last[p] = i;
         }
         ++n;
@@ -205,7 +206,7 @@ static void token_ring(int lockall) {
             } while (seen < want);
             CHECK(seen == want, "token %ld in round %d", seen, round);
         }
-        if (round == 3 && rank == size - 1) break;  /* rank 0 polls no fourth round */
+        if (round == 3 && rank == size - 1) break; /* rank 0 polls no fourth round */
         long old = -1;
         if (lockall) {
             MPI_OK(MPI_Fetch_and_op(&one, &old, MPI_LONG, next, addr[next], MPI_SUM, win));

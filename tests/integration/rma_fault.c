@@ -144,7 +144,7 @@ static void mode_lock(MPI_Win win, int survivors) {
 /* rma_fault flush (see the header). */
 static void mode_flush(MPI_Win win, int survivors) {
     MPI_OK(MPI_Win_lock_all(0, win));
-    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));  /* every lock_all is granted before the death */
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD)); /* every lock_all is granted before the death */
     if (rank == victim) die();
     await_death();
     for (int t = 0; t < size; ++t) {
@@ -273,7 +273,7 @@ static void mode_revoke_lock(MPI_Win win) {
         rc = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
         CHECK(cls_of(rc) == MPI_ERR_REVOKED, "lock blocked by the holder: class %d", cls_of(rc));
     } else {
-        rc = MPI_Win_fence(0, win);  /* drives progress until the revoke arrives */
+        rc = MPI_Win_fence(0, win); /* drives progress until the revoke arrives */
         CHECK(cls_of(rc) == MPI_ERR_REVOKED, "fence: class %d", cls_of(rc));
     }
 }

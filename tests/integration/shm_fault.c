@@ -113,8 +113,7 @@ int main(int argc, char **argv) {
         MPI_OK(MPI_Sendrecv(big, BIG, MPI_BYTE, right, TAG, in, BIG, MPI_BYTE, left, TAG, s, MPI_STATUS_IGNORE));
         CHECK(tl_verify(in, BIG, 100 + (uint64_t)left * 7 + round) == (size_t)-1, "ring of 8 MiB, round %d", round);
         tl_fill(small, SMALL, 200 + (uint64_t)sme + round);
-        MPI_OK(MPI_Sendrecv(small, SMALL, MPI_BYTE, right, TAG, in, SMALL, MPI_BYTE, left, TAG, s,
-                            MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Sendrecv(small, SMALL, MPI_BYTE, right, TAG, in, SMALL, MPI_BYTE, left, TAG, s, MPI_STATUS_IGNORE));
         CHECK(tl_verify(in, SMALL, 200 + (uint64_t)left + round) == (size_t)-1, "ring of 1 KiB, round %d", round);
     }
     int one = 1, total = 0;

@@ -139,8 +139,8 @@ static void mode_child_during(char **argv, int rank, const char *mode) {
     char *args[] = {"child", "bye", NULL};
     MPI_Info info;
     MPI_OK(MPI_Info_create(&info));
-    MPI_OK(MPI_Info_set(info, "env", stopped ? "FTMPI_TEST_KILL_AT=connect.joined:0:1:stop"
-                                             : "FTMPI_TEST_KILL_AT=connect.joined:1"));
+    MPI_OK(MPI_Info_set(
+        info, "env", stopped ? "FTMPI_TEST_KILL_AT=connect.joined:0:1:stop" : "FTMPI_TEST_KILL_AT=connect.joined:1"));
     int rc = MPI_Comm_spawn(argv[0], args, nchild, info, 0, MPI_COMM_WORLD, &inter, codes);
     MPI_OK(MPI_Info_free(&info));
     CHECK(rc == MPI_SUCCESS || class_of(rc) == MPI_ERR_SPAWN, "spawn with a child dying: class %d", class_of(rc));

@@ -29,7 +29,8 @@ static void single_status_calls(void) {
     MPI_OK(MPI_Probe(peer, 2, MPI_COMM_WORLD, &st));
     UNTOUCHED(st, "MPI_Probe");
     st.MPI_ERROR = SENTINEL;
-    do MPI_OK(MPI_Iprobe(peer, 2, MPI_COMM_WORLD, &flag, &st)); while (!flag);
+    do MPI_OK(MPI_Iprobe(peer, 2, MPI_COMM_WORLD, &flag, &st));
+    while (!flag);
     UNTOUCHED(st, "MPI_Iprobe");
     MPI_OK(MPI_Recv(&v, 1, MPI_INT, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
 
@@ -42,7 +43,8 @@ static void single_status_calls(void) {
     CHECK(v == 3 && st.MPI_TAG == 3, "MPI_Mrecv status");
 
     st.MPI_ERROR = SENTINEL;
-    do MPI_OK(MPI_Improbe(peer, 4, MPI_COMM_WORLD, &flag, &m, &st)); while (!flag);
+    do MPI_OK(MPI_Improbe(peer, 4, MPI_COMM_WORLD, &flag, &m, &st));
+    while (!flag);
     UNTOUCHED(st, "MPI_Improbe");
     MPI_OK(MPI_Imrecv(&v, 1, MPI_INT, &m, &r));
     st.MPI_ERROR = SENTINEL;
@@ -51,10 +53,12 @@ static void single_status_calls(void) {
 
     MPI_OK(MPI_Irecv(&v, 1, MPI_INT, peer, 5, MPI_COMM_WORLD, &r));
     st.MPI_ERROR = SENTINEL;
-    do MPI_OK(MPI_Request_get_status(r, &flag, &st)); while (!flag);
+    do MPI_OK(MPI_Request_get_status(r, &flag, &st));
+    while (!flag);
     UNTOUCHED(st, "MPI_Request_get_status");
     st.MPI_ERROR = SENTINEL;
-    do MPI_OK(MPI_Test(&r, &flag, &st)); while (!flag);
+    do MPI_OK(MPI_Test(&r, &flag, &st));
+    while (!flag);
     UNTOUCHED(st, "MPI_Test");
 
     MPI_OK(MPI_Irecv(&v, 1, MPI_INT, peer, 6, MPI_COMM_WORLD, &r));
@@ -63,7 +67,8 @@ static void single_status_calls(void) {
     UNTOUCHED(st, "MPI_Waitany");
     MPI_OK(MPI_Irecv(&v, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, &r));
     st.MPI_ERROR = SENTINEL;
-    do MPI_OK(MPI_Testany(1, &r, &idx, &flag, &st)); while (!flag);
+    do MPI_OK(MPI_Testany(1, &r, &idx, &flag, &st));
+    while (!flag);
     UNTOUCHED(st, "MPI_Testany");
 
     /* Null and inactive requests, MPI_PROC_NULL. */
@@ -107,11 +112,13 @@ static void many_status_calls(void) {
     UNTOUCHED(sts[0], "MPI_Waitsome (success)");
     MPI_OK(MPI_Irecv(&a, 1, MPI_INT, peer, 11, MPI_COMM_WORLD, &rs[0]));
     sts[0].MPI_ERROR = SENTINEL;
-    do MPI_OK(MPI_Testall(1, rs, &flag, sts)); while (!flag);
+    do MPI_OK(MPI_Testall(1, rs, &flag, sts));
+    while (!flag);
     UNTOUCHED(sts[0], "MPI_Testall (success)");
     MPI_OK(MPI_Irecv(&a, 1, MPI_INT, peer, 12, MPI_COMM_WORLD, &rs[0]));
     sts[0].MPI_ERROR = SENTINEL;
-    do MPI_OK(MPI_Testsome(1, rs, &outcount, indices, sts)); while (outcount == 0);
+    do MPI_OK(MPI_Testsome(1, rs, &outcount, indices, sts));
+    while (outcount == 0);
     UNTOUCHED(sts[0], "MPI_Testsome (success)");
 }
 

@@ -21,21 +21,21 @@ static int tl_rank(void) {
     return r;
 }
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
+#define CHECK(cond, ...)                                                                               \
+    do {                                                                                               \
+        if (!(cond)) {                                                                                 \
             fprintf(stderr, "CHECK FAILED rank %d %s:%d: %s: ", tl_rank(), __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                    \
-            fputc('\n', stderr);                                                             \
-            fflush(stderr);                                                                  \
-            MPI_Abort(MPI_COMM_WORLD, 99);                                                   \
-        }                                                                                    \
+            fprintf(stderr, __VA_ARGS__);                                                              \
+            fputc('\n', stderr);                                                                       \
+            fflush(stderr);                                                                            \
+            MPI_Abort(MPI_COMM_WORLD, 99);                                                             \
+        }                                                                                              \
     } while (0)
 
-#define MPI_OK(call)                                                                         \
-    do {                                                                                     \
-        int tl_rc_ = (call);                                                                 \
-        CHECK(tl_rc_ == MPI_SUCCESS, "%s returned %d", #call, tl_rc_);                        \
+#define MPI_OK(call)                                                   \
+    do {                                                               \
+        int tl_rc_ = (call);                                           \
+        CHECK(tl_rc_ == MPI_SUCCESS, "%s returned %d", #call, tl_rc_); \
     } while (0)
 
 /* The error class of an MPI return code. */

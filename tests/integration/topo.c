@@ -11,10 +11,10 @@
 
 static int rank, size;
 
-#define EXPECT_ERR(call, cls)                                                                 \
-    do {                                                                                      \
-        int tl_rc_ = (call), tl_cls_ = -1;                                                    \
-        MPI_Error_class(tl_rc_, &tl_cls_);                                                    \
+#define EXPECT_ERR(call, cls)                                                                           \
+    do {                                                                                                \
+        int tl_rc_ = (call), tl_cls_ = -1;                                                              \
+        MPI_Error_class(tl_rc_, &tl_cls_);                                                              \
         CHECK(tl_cls_ == (cls), "%s returned class %d, expected %s (%d)", #call, tl_cls_, #cls, (cls)); \
     } while (0)
 
@@ -55,8 +55,8 @@ static void test_dims(void) {
         memcpy(d, cases[c].in, sizeof d);
         MPI_OK(MPI_Dims_create(cases[c].nnodes, cases[c].ndims, d));
         for (int i = 0; i < cases[c].ndims; ++i)
-            CHECK(d[i] == cases[c].want[i], "Dims_create(%d, %d) case %zu: dims[%d] = %d, expected %d",
-                  cases[c].nnodes, cases[c].ndims, c, i, d[i], cases[c].want[i]);
+            CHECK(d[i] == cases[c].want[i], "Dims_create(%d, %d) case %zu: dims[%d] = %d, expected %d", cases[c].nnodes,
+                  cases[c].ndims, c, i, d[i], cases[c].want[i]);
     }
     int d[3] = {5, 0, 0};
     EXPECT_ERR(MPI_Dims_create(12, 2, d), MPI_ERR_DIMS); /* 5 does not divide 12 */
@@ -366,8 +366,8 @@ static void test_graph(void) {
 /* Sorts n (rank, weight) pairs so neighbor lists compare as multisets. */
 static void sort_pairs(int *ranks, int *weights, int n) {
     for (int i = 1; i < n; ++i)
-        for (int j = i; j > 0 && (ranks[j - 1] > ranks[j] || (ranks[j - 1] == ranks[j] &&
-                                                                weights && weights[j - 1] > weights[j]));
+        for (int j = i;
+             j > 0 && (ranks[j - 1] > ranks[j] || (ranks[j - 1] == ranks[j] && weights && weights[j - 1] > weights[j]));
              --j) {
             int t = ranks[j];
             ranks[j] = ranks[j - 1];
@@ -386,12 +386,12 @@ static void check_neighbors(MPI_Comm c, int indeg, const int *src, const int *sw
     MPI_OK(MPI_Topo_test(c, &status));
     CHECK(status == MPI_DIST_GRAPH, "%s: Topo_test %d", what, status);
     MPI_OK(MPI_Dist_graph_neighbors_count(c, &in, &out, &w));
-    CHECK(in == indeg && out == outdeg && w == weighted, "%s: counts (%d,%d,%d), expected (%d,%d,%d)", what, in,
-          out, w, indeg, outdeg, weighted);
+    CHECK(in == indeg && out == outdeg && w == weighted, "%s: counts (%d,%d,%d), expected (%d,%d,%d)", what, in, out, w,
+          indeg, outdeg, weighted);
     int gs[256], gsw[256], gd[256], gdw[256];
     int ws[256], wsw[256], wd[256], wdw[256];
-    MPI_OK(MPI_Dist_graph_neighbors(c, in, gs, weighted ? gsw : MPI_UNWEIGHTED, out, gd,
-                                    weighted ? gdw : MPI_UNWEIGHTED));
+    MPI_OK(
+        MPI_Dist_graph_neighbors(c, in, gs, weighted ? gsw : MPI_UNWEIGHTED, out, gd, weighted ? gdw : MPI_UNWEIGHTED));
     memcpy(ws, src, sizeof(int) * (size_t)in);
     memcpy(wd, dst, sizeof(int) * (size_t)out);
     if (weighted) {
@@ -526,8 +526,8 @@ static void test_dist_graph(void) {
         for (int p = 0; p < size; ++p) total += edges_given_by(p, as + total, ad + total, aw + total);
     int aones[768];
     for (int i = 0; i < total; ++i) aones[i] = 1;
-    MPI_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, total, as, aones, ad, total ? aw : MPI_WEIGHTS_EMPTY,
-                                 MPI_INFO_NULL, 0, &dg));
+    MPI_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, total, as, aones, ad, total ? aw : MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0,
+                                 &dg));
     check_neighbors(dg, in, src, sw, out, dst, dw, 1, "Dist_graph_create from one process");
     MPI_OK(MPI_Comm_free(&dg));
 

@@ -44,8 +44,7 @@ int main(int argc, char **argv) {
     int rc = MPI_Recv(&x, 1, MPI_INT, victim, 0, priv, MPI_STATUS_IGNORE);
     CHECK(error_class(rc) == MPIX_ERR_PROC_FAILED, "receive from the dead rank: class %d", error_class(rc));
 
-    while ((rc = MPI_Barrier(world)) == MPI_SUCCESS) {
-    }
+    while ((rc = MPI_Barrier(world)) == MPI_SUCCESS) {}
     CHECK(error_class(rc) == MPIX_ERR_PROC_FAILED || error_class(rc) == MPIX_ERR_REVOKED,
           "barrier with a dead member: class %d", error_class(rc));
     MPI_OK(MPIX_Comm_revoke(world));
@@ -59,8 +58,7 @@ int main(int argc, char **argv) {
     CHECK(ssize == size - 1, "shrunk to %d ranks, expected %d", ssize, size - 1);
     int flag = ~(1 << srank);
     MPI_OK(MPIX_Comm_agree(shrunk, &flag));
-    CHECK(flag == ~((1 << ssize) - 1), "agreed flag %#x, expected %#x", (unsigned)flag,
-          (unsigned)~((1 << ssize) - 1));
+    CHECK(flag == ~((1 << ssize) - 1), "agreed flag %#x, expected %#x", (unsigned)flag, (unsigned)~((1 << ssize) - 1));
 
     MPI_Group acked;
     int nacked = -1;

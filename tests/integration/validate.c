@@ -70,7 +70,8 @@ static int in_list(int r, const int *list, int n) {
 static void check_failed_group(MPI_Group g, const int *want, int nwant) {
     int got[256], n = group_ranks(g, got);
     CHECK(n == nwant, "rank %d: failed group of %d, expected %d", me, n, nwant);
-    for (int i = 0; i < n; ++i) CHECK(got[i] == want[i], "rank %d: failed[%d] = %d, expected %d", me, i, got[i], want[i]);
+    for (int i = 0; i < n; ++i)
+        CHECK(got[i] == want[i], "rank %d: failed[%d] = %d, expected %d", me, i, got[i], want[i]);
     int lowest = 0;
     while (in_list(lowest, got, n)) ++lowest;
     if (me != lowest) {
@@ -235,8 +236,7 @@ static void colls_gather_type(const int *alive, int na) {
     MPI_OK(MPI_Allgather(&x, 1, MPI_INT, all, 1, MPI_INT, comm));
     for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == val(alive[i]), "allgather slot %d", alive[i]);
     MPI_OK(MPI_Allgatherv(&x, 1, MPI_INT, all, counts, displs, MPI_INT, comm));
-    for (int i = 0; i < na; ++i)
-        CHECK(all[size - 1 - alive[i]] == val(alive[i]), "allgatherv slot of %d", alive[i]);
+    for (int i = 0; i < na; ++i) CHECK(all[size - 1 - alive[i]] == val(alive[i]), "allgatherv slot of %d", alive[i]);
     MPI_OK(MPI_Iallgather(&x, 1, MPI_INT, all, 1, MPI_INT, comm, &req));
     MPI_OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
     for (int i = 0; i < na; ++i) CHECK(all[alive[i]] == val(alive[i]), "iallgather slot %d", alive[i]);

@@ -52,8 +52,8 @@ static void post_round(MPI_Request *reqs, unsigned char **bufs) {
     for (int i = 0; i < nslots; ++i) reqs[i] = MPI_REQUEST_NULL;
     for (int src = 1; src < size; ++src) {
         memset(bufs[src], 0, len_of(src));
-        MPI_OK(MPI_Irecv(bufs[src], (int)len_of(src), MPI_BYTE, src, TAG_BASE + src, MPI_COMM_WORLD,
-                         &reqs[2 * src - 1]));
+        MPI_OK(
+            MPI_Irecv(bufs[src], (int)len_of(src), MPI_BYTE, src, TAG_BASE + src, MPI_COMM_WORLD, &reqs[2 * src - 1]));
     }
 }
 
@@ -164,8 +164,7 @@ static void round_test(int round, int use_testall, MPI_Request *reqs, unsigned c
             MPI_OK(MPI_Testall(nslots, reqs, &flag, sts));
             if (!flag)
                 for (int i = 0; i < nslots; ++i)
-                    CHECK(is_real_index(i) == (reqs[i] != MPI_REQUEST_NULL), "Testall with flag 0 freed slot %d",
-                          i);
+                    CHECK(is_real_index(i) == (reqs[i] != MPI_REQUEST_NULL), "Testall with flag 0 freed slot %d", i);
         }
         for (int i = 0; i < nslots; ++i) {
             if (is_real_index(i)) {

@@ -50,10 +50,11 @@ int main(int argc, char **argv) {
     struct fid_ep *ep;
     struct fi_av_attr av_attr = {.type = FI_AV_TABLE, .count = 64};
     struct fi_cq_attr cq_attr = {.format = FI_CQ_FORMAT_TAGGED, .wait_obj = FI_WAIT_NONE};
-    if (fi_getinfo(FI_VERSION(1, 14), NULL, NULL, 0, hints, &info) != 0 || fi_fabric(info->fabric_attr, &fabric, NULL) ||
-        fi_domain(fabric, info, &domain, NULL) || fi_av_open(domain, &av_attr, &av, NULL) ||
-        fi_cq_open(domain, &cq_attr, &cq, NULL) || fi_endpoint(domain, info, &ep, NULL) ||
-        fi_ep_bind(ep, &av->fid, 0) || fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) || fi_enable(ep)) {
+    if (fi_getinfo(FI_VERSION(1, 14), NULL, NULL, 0, hints, &info) != 0 ||
+        fi_fabric(info->fabric_attr, &fabric, NULL) || fi_domain(fabric, info, &domain, NULL) ||
+        fi_av_open(domain, &av_attr, &av, NULL) || fi_cq_open(domain, &cq_attr, &cq, NULL) ||
+        fi_endpoint(domain, info, &ep, NULL) || fi_ep_bind(ep, &av->fid, 0) ||
+        fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) || fi_enable(ep)) {
         fprintf(stderr, "ofi_outsider: no tcp;ofi_rxm endpoint\n");
         return 2;
     }

@@ -59,9 +59,9 @@ int use_rma, use_io, use_threads, use_spawn;
 const char *io_dir = "/tmp";
 int rounds = 8;
 const char *features = "";
-const char *child_kill;  /* -K: the kills of the first respawn's children */
-int world_size;          /* the job's size at the start: respawns go back to it */
-int respawns;            /* respawns so far, the same in every member of comm */
+const char *child_kill; /* -K: the kills of the first respawn's children */
+int world_size;         /* the job's size at the start: respawns go back to it */
+int respawns;           /* respawns so far, the same in every member of comm */
 
 /* A failure explains an error when its class is one of these. */
 int failure_class(int rc) {
@@ -91,19 +91,18 @@ void wrong(const char *what, long at, long got, long want) {
 }
 
 
-
 /* ---- one-sided, I/O and threads (-f) ---- */
 
 static MPI_Win win = MPI_WIN_NULL;
-static int *wbuf;        /* n + 2 ints: one slot per rank, the accumulate's, the fetch-and-op's */
-static int rma_rounds;   /* rounds of this generation's window */
+static int *wbuf;      /* n + 2 ints: one slot per rank, the accumulate's, the fetch-and-op's */
+static int rma_rounds; /* rounds of this generation's window */
 static MPI_File fh = MPI_FILE_NULL;
-static int io_rounds;    /* rounds of this generation's file */
+static int io_rounds; /* rounds of this generation's file */
 static MPI_Comm tcomm[2] = {MPI_COMM_NULL, MPI_COMM_NULL};
 static int setup_failed; /* making this generation's objects failed: the first round fails */
 
-#define IO_COUNT 256                          /* ints per rank and round */
-#define IO_BASE ((MPI_Offset)1 << 20)         /* the blocks start here; the shared pointer's appends before */
+#define IO_COUNT 256                  /* ints per rank and round */
+#define IO_BASE ((MPI_Offset)1 << 20) /* the blocks start here; the shared pointer's appends before */
 
 static void setup_generation(void) {
     int n;
@@ -124,8 +123,9 @@ static void setup_generation(void) {
         io_rounds = 0;
         char path[4096];
         snprintf(path, sizeof path, "%s/stress.%d", io_dir, gen);
-        if (check_rc(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
-                                   &fh), "File_open")) {
+        if (check_rc(MPI_File_open(comm, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                                   MPI_INFO_NULL, &fh),
+                     "File_open")) {
             fh = MPI_FILE_NULL;
             setup_failed = 1;
         }
@@ -188,11 +188,15 @@ static int io_round(void) {
     int out[IO_COUNT], in[IO_COUNT];
     for (int i = 0; i < IO_COUNT; ++i) out[i] = val(r, i), in[i] = -1;
     const MPI_Offset at = IO_BASE + ((MPI_Offset)io_rounds * n + r) * IO_COUNT * (MPI_Offset)sizeof(int);
-    int failed = check_rc(MPI_File_write_at_all(fh, at, out, IO_COUNT, MPI_INT, MPI_STATUS_IGNORE), "File_write_at_all");
+    int failed =
+        check_rc(MPI_File_write_at_all(fh, at, out, IO_COUNT, MPI_INT, MPI_STATUS_IGNORE), "File_write_at_all");
     if (!failed) failed |= check_rc(MPI_File_sync(fh), "File_sync");
     if (!failed) failed |= check_rc(MPI_File_read_at(fh, at, in, IO_COUNT, MPI_INT, MPI_STATUS_IGNORE), "File_read_at");
     for (int i = 0; !failed && i < IO_COUNT; ++i)
-        if (in[i] != out[i]) { wrong("file read back", i, in[i], out[i]); break; }
+        if (in[i] != out[i]) {
+            wrong("file read back", i, in[i], out[i]);
+            break;
+        }
     if (!failed) failed |= check_rc(MPI_File_write_shared(fh, out, 1, MPI_INT, MPI_STATUS_IGNORE), "File_write_shared");
     if (!failed) failed |= check_rc(MPI_File_sync(fh), "File_sync");
     MPI_Offset pos = -1;
@@ -350,8 +354,9 @@ static int parse_args(int argc, char **argv, struct options *o) {
             use_threads = strstr(features, "threads") != NULL;
             use_spawn = strstr(features, "spawn") != NULL;
         } else {
-            fprintf(stderr, "usage: stress [-r ROUNDS] [-a COUNT] [-f rma,io,threads,spawn] [-d DIR] "
-                            "[-k RANK:ROUND:HOW]... [-K SITE:RANK:NTH:HOW]\n");
+            fprintf(stderr,
+                    "usage: stress [-r ROUNDS] [-a COUNT] [-f rma,io,threads,spawn] [-d DIR] "
+                    "[-k RANK:ROUND:HOW]... [-K SITE:RANK:NTH:HOW]\n");
             return 2;
         }
     }

@@ -26,9 +26,9 @@ extern int use_rma, use_io, use_threads, use_spawn;
 extern const char *io_dir;
 extern int rounds;
 extern const char *features;
-extern const char *child_kill;  /* -K: the kills of the first respawn's children */
-extern int world_size;          /* the job's size at the start: respawns go back to it */
-extern int respawns;            /* respawns so far, the same in every member of comm */
+extern const char *child_kill; /* -K: the kills of the first respawn's children */
+extern int world_size;         /* the job's size at the start: respawns go back to it */
+extern int respawns;           /* respawns so far, the same in every member of comm */
 
 /* A failure explains an error when its class is one of these. */
 int failure_class(int rc);

@@ -20,7 +20,10 @@ int ring_on(MPI_Comm c, int bytes, int tag) {
     }
     if (!failed)
         for (int i = 0; i < count; ++i)
-            if (in[i] != val(from, i)) { wrong("ring", i, in[i], val(from, i)); break; }
+            if (in[i] != val(from, i)) {
+                wrong("ring", i, in[i], val(from, i));
+                break;
+            }
     free(out);
     free(in);
     return failed;
@@ -38,7 +41,10 @@ int allreduce(int count) {
     for (int i = 0; !failed && i < count; ++i) {
         long want = 0;
         for (int k = 0; k < n; ++k) want += val(k, i);
-        if (b[i] != want) { wrong("allreduce", i, b[i], want); break; }
+        if (b[i] != want) {
+            wrong("allreduce", i, b[i], want);
+            break;
+        }
     }
     free(a);
     free(b);
@@ -54,7 +60,10 @@ int bcast(int bytes) {
     for (int i = 0; i < count; ++i) a[i] = r == root ? val(root, i) : -1;
     int failed = check_rc(MPI_Bcast(a, count, MPI_INT, root, comm), "Bcast");
     for (int i = 0; !failed && i < count; ++i)
-        if (a[i] != val(root, i)) { wrong("bcast", i, a[i], val(root, i)); break; }
+        if (a[i] != val(root, i)) {
+            wrong("bcast", i, a[i], val(root, i));
+            break;
+        }
     free(a);
     return failed;
 }
@@ -68,7 +77,10 @@ int reduce_max(int count) {
     for (int i = 0; i < count; ++i) a[i] = val(r, i), b[i] = -1;
     int failed = check_rc(MPI_Reduce(a, b, count, MPI_INT, MPI_MAX, root, comm), "Reduce");
     for (int i = 0; !failed && r == root && i < count; ++i)
-        if (b[i] != val(n - 1, i)) { wrong("reduce", i, b[i], val(n - 1, i)); break; }
+        if (b[i] != val(n - 1, i)) {
+            wrong("reduce", i, b[i], val(n - 1, i));
+            break;
+        }
     free(a);
     free(b);
     return failed;
@@ -83,7 +95,11 @@ int allgather(int count) {
     int failed = check_rc(MPI_Allgather(a, count, MPI_INT, b, count, MPI_INT, comm), "Allgather");
     for (int k = 0; !failed && k < n; ++k)
         for (int i = 0; i < count; ++i)
-            if (b[k * count + i] != val(k, i)) { wrong("allgather", k * count + i, b[k * count + i], val(k, i)); k = n; break; }
+            if (b[k * count + i] != val(k, i)) {
+                wrong("allgather", k * count + i, b[k * count + i], val(k, i));
+                k = n;
+                break;
+            }
     free(a);
     free(b);
     return failed;
@@ -99,7 +115,11 @@ int alltoall(int count) {
     int failed = check_rc(MPI_Alltoall(a, count, MPI_INT, b, count, MPI_INT, comm), "Alltoall");
     for (int k = 0; !failed && k < n; ++k)
         for (int i = 0; i < count; ++i)
-            if (b[k * count + i] != val(k, i + r)) { wrong("alltoall", k * count + i, b[k * count + i], val(k, i + r)); k = n; break; }
+            if (b[k * count + i] != val(k, i + r)) {
+                wrong("alltoall", k * count + i, b[k * count + i], val(k, i + r));
+                k = n;
+                break;
+            }
     free(a);
     free(b);
     return failed;
@@ -126,12 +146,19 @@ int gather_scatter(int count) {
     int failed = check_rc(MPI_Gather(a, count, MPI_INT, all, count, MPI_INT, root, comm), "Gather");
     for (int k = 0; !failed && r == root && k < n; ++k)
         for (int i = 0; i < count; ++i)
-            if (all[k * count + i] != val(k, i)) { wrong("gather", k * count + i, all[k * count + i], val(k, i)); k = n; break; }
+            if (all[k * count + i] != val(k, i)) {
+                wrong("gather", k * count + i, all[k * count + i], val(k, i));
+                k = n;
+                break;
+            }
     if (!failed) {
         for (int i = 0; i < count; ++i) a[i] = -1;
         failed = check_rc(MPI_Scatter(all, count, MPI_INT, a, count, MPI_INT, root, comm), "Scatter");
         for (int i = 0; !failed && i < count; ++i)
-            if (a[i] != val(r, i)) { wrong("scatter", i, a[i], val(r, i)); break; }
+            if (a[i] != val(r, i)) {
+                wrong("scatter", i, a[i], val(r, i));
+                break;
+            }
     }
     free(a);
     free(all);

@@ -45,8 +45,8 @@ TEST_CASE("HMAC-SHA-256 matches RFC 4231's test cases", "[auth]") {
     CHECK(hex(hmac(bytes(key1), {bytes(std::string("Hi There"))})) ==
           "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
     // Case 2, with the message split in two parts.
-    CHECK(hex(hmac(bytes(std::string("Jefe")), {bytes(std::string("what do ya want ")),
-                                                bytes(std::string("for nothing?"))})) ==
+    CHECK(hex(hmac(bytes(std::string("Jefe")),
+                   {bytes(std::string("what do ya want ")), bytes(std::string("for nothing?"))})) ==
           "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
     // Case 6: a key longer than a block is hashed first.
     const std::string key6(131, '\xaa');

@@ -31,11 +31,11 @@ MPI_Datatype keep(int rc, MPI_Datatype t) {
     return t;
 }
 
-#define MAKE(expr)                      \
-    [] {                                \
-        MPI_Datatype t_ = nullptr;      \
-        const int rc_ = (expr);         \
-        return keep(rc_, t_);           \
+#define MAKE(expr)                 \
+    [] {                           \
+        MPI_Datatype t_ = nullptr; \
+        const int rc_ = (expr);    \
+        return keep(rc_, t_);      \
     }
 
 struct CharDouble {
@@ -63,6 +63,7 @@ const MPI_Aint hidx_disps[] = {8, 0}, hblk_disps[] = {4, 12};
 const int one_one[] = {1, 1};
 const int sa_sizes[] = {4, 5}, sa_sub[] = {2, 3}, sa_starts[] = {1, 2};
 
+// clang-format off
 std::vector<Case> cases() {
     return {
         {"contiguous(3, int)", MAKE(MPI_Type_contiguous(3, MPI_INT, &t_)), 12, 0, 12, 0, 12, {{0, 12}}, true},
@@ -127,6 +128,7 @@ std::vector<Case> cases() {
          false},
     };
 }
+// clang-format on
 
 }  // namespace
 
@@ -179,8 +181,15 @@ TEST_CASE("counts and basic elements, partial elements undefined", "[mpi][dataty
         MPI_Count count, elements;
     };
     const Row rows[] = {
-        {0, 0, 0}, {17, 1, 3}, {34, 2, 6}, {1, MPI_UNDEFINED, 1}, {9, MPI_UNDEFINED, 2},
-        {26, MPI_UNDEFINED, 5}, {25, MPI_UNDEFINED, MPI_UNDEFINED}, {18, MPI_UNDEFINED, 4}, {4, MPI_UNDEFINED, MPI_UNDEFINED},
+        {0, 0, 0},
+        {17, 1, 3},
+        {34, 2, 6},
+        {1, MPI_UNDEFINED, 1},
+        {9, MPI_UNDEFINED, 2},
+        {26, MPI_UNDEFINED, 5},
+        {25, MPI_UNDEFINED, MPI_UNDEFINED},
+        {18, MPI_UNDEFINED, 4},
+        {4, MPI_UNDEFINED, MPI_UNDEFINED},
         {21, MPI_UNDEFINED, MPI_UNDEFINED},
     };
     for (const Row &r : rows) {
@@ -240,12 +249,11 @@ TEST_CASE("pack: subarray in C and Fortran order", "[mpi][datatype]") {
     for (int i = 0; i < 20; ++i) a[i] = i;
     MPI_Datatype c = nullptr, f = nullptr;
     REQUIRE(MPI_Type_create_subarray(2, sa_sizes, sa_sub, sa_starts, MPI_ORDER_C, MPI_INT, &c) == MPI_SUCCESS);
-    REQUIRE(MPI_Type_create_subarray(2, sa_sizes, sa_sub, sa_starts, MPI_ORDER_FORTRAN, MPI_INT, &f) ==
-            MPI_SUCCESS);
+    REQUIRE(MPI_Type_create_subarray(2, sa_sizes, sa_sub, sa_starts, MPI_ORDER_FORTRAN, MPI_INT, &f) == MPI_SUCCESS);
     int pc[6], pf[6];
     pack(a, 1, c, pc);
     pack(a, 1, f, pf);
-    const int want_c[6] = {7, 8, 9, 12, 13, 14};   // rows 1..2, columns 2..4 of a 4x5 row-major array
+    const int want_c[6] = {7, 8, 9, 12, 13, 14};    // rows 1..2, columns 2..4 of a 4x5 row-major array
     const int want_f[6] = {9, 10, 13, 14, 17, 18};  // (i=1..2, j=2..4) at i + 4j
     CHECK(std::memcmp(pc, want_c, sizeof pc) == 0);
     CHECK(std::memcmp(pf, want_f, sizeof pf) == 0);

@@ -22,8 +22,9 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 struct Hub {
-    explicit Hub(int n) : box(static_cast<std::size_t>(n)), woken(static_cast<std::size_t>(n), false),
-                          crashed(static_cast<std::size_t>(n), false), stopped(static_cast<std::size_t>(n), false) {}
+    explicit Hub(int n)
+        : box(static_cast<std::size_t>(n)), woken(static_cast<std::size_t>(n), false),
+          crashed(static_cast<std::size_t>(n), false), stopped(static_cast<std::size_t>(n), false) {}
     std::mutex m;
     std::condition_variable cv;
     std::vector<std::deque<std::vector<char>>> box;
@@ -73,12 +74,13 @@ struct Job {
         for (int r = 0; r < n; ++r) {
             sets[static_cast<std::size_t>(r)].reset(n);
             ft::DetectorOptions opt{20, 150, [this, r] { excluded[static_cast<std::size_t>(r)] = true; }};
-            detectors.push_back(std::make_unique<ft::Detector>(
-                sets[static_cast<std::size_t>(r)], std::make_unique<FakeChannel>(hub, r), r, n, 0, opt, [this](int victim) {
-                    std::lock_guard<std::mutex> hold(kill_lock);
-                    kills.push_back(victim);
-                    return true;
-                }));
+            detectors.push_back(std::make_unique<ft::Detector>(sets[static_cast<std::size_t>(r)],
+                                                               std::make_unique<FakeChannel>(hub, r), r, n, 0, opt,
+                                                               [this](int victim) {
+                                                                   std::lock_guard<std::mutex> hold(kill_lock);
+                                                                   kills.push_back(victim);
+                                                                   return true;
+                                                               }));
         }
         for (auto &d : detectors) d->start();
     }

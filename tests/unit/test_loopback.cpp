@@ -178,7 +178,8 @@ TEST_CASE("loopback: allreduce and reduce schedules at sizes 1 to 7", "[loopback
             for (int r = 0; r < n; ++r)
                 for (int i = 0; i < count; ++i) {
                     // sum over r of (r*10 + i)
-                    CHECK(out[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] == n * i + 10 * n * (n - 1) / 2);
+                    CHECK(out[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] ==
+                          n * i + 10 * n * (n - 1) / 2);
                 }
             for (int i = 0; i < count; ++i)
                 CHECK(red[static_cast<std::size_t>(root)][static_cast<std::size_t>(i)] == (n - 1) * 10 + i);

@@ -50,7 +50,8 @@ TEST_CASE("CQ data carries the source process and rank", "[transport][match_bits
     CHECK(source_rank(pack_source(0, 0x7fffffff)) == 0x7fffffff);
 }
 
-TEST_CASE("untagged messages are read only with the token and a payload their protocol fits", "[transport][match_bits]") {
+TEST_CASE("untagged messages are read only with the token and a payload their protocol fits",
+          "[transport][match_bits]") {
     const std::uint64_t token = 0xabcdef0123456789ull;
     auto message = [&](Proto p, std::size_t payload, std::uint64_t tok) {
         std::vector<char> m(k_untagged_header + payload, 0);

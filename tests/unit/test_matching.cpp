@@ -128,7 +128,7 @@ TEST_CASE("a freed communicator's pending receive still takes its own messages",
     old->post(&r);
     r.posted = true;
     e.close(old);
-    MatchQueue *next = e.open(20, 8);  // the context is taken again
+    MatchQueue *next = e.open(20, 8);             // the context is taken again
     CHECK_FALSE(e.on_arrival(arrive(20, 8, y)));  // the new communicator's message stays with it
     CHECK_FALSE(r.complete);
     CHECK(next->peek_unexpected(1, 5) != nullptr);

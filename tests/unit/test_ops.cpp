@@ -71,8 +71,7 @@ TEST_CASE("floating, complex, logical and byte kernels", "[mpi][ops]") {
         op_apply(*MPI_LXOR, in, lxor, 3, MPI_C_BOOL);
         CHECK((!lxor[0] && lxor[1] && !lxor[2]));
     }
-    CHECK(run<unsigned char>(MPI_BXOR, MPI_BYTE, {0xf0, 0x0f}, {0xff, 0xff}) ==
-          std::vector<unsigned char>{0x0f, 0xf0});
+    CHECK(run<unsigned char>(MPI_BXOR, MPI_BYTE, {0xf0, 0x0f}, {0xff, 0xff}) == std::vector<unsigned char>{0x0f, 0xf0});
 }
 
 TEST_CASE("ops reject the types the standard does not define them on", "[mpi][ops]") {
@@ -81,10 +80,9 @@ TEST_CASE("ops reject the types the standard does not define them on", "[mpi][op
         MPI_Datatype type;
     };
     const Bad bad[] = {
-        {MPI_SUM, MPI_BYTE},         {MPI_MAX, MPI_C_BOOL},    {MPI_MAX, MPI_C_DOUBLE_COMPLEX},
-        {MPI_BAND, MPI_DOUBLE},      {MPI_LAND, MPI_DOUBLE},   {MPI_BOR, MPI_C_BOOL},
-        {MPI_MINLOC, MPI_INT},       {MPI_MAXLOC, MPI_DOUBLE}, {MPI_SUM, MPI_2INT},
-        {MPI_PROD, MPI_CHARACTER},   {MPI_LXOR, MPI_FLOAT},    {MPI_MIN, MPI_DOUBLE_INT},
+        {MPI_SUM, MPI_BYTE},    {MPI_MAX, MPI_C_BOOL},     {MPI_MAX, MPI_C_DOUBLE_COMPLEX}, {MPI_BAND, MPI_DOUBLE},
+        {MPI_LAND, MPI_DOUBLE}, {MPI_BOR, MPI_C_BOOL},     {MPI_MINLOC, MPI_INT},           {MPI_MAXLOC, MPI_DOUBLE},
+        {MPI_SUM, MPI_2INT},    {MPI_PROD, MPI_CHARACTER}, {MPI_LXOR, MPI_FLOAT},           {MPI_MIN, MPI_DOUBLE_INT},
     };
     for (const auto &b : bad) {
         INFO("op id " << b.op->id << " on " << b.type->name);

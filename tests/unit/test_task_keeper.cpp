@@ -102,9 +102,9 @@ TEST_CASE("task keeper: the rank's exit code is the task's", "[keeper]") {
 
 TEST_CASE("task keeper: a joined rank killed alone leaves the task exiting 0", "[keeper]") {
     const int st = wait_status(start([] {
-        task_keeper_joined();
-        raise(SIGKILL);
-    }).task);
+                                   task_keeper_joined();
+                                   raise(SIGKILL);
+                               }).task);
     REQUIRE(WIFEXITED(st));
     REQUIRE(WEXITSTATUS(st) == 0);
 }

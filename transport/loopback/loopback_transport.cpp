@@ -16,8 +16,7 @@ void LoopbackTransport::finish(Op *op, Err err, std::size_t bytes) {
 }
 
 Posted LoopbackTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag,
-                               std::int32_t source_rank, const void *buf, std::size_t length, SendMode mode,
-                               Op *op) {
+                               std::int32_t source_rank, const void *buf, std::size_t length, SendMode mode, Op *op) {
     const PeerId from = owner(context);
     if (peer >= failed_.size() || failed_[peer] || failed_[from]) return Posted::peer_failed;
     Message m;

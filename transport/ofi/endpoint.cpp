@@ -14,8 +14,7 @@ namespace {
 
 void check(int rc, const char *call, const std::string &provider) {
     if (rc != 0)
-        throw std::runtime_error(std::string(call) + " failed for provider '" + provider + "': " +
-                                 fi_strerror(-rc));
+        throw std::runtime_error(std::string(call) + " failed for provider '" + provider + "': " + fi_strerror(-rc));
 }
 
 void close_fid(fid_t f) {
@@ -48,8 +47,7 @@ Endpoint::Endpoint(const std::string &fi_name, std::size_t av_size, Use use) {
     fi_freeinfo(hints);
     if (rc != 0 || info_ == nullptr)
         throw std::runtime_error(std::string("fi_getinfo found no RDM ") + (control ? "control" : "tagged") +
-                                 " endpoint for provider '" + fi_name +
-                                 "': " + fi_strerror(-rc));
+                                 " endpoint for provider '" + fi_name + "': " + fi_strerror(-rc));
     provider_ = fi_name;
     inject_size_ = info_->tx_attr->inject_size;
     if (!control && info_->tx_attr->iov_limit < 3) {

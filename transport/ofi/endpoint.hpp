@@ -53,9 +53,8 @@ public:
     // nothing that can arrive unexpected travels tagged.
     ssize_t send_msg(const Header *header, const void *buf, std::size_t len, fi_addr_t dest, std::uint64_t data,
                      void *context) {
-        iovec iov[3] = {{const_cast<Header *>(header), sizeof *header},
-                        {&token_, sizeof token_},
-                        {const_cast<void *>(buf), len}};
+        iovec iov[3] = {
+            {const_cast<Header *>(header), sizeof *header}, {&token_, sizeof token_}, {const_cast<void *>(buf), len}};
         fi_msg msg{};
         msg.msg_iov = iov;
         msg.iov_count = len > 0 ? 3 : 2;

@@ -6,8 +6,7 @@ namespace ftmpi::transport::ofi {
 
 Err map_fi_error(int fi_errno) {
     switch (fi_errno) {
-    case 0:
-        return Err::ok;
+    case 0: return Err::ok;
     case FI_EIO:
     case FI_ECONNRESET:
     case FI_ECONNABORTED:
@@ -18,15 +17,11 @@ Err map_fi_error(int fi_errno) {
     case FI_ENETUNREACH:
     case FI_ENETDOWN:
     case FI_EADDRNOTAVAIL:
-    case FI_ESHUTDOWN:
-        return Err::peer_failed;
+    case FI_ESHUTDOWN: return Err::peer_failed;
     case FI_ETRUNC:
-    case FI_ETOOSMALL:
-        return Err::truncated;
-    case FI_ECANCELED:
-        return Err::canceled;
-    default:
-        return Err::other;
+    case FI_ETOOSMALL: return Err::truncated;
+    case FI_ECANCELED: return Err::canceled;
+    default: return Err::other;
     }
 }
 

@@ -66,7 +66,8 @@ public:
         FTMPI_INFO("control endpoint open: provider %s", ep_->provider().c_str());
         naps_ = lookup_provider(ep_->provider()).sread_spins;
         const std::size_t room = std::min(k_max_message, ep_->inject_size());
-        if (room < 32 + k_tag) throw std::runtime_error("control provider '" + ep_->provider() + "' injects too few bytes");
+        if (room < 32 + k_tag)
+            throw std::runtime_error("control provider '" + ep_->provider() + "' injects too few bytes");
         max_ = room - k_tag;
         auto addr = ep_->address();
         pm.put(k_key, addr.data(), addr.size());
@@ -104,7 +105,8 @@ public:
             std::uint64_t pid = 0;
             if (r >= 0 && r < n && blob.size() == sizeof pid) {
                 std::memcpy(&pid, blob.data(), sizeof pid);
-                pids_[static_cast<std::size_t>(r)] = pid <= static_cast<std::uint64_t>(INT32_MAX) ? static_cast<int>(pid) : 0;
+                pids_[static_cast<std::size_t>(r)] =
+                    pid <= static_cast<std::uint64_t>(INT32_MAX) ? static_cast<int>(pid) : 0;
             }
         }
         for (auto &rx : rx_) post(rx);
@@ -126,7 +128,8 @@ public:
             drain_errors();
             rc = ep_->inject(sealed.data(), len + k_tag, addrs_[peer]);
         }
-        if (rc != 0 && rc != -FI_EAGAIN) FTMPI_DEBUG("control send to %u: %s", peer, fi_strerror(static_cast<int>(-rc)));
+        if (rc != 0 && rc != -FI_EAGAIN)
+            FTMPI_DEBUG("control send to %u: %s", peer, fi_strerror(static_cast<int>(-rc)));
         return rc == 0;
     }
 

@@ -83,7 +83,10 @@ bool OfiTransport::pull(const Arrival &a, void *buf, std::size_t bytes) {
     }
     if (!(read && ticket == a.sender_id))
         FTMPI_DEBUG("single-copy read of sender id %llu from rank %u: %s", static_cast<unsigned long long>(a.sender_id),
-                    a.source, read ? "the send was given up" : errno != 0 ? std::strerror(errno) : "short read");
+                    a.source,
+                    read         ? "the send was given up"
+                    : errno != 0 ? std::strerror(errno)
+                                 : "short read");
     return read && ticket == a.sender_id;
 }
 
@@ -146,12 +149,9 @@ void OfiTransport::handle_completion(const fi_cq_tagged_entry &e) {
     }
     back_from_fabric(op);
     switch (op->kind) {
-    case Op::Kind::rx_buffer:
-        return;
+    case Op::Kind::rx_buffer: return;
     case Op::Kind::send:
-    case Op::Kind::bulk_send:
-        finish(op, Err::ok, op->length);
-        return;
+    case Op::Kind::bulk_send: finish(op, Err::ok, op->length); return;
     case Op::Kind::bulk_recv:
         if (peers_[op->peer].fin) {
             const CtsPayload fin{op->data, op->id, e.len};
@@ -281,12 +281,8 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
                                  rts.sender_id, RemoteBuffer{rts.address, rts.ticket_address, rts.pid}});
         break;
     }
-    case Proto::cts:
-        on_cts(src, payload);
-        break;
-    case Proto::fin:
-        on_fin(payload);
-        break;
+    case Proto::cts: on_cts(src, payload); break;
+    case Proto::fin: on_fin(payload); break;
     case Proto::abort: {  // the sender gave up a transfer this process asked for
         CtsPayload ab;
         std::memcpy(&ab, payload, sizeof ab);
@@ -300,9 +296,7 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
         said_hello_[src] = true;  // opens the gate of add_peers, if any
         break;
     case Proto::bulk:
-    case Proto::frag:
-        FTMPI_WARN("bulk message landed in a receive buffer (peer %u)", src);
-        break;
+    case Proto::frag: FTMPI_WARN("bulk message landed in a receive buffer (peer %u)", src); break;
     }
     post_rx(rx);
 }
@@ -319,8 +313,7 @@ void OfiTransport::handle_error(Endpoint &ep) {
     }
     if (op->kind == Op::Kind::rx_buffer) {
         op->in_fabric = false;
-        if (err != Err::canceled)
-            FTMPI_WARN("%s: receive buffer error: %s", ep.provider().c_str(), text.c_str());
+        if (err != Err::canceled) FTMPI_WARN("%s: receive buffer error: %s", ep.provider().c_str(), text.c_str());
         post_rx(*reinterpret_cast<RxBuffer *>(op));
         return;
     }

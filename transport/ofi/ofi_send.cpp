@@ -72,9 +72,8 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     return Posted::pending;
 }
 
-Posted OfiTransport::send_to_self(std::uint32_t context, std::uint64_t uid, std::int32_t tag,
-                                  std::int32_t source_rank, const void *buf, std::size_t length, SendMode mode,
-                                  Op *op) {
+Posted OfiTransport::send_to_self(std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
+                                  const void *buf, std::size_t length, SendMode mode, Op *op) {
     Arrival a{context, uid, tag, source_rank, self_, length, buf, false, 0, {}};
     if (mode == SendMode::standard && length <= eager_limit_) {
         sink_.on_arrival(a);
@@ -159,11 +158,8 @@ void OfiTransport::send_control(PeerId peer, const Header &header, std::uint64_t
 bool OfiTransport::try_deferred(Deferred &d) {
     ssize_t rc = 0;
     switch (d.what) {
-    case Deferred::What::gate:
-        return d.peer < said_hello_.size() && said_hello_[d.peer];
-    case Deferred::What::op_send:
-        rc = post_send_now(d.op);
-        break;
+    case Deferred::What::gate: return d.peer < said_hello_.size() && said_hello_[d.peer];
+    case Deferred::What::op_send: rc = post_send_now(d.op); break;
     case Deferred::What::op_recv:
         if (d.op->kind == Op::Kind::rx_buffer) {
             auto *rx = reinterpret_cast<RxBuffer *>(d.op);  // Op is RxBuffer's first member

@@ -6,9 +6,7 @@
 namespace ftmpi::transport::ofi {
 
 OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_only)
-    : sink_(sink),
-      self_(static_cast<PeerId>(pm.job().id())),
-      eager_limit_(runtime::config().EAGER_LIMIT) {
+    : sink_(sink), self_(static_cast<PeerId>(pm.job().id())), eager_limit_(runtime::config().EAGER_LIMIT) {
     inflight_.prev = inflight_.next = &inflight_;
     const auto &job = pm.job();
     const auto &cfg = runtime::config();
@@ -18,9 +16,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_
     const std::size_t n = static_cast<std::size_t>(job.size), base = static_cast<std::size_t>(job.id_base);
     const PeerId self_rank = static_cast<PeerId>(job.rank);
     peers_.resize(base + n);
-    auto is_local = [&](int r) {
-        return std::binary_search(job.local_peers.begin(), job.local_peers.end(), r);
-    };
+    auto is_local = [&](int r) { return std::binary_search(job.local_peers.begin(), job.local_peers.end(), r); };
     const bool one_node = job.local_peers.size() == n;
     const ProviderInfo forced = cfg.PROVIDER.empty() ? ProviderInfo{} : lookup_provider(cfg.PROVIDER);
     // FI_PROVIDER (the user's libfabric filter) is respected: shm within a
@@ -37,8 +33,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_
         const ProviderInfo &p = !forced.fi_name.empty() ? forced : is_local(static_cast<int>(r)) ? local : net;
         if (p.fi_name.empty())
             throw std::runtime_error("FI_PROVIDER=" + std::string(std::getenv("FI_PROVIDER")) +
-                                     " allows no provider that reaches rank " + std::to_string(r) +
-                                     " on another node");
+                                     " allows no provider that reaches rank " + std::to_string(r) + " on another node");
         names[r] = p.fi_name;
         tcp_iface = tcp_iface || p.uses_tcp_iface;
     }
@@ -82,8 +77,7 @@ void OfiTransport::connect(runtime::ProcessManager &pm) {
                                      std::to_string(r) + " into the address vector");
     }
 
-    const std::size_t rx_size =
-        k_wire_header + std::max({eager_limit_, sizeof(CtsPayload), sizeof(RtsPayload)});
+    const std::size_t rx_size = k_wire_header + std::max({eager_limit_, sizeof(CtsPayload), sizeof(RtsPayload)});
     for (auto &ep : endpoints_) {
         for (std::size_t i = 0; i < std::max<std::size_t>(cfg.RX_BUFFERS, 2); ++i) {
             auto rx = std::make_unique<RxBuffer>();

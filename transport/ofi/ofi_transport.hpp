@@ -71,9 +71,9 @@ struct Deferred {
     enum class What : std::uint8_t { op_send, op_recv, control, gate } what;
     PeerId peer;
     Op *op;                  // op_send, op_recv
-    Header header{};          // control
-    std::uint64_t data = 0;   // control
-    std::size_t length = 0;   // control
+    Header header{};         // control
+    std::uint64_t data = 0;  // control
+    std::size_t length = 0;  // control
     alignas(8) char payload[std::max(sizeof(CtsPayload), sizeof(RtsPayload))] = {};
 };
 
@@ -95,7 +95,7 @@ class OfiTransport;
 // proxy back, if ever, and the owner's Op must be free for reuse meanwhile
 // (a persistent send restarts, a request returns to its pool).
 struct FinProxy {
-    Op op;  // first member: what libfabric holds
+    Op op;                 // first member: what libfabric holds
     Op *target = nullptr;  // the owner's operation, until it is finished
     OfiTransport *owner = nullptr;
 };
@@ -147,13 +147,12 @@ private:
     void post_send(Op *op);
     void post_recv(Op *op);
     ssize_t post_send_now(Op *op);
-    void send_control(PeerId peer, const Header &header, std::uint64_t data, const void *payload,
-                      std::size_t length);
+    void send_control(PeerId peer, const Header &header, std::uint64_t data, const void *payload, std::size_t length);
     void abort_bulk_recv(PeerId peer, std::uint64_t transfer_id, Err why);
     bool pull(const Arrival &a, void *buf, std::size_t bytes);
     void preconnect();
-    std::size_t hellos_ = 0;  // hellos received (preconnect)
-    std::vector<bool> said_hello_;  // by process id: its hello arrived
+    std::size_t hellos_ = 0;          // hellos received (preconnect)
+    std::vector<bool> said_hello_;    // by process id: its hello arrived
     Endpoint *dynamic_ep_ = nullptr;  // the endpoint other jobs' processes reach (add_peers)
     bool try_deferred(Deferred &d);
     void drain_backlog();
@@ -177,9 +176,9 @@ private:
     std::vector<std::unique_ptr<Endpoint>> endpoints_;
     std::vector<PeerState> peers_;
     std::vector<std::unique_ptr<RxBuffer>> rx_;
-    std::unordered_map<std::uint64_t, Op *> waiting_cts_;  // sender id -> rendezvous send
+    std::unordered_map<std::uint64_t, Op *> waiting_cts_;        // sender id -> rendezvous send
     std::unordered_map<std::uint64_t, FinProxy *> waiting_fin_;  // sender id -> bulk send to a FIN peer
-    std::unordered_set<FinProxy *> proxies_;                      // every live proxy
+    std::unordered_set<FinProxy *> proxies_;                     // every live proxy
     // Why recent sends were given up (cancel_sends), by sender id, for the
     // ABORT that answers a CTS that comes after all; the oldest are forgotten
     // past k_given_up_kept (their ABORT then says Err::canceled).
@@ -192,7 +191,7 @@ private:
     // Transfer ids (the tags of bulk data) start at a random point: a process
     // outside the job cannot guess a posted bulk receive's tag.
     std::uint64_t next_id_ = 1;
-    std::uint64_t token_ = 0;  // the universe's data token (runtime/auth.hpp), once known
+    std::uint64_t token_ = 0;          // the universe's data token (runtime/auth.hpp), once known
     std::deque<Deferred> rx_backlog_;  // receive buffers to post again
     std::vector<PeerId> stalled_;      // peers whose backlog is not empty
     std::function<void(PeerId)> unreachable_;

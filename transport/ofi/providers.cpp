@@ -66,8 +66,8 @@ bool allowed_by_user(const std::string &fi_name) {
     const UserFilter f = user_filter();
     if (f.names.empty()) return true;
     const std::string core = core_of(fi_name);
-    const bool listed = std::any_of(f.names.begin(), f.names.end(),
-                                    [&](const std::string &n) { return n == core || n == fi_name; });
+    const bool listed =
+        std::any_of(f.names.begin(), f.names.end(), [&](const std::string &n) { return n == core || n == fi_name; });
     return f.exclude ? !listed : listed;
 }
 

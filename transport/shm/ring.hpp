@@ -58,8 +58,7 @@ class RingView {
 protected:
     RingView() = default;
     RingView(void *base, std::size_t capacity)
-        : ctl_(static_cast<RingControl *>(base)),
-          data_(static_cast<char *>(base) + sizeof(RingControl)),
+        : ctl_(static_cast<RingControl *>(base)), data_(static_cast<char *>(base) + sizeof(RingControl)),
           mask_(capacity - 1) {}
     RecordHeader *at(std::uint64_t pos) const { return reinterpret_cast<RecordHeader *>(data_ + (pos & mask_)); }
     RingControl *ctl_ = nullptr;

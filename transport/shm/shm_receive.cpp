@@ -24,8 +24,8 @@ namespace ftmpi::transport::shm {
 Posted ShmTransport::accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) {
     const std::size_t bytes = std::min(a.length, capacity);
     if (a.source == self_) {
-        auto it = std::find_if(sends_.begin(), sends_.end(),
-                               [&](Op *s) { return s->peer == self_ && s->id == a.sender_id; });
+        auto it =
+            std::find_if(sends_.begin(), sends_.end(), [&](Op *s) { return s->peer == self_ && s->id == a.sender_id; });
         if (it == sends_.end()) return Posted::peer_failed;
         Op *sender = *it;
         sends_.erase(it);
@@ -109,7 +109,8 @@ bool ShmTransport::copy_chunks(Desc &d, pid_t pid, bool reader, char *local) {
         if (!reader) runtime::test_kill_point("shm.push");  // tests: a sender dies with a chunk claimed, not copied
         const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(chunk, length - off));
         iovec l{local + off, n}, r{reinterpret_cast<void *>(remote + off), n};
-        const ssize_t got = reader ? ::process_vm_readv(pid, &l, 1, &r, 1, 0) : ::process_vm_writev(pid, &l, 1, &r, 1, 0);
+        const ssize_t got =
+            reader ? ::process_vm_readv(pid, &l, 1, &r, 1, 0) : ::process_vm_writev(pid, &l, 1, &r, 1, 0);
         if (got != static_cast<ssize_t>(n)) {
             if (got < 0 && errno == ESRCH) return true;  // the peer is gone: its failure ends the transfer
             FTMPI_WARN("single-copy %s of %zu bytes at offset %llu from process %d failed: %s",
@@ -199,15 +200,14 @@ bool ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
     case Proto::rts: {
         ShmRts rts;
         std::memcpy(&rts, payload, sizeof rts);
-        return sink_.on_arrival(Arrival{m.context, h.uid, m.tag, h.rank, src, rts.length, nullptr, true,
-                                        rts.sender_id,
+        return sink_.on_arrival(Arrival{m.context, h.uid, m.tag, h.rank, src, rts.length, nullptr, true, rts.sender_id,
                                         RemoteBuffer{rts.desc, rts.gen, static_cast<std::uint64_t>(p.pid)}});
     }
     case Proto::cts: {
         CtsPayload cts;
         std::memcpy(&cts, payload, sizeof cts);
-        auto it = std::find_if(sends_.begin(), sends_.end(),
-                               [&](Op *s) { return s->peer == src && s->id == cts.sender_id; });
+        auto it =
+            std::find_if(sends_.begin(), sends_.end(), [&](Op *s) { return s->peer == src && s->id == cts.sender_id; });
         if (it == sends_.end()) {  // given up: the receiver must not wait for the data
             Err why = Err::canceled;
             if (auto g = given_up_.find(cts.sender_id); g != given_up_.end()) {
@@ -246,7 +246,8 @@ bool ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
         if (it == streams_.end()) return false;
         Op *op = it->second;
         const std::size_t n = h.length - sizeof f;
-        if (f.offset + n <= op->length) std::memcpy(static_cast<char *>(op->recv_buf) + f.offset, payload + sizeof f, n);
+        if (f.offset + n <= op->length)
+            std::memcpy(static_cast<char *>(op->recv_buf) + f.offset, payload + sizeof f, n);
         op->data += n;
         if (op->data >= op->length) {
             streams_.erase(it);

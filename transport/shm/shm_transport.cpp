@@ -48,11 +48,8 @@ std::size_t ring_bytes_for(std::size_t n) {
 }  // namespace
 
 ShmTransport::ShmTransport(runtime::ProcessManager &pm, Sink &sink)
-    : sink_(sink),
-      self_(static_cast<PeerId>(pm.job().id())),
-      eager_limit_(runtime::config().EAGER_LIMIT),
-      ring_bytes_(ring_bytes_for(pm.job().local_peers.size())),
-      cma_enabled_(runtime::config().SHM_CMA != 0),
+    : sink_(sink), self_(static_cast<PeerId>(pm.job().id())), eager_limit_(runtime::config().EAGER_LIMIT),
+      ring_bytes_(ring_bytes_for(pm.job().local_peers.size())), cma_enabled_(runtime::config().SHM_CMA != 0),
       node_(node_key()) {
     Published me{};
     me.pid = static_cast<std::uint64_t>(pid_);
@@ -123,8 +120,8 @@ std::string ShmTransport::map_pair(PeerId id, const Published &info) {
     const int fd = ::shm_open(("/" + p.name).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) return "cannot open shared memory " + p.name + ": " + std::strerror(errno);
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || (static_cast<std::size_t>(st.st_size) < p.seg_size &&
-                                  ::ftruncate(fd, static_cast<off_t>(p.seg_size)) != 0)) {
+    if (::fstat(fd, &st) != 0 ||
+        (static_cast<std::size_t>(st.st_size) < p.seg_size && ::ftruncate(fd, static_cast<off_t>(p.seg_size)) != 0)) {
         const int e = errno;
         ::close(fd);
         return "cannot size shared memory " + p.name + ": " + std::strerror(e);
@@ -210,8 +207,9 @@ std::string ShmTransport::add_peers(runtime::ProcessManager &pm, const std::vect
         remote_bases.push_back(bases[i]);
     }
     if (remote_ids.empty()) return "";
-    if (!net_) return "process " + std::to_string(remote_ids.front()) + " is on another node, and this job has no " +
-                      "network endpoint";
+    if (!net_)
+        return "process " + std::to_string(remote_ids.front()) + " is on another node, and this job has no " +
+               "network endpoint";
     return net_->add_peers(pm, remote_ids, remote_bases);
 }
 

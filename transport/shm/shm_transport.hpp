@@ -68,8 +68,8 @@ namespace ftmpi::transport::shm {
 inline std::uint64_t chunk_for(std::uint64_t length) {
     return std::clamp<std::uint64_t>((length / 4 + 4095) & ~std::uint64_t{4095}, 16 * 1024, 256 * 1024);
 }
-constexpr std::uint32_t k_descs = 256;       // transfer descriptors per direction of a pair
-constexpr std::size_t k_frag = 32 * 1024;    // largest streamed piece
+constexpr std::uint32_t k_descs = 256;     // transfer descriptors per direction of a pair
+constexpr std::size_t k_frag = 32 * 1024;  // largest streamed piece
 constexpr std::size_t k_given_up_kept = 4096;
 inline constexpr const char *k_key = "ftmpi.shm";
 
@@ -129,14 +129,13 @@ struct Published {
 };
 
 
-
 struct Pending {
     enum class What : std::uint8_t { send, control, stream } what;
-    Op *op = nullptr;              // send, stream
-    std::uint64_t match = 0;       // control
-    std::size_t length = 0;        // control
-    std::uint64_t transfer = 0;    // stream: the receiver's transfer id
-    std::uint64_t offset = 0;      // stream: bytes already sent
+    Op *op = nullptr;                                       // send, stream
+    std::uint64_t match = 0;                                // control
+    std::size_t length = 0;                                 // control
+    std::uint64_t transfer = 0;                             // stream: the receiver's transfer id
+    std::uint64_t offset = 0;                               // stream: bytes already sent
     alignas(8) std::array<char, sizeof(ShmRts)> payload{};  // control
 };
 
@@ -145,8 +144,8 @@ struct Peer {
     bool mapped = false;
     bool failed = false;
     bool corrupt_told = false;  // its ring was found corrupt (and refused)
-    bool lo = false;     // this process has the lower id: it unlinks the name
-    bool hello = false;  // the higher id mapped the segment
+    bool lo = false;            // this process has the lower id: it unlinks the name
+    bool hello = false;         // the higher id mapped the segment
     pid_t pid = 0;
     void *seg = nullptr;
     std::size_t seg_size = 0;
@@ -257,10 +256,10 @@ private:
     bool cma_enabled_;
     std::string node_;
     std::vector<std::unique_ptr<Peer>> peers_;
-    std::vector<PeerId> polled_;   // mapped peers not failed: their rings are read
-    std::vector<PeerId> stalled_;  // peers whose backlog is not empty
-    std::vector<Op *> sends_;      // rendezvous sends not finished (waiting or copying)
-    std::vector<Op *> pulls_;      // claimed receives whose sender still copies
+    std::vector<PeerId> polled_;                       // mapped peers not failed: their rings are read
+    std::vector<PeerId> stalled_;                      // peers whose backlog is not empty
+    std::vector<Op *> sends_;                          // rendezvous sends not finished (waiting or copying)
+    std::vector<Op *> pulls_;                          // claimed receives whose sender still copies
     std::unordered_map<std::uint64_t, Op *> streams_;  // transfer id -> streamed receive
     std::unordered_map<std::uint64_t, Err> given_up_;
     std::deque<std::uint64_t> given_up_order_;
@@ -277,7 +276,7 @@ private:
 };
 
 inline bool ShmTransport::write_eager(Peer &p, std::uint64_t match, std::uint64_t uid, std::int32_t source_rank,
-                               const void *buf, std::size_t length) {
+                                      const void *buf, std::size_t length) {
     if (!p.backlog.empty()) return false;  // behind what waits for room
     char *slot = p.out.reserve(length);
     if (slot == nullptr) return false;
