@@ -9,6 +9,7 @@
 
 #include "ft/failures.hpp"
 #include "mpi/p2p/matching.hpp"
+#include "mpi/p2p/requests.hpp"
 #include "mpi/state.hpp"
 #include "mpi/ulfm/recovery.hpp"
 #include "transport/loopback/loopback_transport.hpp"
@@ -48,6 +49,10 @@ public:
     }
     ~World() {
         while (g.transport->busy()) progress();
+        // What MPI_Finalize releases: requests kept for reuse, objects kept
+        // for messages still expected.
+        release_lingering();
+        free_request_pool();
         g.initialized = false;
         ft::failures().attach(nullptr, 0);
         g.transport.reset();
