@@ -53,7 +53,6 @@ Posted LoopbackTransport::accept(const Arrival &a, void *buf, std::size_t capaci
     const Pending s = *p;
     rndv_.erase(rndv_.begin() + (p - rndv_.data()));
     if (s.gone != Err::ok) {  // the sender gave the send up: tell the receiver why
-        op->kind = Op::Kind::none;
         finish(op, s.gone, 0);
         return Posted::pending;
     }
