@@ -950,6 +950,15 @@ int MPI_Comm_invalidate(MPI_Comm comm);
 int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
 int MPI_Comm_agreement(MPI_Comm comm, int *flag);
 int MPI_Icomm_agreement(MPI_Comm comm, int *flag, MPI_Request *request);
+/* The fault-tolerance chapter's names (MPI_Comm_shrink is above): the same
+ * calls as their MPIX_ names. */
+int MPI_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPI_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+int MPI_Comm_revoke(MPI_Comm comm);
+int MPI_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPI_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPI_Comm_agree(MPI_Comm comm, int *flag);
+int MPI_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
 
 /* Info objects */
 int MPI_Info_create(MPI_Info *info);
@@ -1499,6 +1508,13 @@ int PMPI_Comm_invalidate(MPI_Comm comm);
 int PMPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
 int PMPI_Comm_agreement(MPI_Comm comm, int *flag);
 int PMPI_Icomm_agreement(MPI_Comm comm, int *flag, MPI_Request *request);
+int PMPI_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPI_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+int PMPI_Comm_revoke(MPI_Comm comm);
+int PMPI_Comm_is_revoked(MPI_Comm comm, int *flag);
+int PMPI_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int PMPI_Comm_agree(MPI_Comm comm, int *flag);
+int PMPI_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
 int PMPI_Info_create(MPI_Info *info);
 int PMPI_Info_free(MPI_Info *info);
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo);

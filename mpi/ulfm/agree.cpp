@@ -336,9 +336,13 @@ using namespace ftmpi::mpi;
 
 extern "C" {
 int MPIX_Comm_agree(MPI_Comm comm, int *flag) { return agree_call("MPIX_Comm_agree", comm, flag); }
+int MPI_Comm_agree(MPI_Comm comm, int *flag) { return agree_call("MPI_Comm_agree", comm, flag); }
 int MPI_Comm_agreement(MPI_Comm comm, int *flag) { return agree_call("MPI_Comm_agreement", comm, flag); }
 int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
     return iagree_call("MPIX_Comm_iagree", comm, flag, request);
+}
+int MPI_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) {
+    return iagree_call("MPI_Comm_iagree", comm, flag, request);
 }
 int MPI_Icomm_agreement(MPI_Comm comm, int *flag, MPI_Request *request) {
     return iagree_call("MPI_Icomm_agreement", comm, flag, request);

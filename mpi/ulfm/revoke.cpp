@@ -79,4 +79,6 @@ extern "C" {
 int MPIX_Comm_revoke(MPI_Comm comm) { return revoke_call("MPIX_Comm_revoke", comm); }
 int MPI_Comm_invalidate(MPI_Comm comm) { return revoke_call("MPI_Comm_invalidate", comm); }
 int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag) { return is_revoked_call("MPIX_Comm_is_revoked", comm, flag); }
+int MPI_Comm_revoke(MPI_Comm comm) { return revoke_call("MPI_Comm_revoke", comm); }
+int MPI_Comm_is_revoked(MPI_Comm comm, int *flag) { return is_revoked_call("MPI_Comm_is_revoked", comm, flag); }
 }  // extern "C"

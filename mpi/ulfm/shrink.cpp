@@ -60,6 +60,19 @@ int shrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm) {
     return MPI_SUCCESS;
 }
 
+// Nonblocking: *newcomm is set when the request completes. A communicator
+// creation that overlaps it on this process may take the slot the shrink
+// agrees on; the request then fails with MPI_ERR_INTERN.
+int ishrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    FTMPI_TRY(check_any(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    *newcomm = MPI_COMM_NULL;
+    *request = agreement_request(comm, ft_view(comm), free_words(),
+                                 [comm, newcomm](const Agreed &a) { return shrink_from(comm, a, newcomm); });
+    return MPI_SUCCESS;
+}
+
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -68,17 +81,10 @@ using namespace ftmpi::mpi;
 extern "C" {
 int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) { return shrink_call("MPIX_Comm_shrink", comm, newcomm); }
 int MPI_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) { return shrink_call("MPI_Comm_shrink", comm, newcomm); }
-// Nonblocking: *newcomm is set when the request completes. A communicator
-// creation that overlaps it on this process may take the slot the shrink
-// agrees on; the request then fails with MPI_ERR_INTERN.
 int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-    const char *call = "MPIX_Comm_ishrink";
-    FTMPI_TRY(check_any(call, comm));
-    FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
-    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
-    *newcomm = MPI_COMM_NULL;
-    *request = agreement_request(comm, ft_view(comm), free_words(),
-                                 [comm, newcomm](const Agreed &a) { return shrink_from(comm, a, newcomm); });
-    return MPI_SUCCESS;
+    return ishrink_call("MPIX_Comm_ishrink", comm, newcomm, request);
+}
+int MPI_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    return ishrink_call("MPI_Comm_ishrink", comm, newcomm, request);
 }
 }  // extern "C"

@@ -139,6 +139,24 @@ std::vector<int> job_ranks(MPI_Comm c, std::size_t from, std::size_t to) {
     return out;
 }
 
+int get_failed_call(const char *call, MPI_Comm comm, MPI_Group *failedgrp) {
+    FTMPI_TRY(check_ft_comm(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, failedgrp, "failedgrp"));
+    *failedgrp = group_or_empty(job_ranks(comm, 0, comm->failed.ranks.size()));
+    return MPI_SUCCESS;
+}
+
+// Acknowledges the first num_to_ack failures of get_failed's group;
+// num_acked is how many are acknowledged after the call.
+int ack_failed_call(const char *call, MPI_Comm comm, int num_to_ack, int *num_acked) {
+    FTMPI_TRY(check_ft_comm(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, num_acked, "num_acked"));
+    if (num_to_ack < 0) return raise(comm, MPI_ERR_ARG, call, "negative num_to_ack %d", num_to_ack);
+    acknowledge(comm, static_cast<std::size_t>(num_to_ack));
+    *num_acked = static_cast<int>(comm->failed.acked);
+    return MPI_SUCCESS;
+}
+
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -160,21 +178,16 @@ int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp) {
 }
 
 int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp) {
-    FTMPI_TRY(check_ft_comm("MPIX_Comm_get_failed", comm));
-    FTMPI_CHECK(check_nonnull("MPIX_Comm_get_failed", comm, failedgrp, "failedgrp"));
-    *failedgrp = group_or_empty(job_ranks(comm, 0, comm->failed.ranks.size()));
-    return MPI_SUCCESS;
+    return get_failed_call("MPIX_Comm_get_failed", comm, failedgrp);
 }
-
-// Acknowledges the first num_to_ack failures of MPIX_Comm_get_failed's group;
-// num_acked is how many are acknowledged after the call.
+int MPI_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp) {
+    return get_failed_call("MPI_Comm_get_failed", comm, failedgrp);
+}
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
-    FTMPI_TRY(check_ft_comm("MPIX_Comm_ack_failed", comm));
-    FTMPI_CHECK(check_nonnull("MPIX_Comm_ack_failed", comm, num_acked, "num_acked"));
-    if (num_to_ack < 0) return raise(comm, MPI_ERR_ARG, "MPIX_Comm_ack_failed", "negative num_to_ack %d", num_to_ack);
-    acknowledge(comm, static_cast<std::size_t>(num_to_ack));
-    *num_acked = static_cast<int>(comm->failed.acked);
-    return MPI_SUCCESS;
+    return ack_failed_call("MPIX_Comm_ack_failed", comm, num_to_ack, num_acked);
+}
+int MPI_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked) {
+    return ack_failed_call("MPI_Comm_ack_failed", comm, num_to_ack, num_acked);
 }
 
 int MPI_Comm_group_failed(MPI_Comm comm, MPI_Group *failed) {

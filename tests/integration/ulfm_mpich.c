@@ -21,12 +21,6 @@
 
 #include "testlib.h"
 
-static int error_class(int rc) {
-    int c = rc;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 int main(int argc, char **argv) {
     int rank, size;
     tl_init(&argc, &argv, &rank, &size, 3);
@@ -42,14 +36,14 @@ int main(int argc, char **argv) {
 
     int x = 0;
     int rc = MPI_Recv(&x, 1, MPI_INT, victim, 0, priv, MPI_STATUS_IGNORE);
-    CHECK(error_class(rc) == MPIX_ERR_PROC_FAILED, "receive from the dead rank: class %d", error_class(rc));
+    CHECK(tl_class_of(rc) == MPIX_ERR_PROC_FAILED, "receive from the dead rank: class %d", tl_class_of(rc));
 
     while ((rc = MPI_Barrier(world)) == MPI_SUCCESS) {}
-    CHECK(error_class(rc) == MPIX_ERR_PROC_FAILED || error_class(rc) == MPIX_ERR_REVOKED,
-          "barrier with a dead member: class %d", error_class(rc));
+    CHECK(tl_class_of(rc) == MPIX_ERR_PROC_FAILED || tl_class_of(rc) == MPIX_ERR_REVOKED,
+          "barrier with a dead member: class %d", tl_class_of(rc));
     MPI_OK(MPIX_Comm_revoke(world));
     rc = MPI_Barrier(world);
-    CHECK(error_class(rc) == MPIX_ERR_REVOKED, "barrier on the revoked communicator: class %d", error_class(rc));
+    CHECK(tl_class_of(rc) == MPIX_ERR_REVOKED, "barrier on the revoked communicator: class %d", tl_class_of(rc));
 
     MPI_OK(MPIX_Comm_shrink(world, &shrunk));
     int srank, ssize;

@@ -22,12 +22,6 @@
 #error "mpi-ext.h does not announce the ULFM extension (OMPI_HAVE_MPI_EXT_FTMPI)"
 #endif
 
-static int class_of(int rc) {
-    int c = rc;
-    MPI_Error_class(rc, &c);
-    return c;
-}
-
 static int ft_attribute(MPI_Comm comm) {
     int *value = NULL, flag = 0;
     MPI_OK(MPI_Comm_get_attr(comm, MPIX_FT, &value, &flag));
@@ -51,8 +45,8 @@ int main(int argc, char **argv) {
     CHECK(ft_attribute(dup) == ft, "MPIX_FT on a dup differs");
     CHECK(ft_attribute(MPI_COMM_SELF) == ft, "MPIX_FT on MPI_COMM_SELF differs");
     static int mine = 0;
-    CHECK(class_of(MPI_Comm_set_attr(dup, MPIX_FT, &mine)) == MPI_ERR_KEYVAL, "MPIX_FT was settable");
-    CHECK(class_of(MPI_Comm_delete_attr(dup, MPIX_FT)) == MPI_ERR_KEYVAL, "MPIX_FT was deletable");
+    CHECK(tl_class_of(MPI_Comm_set_attr(dup, MPIX_FT, &mine)) == MPI_ERR_KEYVAL, "MPIX_FT was settable");
+    CHECK(tl_class_of(MPI_Comm_delete_attr(dup, MPIX_FT)) == MPI_ERR_KEYVAL, "MPIX_FT was deletable");
 
 #if OMPI_HAVE_MPIX_COMM_GET_FAILED
     {
