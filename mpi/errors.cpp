@@ -96,7 +96,8 @@
     X(MPI_T_ERR_PVAR_NO_WRITE, "MPI_T: the performance variable cannot be written or reset")           \
     X(MPI_T_ERR_PVAR_NO_ATOMIC, "MPI_T: the performance variable cannot be read and reset atomically") \
     X(MPI_T_ERR_INVALID_NAME, "MPI_T: no variable or category has this name")                          \
-    X(MPI_T_ERR_INVALID, "MPI_T: invalid use of the interface or invalid argument")
+    X(MPI_T_ERR_INVALID, "MPI_T: invalid use of the interface or invalid argument")                    \
+    X(MPI_ERR_SESSION, "invalid session")
 
 namespace ftmpi::mpi {
 namespace {
@@ -121,6 +122,7 @@ const ClassRow *find(int cls) {
 struct UserCode {
     int cls;
     std::string text;
+    bool has_text = false;  // set by MPI_Add_error_string, cleared by MPI_Remove_error_string
 };
 std::map<int, UserCode> g_user_codes;
 int g_last_code = MPI_ERR_LASTCODE;
@@ -362,6 +364,47 @@ int MPI_Add_error_string(int errorcode, const char *string) {
         return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Add_error_string",
                      "%d is not a user-added error code or class (argument errorcode)", errorcode);
     it->second.text.assign(string, strnlen(string, MPI_MAX_ERROR_STRING - 1));
+    it->second.has_text = true;
+    return MPI_SUCCESS;
+}
+
+// MPI 4.1 §9.5: a class goes after its codes, a code after its string.
+// Removed values are not handed out again (MPI_LASTUSEDCODE only grows).
+int MPI_Remove_error_class(int errorclass) {
+    using namespace ftmpi::mpi;
+    auto it = g_user_codes.find(errorclass);
+    if (it == g_user_codes.end() || it->second.cls != errorclass)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Remove_error_class",
+                     "%d is not an error class added by MPI_Add_error_class (argument errorclass)", errorclass);
+    for (const auto &[code, uc] : g_user_codes)
+        if (uc.cls == errorclass && code != errorclass)
+            return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Remove_error_class",
+                         "error class %d still has error code %d (remove it first)", errorclass, code);
+    g_user_codes.erase(it);
+    return MPI_SUCCESS;
+}
+
+int MPI_Remove_error_code(int errorcode) {
+    using namespace ftmpi::mpi;
+    auto it = g_user_codes.find(errorcode);
+    if (it == g_user_codes.end() || it->second.cls == errorcode)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Remove_error_code",
+                     "%d is not an error code added by MPI_Add_error_code (argument errorcode)", errorcode);
+    if (it->second.has_text)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Remove_error_code",
+                     "error code %d still has a string (MPI_Remove_error_string first)", errorcode);
+    g_user_codes.erase(it);
+    return MPI_SUCCESS;
+}
+
+int MPI_Remove_error_string(int errorcode) {
+    using namespace ftmpi::mpi;
+    auto it = g_user_codes.find(errorcode);
+    if (it == g_user_codes.end() || !it->second.has_text)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Remove_error_string",
+                     "%d has no string added by MPI_Add_error_string (argument errorcode)", errorcode);
+    it->second.text.clear();
+    it->second.has_text = false;
     return MPI_SUCCESS;
 }
 

@@ -81,10 +81,10 @@ void merge_hints(Hints &into, MPI_Info info, HintKind kind) {
     }
 }
 
-void fill_info_env(int size, int thread_level) {
-    Hints &env = ftmpi_info_env.obj.entries;
-    env.clear();
-    // The command line as the kernel holds it (MPI_Init may get NULL argc/argv).
+namespace {
+
+// The command line as the kernel holds it (MPI_Init may get NULL argc/argv).
+std::vector<std::string> cmdline_args() {
     std::ifstream in("/proc/self/cmdline", std::ios::binary);
     const std::string raw{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     std::vector<std::string> args;
@@ -93,13 +93,20 @@ void fill_info_env(int size, int thread_level) {
         args.emplace_back(raw.substr(at, end - at));
         at = end + 1;
     }
+    return args;
+}
+
+// MPI_INFO_ENV's keys (MPI-3.1 §9.1.2); size and thread_level are left out
+// when unknown (0 and -1: MPI_Info_create_env before MPI_Init).
+Hints env_hints(const std::vector<std::string> &args, int size, int thread_level) {
+    Hints env;
     if (!args.empty()) {
         env.emplace_back("command", args.front());
         std::string rest;
         for (std::size_t i = 1; i < args.size(); ++i) rest += (i > 1 ? " " : "") + args[i];
         if (!rest.empty()) env.emplace_back("argv", rest);
     }
-    env.emplace_back("maxprocs", std::to_string(size));
+    if (size > 0) env.emplace_back("maxprocs", std::to_string(size));
     if (char cwd[4096]; ::getcwd(cwd, sizeof cwd) != nullptr) env.emplace_back("wdir", cwd);
     if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0) env.emplace_back("host", host);
     if (utsname u{}; ::uname(&u) == 0) env.emplace_back("arch", u.machine);
@@ -107,6 +114,17 @@ void fill_info_env(int size, int thread_level) {
                                              "MPI_THREAD_MULTIPLE"};
     if (thread_level >= MPI_THREAD_SINGLE && thread_level <= MPI_THREAD_MULTIPLE)
         env.emplace_back("thread_level", levels[thread_level - MPI_THREAD_SINGLE]);
+    return env;
+}
+
+int g_env_size = 0, g_env_level = -1;  // as MPI_Init saw them
+
+}  // namespace
+
+void fill_info_env(int size, int thread_level) {
+    g_env_size = size;
+    g_env_level = thread_level;
+    ftmpi_info_env.obj.entries = env_hints(cmdline_args(), size, thread_level);
 }
 
 MPI_Info info_of(const Hints &hints) { return new ftmpi_info_s{Magic::info, hints}; }
@@ -205,6 +223,42 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
         return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey", "invalid n %d (the info object has %zu keys)",
                      n, info->entries.size());
     std::strcpy(key, info->entries[static_cast<std::size_t>(n)].first.c_str());
+    return MPI_SUCCESS;
+}
+
+// MPI 4.0 §11.4.4: a new info object built as MPI_INFO_ENV is, from these
+// arguments (the kernel's command line when argv is NULL). Callable before
+// MPI_Init; the job's size and thread level are known only after it.
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info) {
+    FTMPI_CHECK(check_nonnull("MPI_Info_create_env", MPI_COMM_NULL, info, "info"));
+    if (argv != nullptr && argc < 0)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_create_env", "negative argc %d", argc);
+    std::vector<std::string> args;
+    if (argv == nullptr) args = cmdline_args();
+    for (int i = 0; argv != nullptr && i < argc && argv[i] != nullptr; ++i) args.emplace_back(argv[i]);
+    *info = info_of(env_hints(args, g_env_size, g_env_level));
+    return MPI_SUCCESS;
+}
+
+// MPI 4.0: the value and, in *buflen, its length with the NUL; at most
+// *buflen - 1 characters are copied (none when *buflen is 0).
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) {
+    FTMPI_CHECK(check_info("MPI_Info_get_string", info));
+    FTMPI_CHECK(check_key("MPI_Info_get_string", key));
+    FTMPI_CHECK(check_nonnull("MPI_Info_get_string", MPI_COMM_NULL, buflen, "buflen"));
+    FTMPI_CHECK(check_nonnull("MPI_Info_get_string", MPI_COMM_NULL, flag, "flag"));
+    if (*buflen < 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, "MPI_Info_get_string", "negative *buflen %d", *buflen);
+    auto it = find(info, key);
+    *flag = it != info->entries.end() ? 1 : 0;
+    if (!*flag) return MPI_SUCCESS;
+    const std::size_t room = static_cast<std::size_t>(*buflen);
+    if (room > 0) {
+        FTMPI_CHECK(check_nonnull("MPI_Info_get_string", MPI_COMM_NULL, value, "value"));
+        const std::size_t n = std::min(it->second.size(), room - 1);
+        std::memcpy(value, it->second.data(), n);
+        value[n] = '\0';
+    }
+    *buflen = static_cast<int>(it->second.size() + 1);
     return MPI_SUCCESS;
 }
 

@@ -140,4 +140,38 @@ int MPI_Status_set_cancelled(MPI_Status *status, int flag) {
     return MPI_SUCCESS;
 }
 
+// MPI 4.1's accessors of the public fields (for languages and tools that
+// cannot name them).
+static int get_field(const char *call, const MPI_Status *status, int MPI_Status::*field, int *out, const char *arg) {
+    FTMPI_CHECK(ftmpi::mpi::check_nonnull(call, MPI_COMM_NULL, status, "status"));
+    FTMPI_CHECK(ftmpi::mpi::check_nonnull(call, MPI_COMM_NULL, out, arg));
+    *out = status->*field;
+    return MPI_SUCCESS;
+}
+
+static int set_field(const char *call, MPI_Status *status, int MPI_Status::*field, int value) {
+    FTMPI_CHECK(ftmpi::mpi::check_nonnull(call, MPI_COMM_NULL, status, "status"));
+    status->*field = value;
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_get_source(MPI_Status *status, int *source) {
+    return get_field("MPI_Status_get_source", status, &MPI_Status::MPI_SOURCE, source, "source");
+}
+int MPI_Status_set_source(MPI_Status *status, int source) {
+    return set_field("MPI_Status_set_source", status, &MPI_Status::MPI_SOURCE, source);
+}
+int MPI_Status_get_tag(MPI_Status *status, int *tag) {
+    return get_field("MPI_Status_get_tag", status, &MPI_Status::MPI_TAG, tag, "tag");
+}
+int MPI_Status_set_tag(MPI_Status *status, int tag) {
+    return set_field("MPI_Status_set_tag", status, &MPI_Status::MPI_TAG, tag);
+}
+int MPI_Status_get_error(MPI_Status *status, int *error) {
+    return get_field("MPI_Status_get_error", status, &MPI_Status::MPI_ERROR, error, "error");
+}
+int MPI_Status_set_error(MPI_Status *status, int error) {
+    return set_field("MPI_Status_set_error", status, &MPI_Status::MPI_ERROR, error);
+}
+
 }  // extern "C"

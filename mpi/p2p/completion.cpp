@@ -1,4 +1,5 @@
-// The Wait/Test family, Request_free, Request_get_status, Cancel.
+// The Wait/Test family, Request_free, Request_get_status (and MPI 4.1's
+// _any/_all/_some), Cancel.
 #include <vector>
 
 #include "mpi/checks.hpp"
@@ -35,9 +36,15 @@ int report(const char *call, MPI_Comm comm, int err) {
     return raise(comm, err, call, "request completed with an error on %s", comm_label(comm));
 }
 
-// Retires slot i into statuses (if any); returns its error.
-int retire_into(MPI_Request reqs[], int i, MPI_Status statuses[]) {
-    return retire_request(&reqs[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+// The status and code of the completed request in slot i: the Wait and Test
+// calls retire it (retire_request); MPI_Request_get_status and its MPI 4.1
+// array forms only read them, leaving the request as it is.
+int take(MPI_Request reqs[], int i, MPI_Status *status, bool retire) {
+    if (retire) return retire_request(&reqs[i], status);
+    MPI_Request r = reqs[i];
+    const int err = r->kind == ftmpi_request_s::Kind::generalized ? grequest_query(r) : r->status.MPI_ERROR;
+    copy_status(status, r->status);
+    return err;
 }
 
 // After a multi-request call: MPI_ERR_IN_STATUS when any failed (the caller
@@ -77,8 +84,8 @@ int find_complete(int count, MPI_Request reqs[]) {
 }
 
 // Retires every completed active request; returns how many.
-int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], CommRef &err_comm,
-                 int *first_err, int *errors) {
+int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[], bool retire,
+                 CommRef &err_comm, int *first_err, int *errors) {
     int n = 0;
     std::vector<int> codes(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
@@ -87,7 +94,7 @@ int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MP
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
         int e = MPI_ERR_PROC_FAILED_PENDING;
         if (failure_pending(reqs[i])) empty_status(st);
-        else e = retire_request(&reqs[i], st);
+        else e = take(reqs, i, st, retire);
         codes[static_cast<std::size_t>(n)] = e;
         if (e != MPI_SUCCESS && (*errors)++ == 0) {
             *first_err = e;
@@ -99,6 +106,117 @@ int collect_some(int count, MPI_Request reqs[], int *outcount, int indices[], MP
     if (*errors > 0 && statuses != MPI_STATUSES_IGNORE)
         for (int j = 0; j < n; ++j) statuses[j].MPI_ERROR = codes[static_cast<std::size_t>(j)];
     return n;
+}
+
+// MPI_Test and MPI_Request_get_status.
+int test_one(const char *call, MPI_Request *request, int *flag, MPI_Status *status, bool retire) {
+    FTMPI_TRY(check_request(call, request));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, flag, "flag"));
+    MPI_Request r = *request;
+    if (!is_active(r)) {
+        *flag = 1;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (!r->complete) progress();
+    *flag = r->complete ? 1 : 0;
+    if (failure_pending(r)) return report_pending(call, r, status);
+    if (!*flag) return MPI_SUCCESS;
+    const CommRef comm(r->comm);  // its handler, even if the user freed it meanwhile
+    return report(call, comm.get(), take(request, 0, status, retire));
+}
+
+// Every status of a completed MPI_Waitall / MPI_Testall /
+// MPI_Request_get_status_all; a failure-pending receive stays active.
+int all_statuses(const char *call, int count, MPI_Request reqs[], MPI_Status statuses[], bool retire) {
+    int errors = 0, first_err = MPI_SUCCESS;
+    CommRef err_comm(MPI_COMM_NULL);
+    std::vector<int> codes(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) {
+        MPI_Request r = reqs[i];
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        int e = MPI_SUCCESS;
+        if (!is_active(r)) {
+            empty_status(st);
+        } else if (failure_pending(r)) {
+            e = MPI_ERR_PROC_FAILED_PENDING;
+            if (errors++ == 0) {
+                first_err = e;
+                err_comm.reset(r->comm);
+            }
+        } else {
+            const CommRef c(r->comm);
+            e = take(reqs, i, st, retire);
+            if (e != MPI_SUCCESS && errors++ == 0) {
+                first_err = e;
+                err_comm.reset(c.get());
+            }
+        }
+        codes[static_cast<std::size_t>(i)] = e;
+    }
+    if (errors > 0 && statuses != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < count; ++i) statuses[i].MPI_ERROR = codes[static_cast<std::size_t>(i)];
+    return in_status(call, err_comm.get(), first_err, errors);
+}
+
+// MPI_Testall and MPI_Request_get_status_all.
+int test_all(const char *call, int count, MPI_Request reqs[], int *flag, MPI_Status statuses[], bool retire) {
+    FTMPI_TRY(check_requests(call, count, reqs));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, flag, "flag"));
+    progress();
+    for (int i = 0; i < count; ++i) {
+        if (is_active(reqs[i]) && !reqs[i]->complete && !reqs[i]->failure_pending) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return all_statuses(call, count, reqs, statuses, retire);
+}
+
+// MPI_Testany and MPI_Request_get_status_any.
+int test_any(const char *call, int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status, bool retire) {
+    FTMPI_TRY(check_requests(call, count, reqs));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, index, "index"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, flag, "flag"));
+    progress();
+    int i = find_complete(count, reqs);
+    if (i == -2) {
+        *flag = 1;
+        *index = MPI_UNDEFINED;
+        empty_status(status);
+        return MPI_SUCCESS;
+    }
+    if (i == -1) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    *index = i;
+    if (failure_pending(reqs[i])) {
+        *flag = 0;
+        return report_pending(call, reqs[i], status);
+    }
+    *flag = 1;
+    const CommRef comm(reqs[i]->comm);
+    return report(call, comm.get(), take(reqs, i, status, retire));
+}
+
+// MPI_Waitsome (after waiting), MPI_Testsome and MPI_Request_get_status_some.
+int test_some(const char *call, int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status statuses[],
+              bool retire) {
+    FTMPI_TRY(check_requests(call, incount, reqs));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, outcount, "outcount"));
+    if (incount > 0) FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, indices, "array_of_indices"));
+    progress();
+    if (find_complete(incount, reqs) == -2) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    int errors = 0, first_err = MPI_SUCCESS;
+    CommRef err_comm(MPI_COMM_NULL);
+    collect_some(incount, reqs, outcount, indices, statuses, retire, err_comm, &first_err, &errors);
+    return in_status(call, err_comm.get(), first_err, errors);
 }
 
 }  // namespace
@@ -122,68 +240,26 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 }
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status) {
-    FTMPI_TRY(check_request("MPI_Test", request));
-    FTMPI_CHECK(check_nonnull("MPI_Test", MPI_COMM_NULL, flag, "flag"));
-    MPI_Request r = *request;
-    if (!is_active(r)) {
-        *flag = 1;
-        empty_status(status);
-        return MPI_SUCCESS;
-    }
-    if (!r->complete) progress();
-    *flag = r->complete ? 1 : 0;
-    if (failure_pending(r)) return report_pending("MPI_Test", r, status);
-    if (!*flag) return MPI_SUCCESS;
-    const CommRef comm(r->comm);
-    return report("MPI_Test", comm.get(), retire_request(request, status));
+    return test_one("MPI_Test", request, flag, status, true);
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
+    return test_one("MPI_Request_get_status", &request, flag, status, false);
 }
 
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]) {
     FTMPI_TRY(check_requests("MPI_Waitall", count, array_of_requests));
     for (int i = 0; i < count; ++i)
         if (is_active(array_of_requests[i])) wait_complete(array_of_requests[i]);
-    int errors = 0, first_err = MPI_SUCCESS;
-    CommRef err_comm(MPI_COMM_NULL);
-    std::vector<int> codes(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i) {
-        MPI_Request r = array_of_requests[i];
-        int e = MPI_SUCCESS;
-        if (!is_active(r)) {
-            if (array_of_statuses != MPI_STATUSES_IGNORE) empty_status(&array_of_statuses[i]);
-        } else if (failure_pending(r)) {  // stays active
-            e = MPI_ERR_PROC_FAILED_PENDING;
-            if (errors++ == 0) {
-                first_err = e;
-                err_comm.reset(r->comm);
-            }
-        } else {
-            const CommRef c(r->comm);
-            e = retire_into(array_of_requests, i, array_of_statuses);
-            if (e != MPI_SUCCESS && errors++ == 0) {
-                first_err = e;
-                err_comm.reset(c.get());
-            }
-        }
-        codes[static_cast<std::size_t>(i)] = e;
-    }
-    if (errors > 0 && array_of_statuses != MPI_STATUSES_IGNORE)
-        for (int i = 0; i < count; ++i) array_of_statuses[i].MPI_ERROR = codes[static_cast<std::size_t>(i)];
-    return in_status("MPI_Waitall", err_comm.get(), first_err, errors);
+    return all_statuses("MPI_Waitall", count, array_of_requests, array_of_statuses, true);
 }
 
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
-    FTMPI_TRY(check_requests("MPI_Testall", count, array_of_requests));
-    FTMPI_CHECK(check_nonnull("MPI_Testall", MPI_COMM_NULL, flag, "flag"));
-    progress();
-    for (int i = 0; i < count; ++i) {
-        if (is_active(array_of_requests[i]) && !array_of_requests[i]->complete &&
-            !array_of_requests[i]->failure_pending) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
-    }
-    *flag = 1;
-    return MPI_Waitall(count, array_of_requests, array_of_statuses);
+    return test_all("MPI_Testall", count, array_of_requests, flag, array_of_statuses, true);
+}
+
+int MPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
+    return test_all("MPI_Request_get_status_all", count, array_of_requests, flag, array_of_statuses, false);
 }
 
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status) {
@@ -208,30 +284,11 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 }
 
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
-    FTMPI_TRY(check_requests("MPI_Testany", count, array_of_requests));
-    FTMPI_CHECK(check_nonnull("MPI_Testany", MPI_COMM_NULL, index, "index"));
-    FTMPI_CHECK(check_nonnull("MPI_Testany", MPI_COMM_NULL, flag, "flag"));
-    progress();
-    int i = find_complete(count, array_of_requests);
-    if (i == -2) {
-        *flag = 1;
-        *index = MPI_UNDEFINED;
-        empty_status(status);
-        return MPI_SUCCESS;
-    }
-    if (i == -1) {
-        *flag = 0;
-        *index = MPI_UNDEFINED;
-        return MPI_SUCCESS;
-    }
-    *index = i;
-    if (failure_pending(array_of_requests[i])) {
-        *flag = 0;
-        return report_pending("MPI_Testany", array_of_requests[i], status);
-    }
-    *flag = 1;
-    const CommRef comm(array_of_requests[i]->comm);
-    return report("MPI_Testany", comm.get(), retire_request(&array_of_requests[i], status));
+    return test_any("MPI_Testany", count, array_of_requests, index, flag, status, true);
+}
+
+int MPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
+    return test_any("MPI_Request_get_status_any", count, array_of_requests, index, flag, status, false);
 }
 
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
@@ -239,54 +296,22 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
     FTMPI_TRY(check_requests("MPI_Waitsome", incount, array_of_requests));
     FTMPI_CHECK(check_nonnull("MPI_Waitsome", MPI_COMM_NULL, outcount, "outcount"));
     for (;;) {
-        int i = find_complete(incount, array_of_requests);
-        if (i == -2) {
-            *outcount = MPI_UNDEFINED;
-            return MPI_SUCCESS;
-        }
-        if (i >= 0) break;
+        const int i = find_complete(incount, array_of_requests);
+        if (i == -2 || i >= 0) break;
         progress_wait();
     }
-    int errors = 0, first_err = MPI_SUCCESS;
-    CommRef err_comm(MPI_COMM_NULL);
-    collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, err_comm, &first_err,
-                 &errors);
-    return in_status("MPI_Waitsome", err_comm.get(), first_err, errors);
+    return test_some("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true);
 }
 
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
                  MPI_Status array_of_statuses[]) {
-    FTMPI_TRY(check_requests("MPI_Testsome", incount, array_of_requests));
-    FTMPI_CHECK(check_nonnull("MPI_Testsome", MPI_COMM_NULL, outcount, "outcount"));
-    progress();
-    if (find_complete(incount, array_of_requests) == -2) {
-        *outcount = MPI_UNDEFINED;
-        return MPI_SUCCESS;
-    }
-    int errors = 0, first_err = MPI_SUCCESS;
-    CommRef err_comm(MPI_COMM_NULL);
-    collect_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, err_comm, &first_err,
-                 &errors);
-    return in_status("MPI_Testsome", err_comm.get(), first_err, errors);
+    return test_some("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true);
 }
 
-int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) {
-    FTMPI_TRY(check_request("MPI_Request_get_status", &request));
-    FTMPI_CHECK(check_nonnull("MPI_Request_get_status", MPI_COMM_NULL, flag, "flag"));
-    if (!is_active(request)) {
-        *flag = 1;
-        empty_status(status);
-        return MPI_SUCCESS;
-    }
-    if (!request->complete) progress();
-    *flag = request->complete ? 1 : 0;
-    if (!*flag) return MPI_SUCCESS;
-    int err = MPI_SUCCESS;
-    if (request->kind == ftmpi_request_s::Kind::generalized) err = grequest_query(request);
-    copy_status(status, request->status);
-    if (err != MPI_SUCCESS)
-        return raise(MPI_COMM_NULL, err, "MPI_Request_get_status", "the generalized request's query callback failed");
-    return MPI_SUCCESS;
+int MPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
+                                MPI_Status array_of_statuses[]) {
+    return test_some("MPI_Request_get_status_some", incount, array_of_requests, outcount, array_of_indices,
+                     array_of_statuses, false);
 }
 
 int MPI_Request_free(MPI_Request *request) {
