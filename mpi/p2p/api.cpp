@@ -86,6 +86,86 @@ int persistent_send(const char *call, const void *buf, int count, MPI_Datatype t
     return MPI_SUCCESS;
 }
 
+// A send-receive pair's code and status (MPI_Sendrecv, MPI_Isendrecv): the
+// failure's own class, the receive's when both failed, as Open MPI's ULFM
+// returns it (there is one status: MPI_ERR_IN_STATUS is not its error), and
+// a status that names the failed peer.
+int pair_result(MPI_Status &st, int rerr, int serr, int dest) {
+    if (rerr == MPI_SUCCESS && serr != MPI_SUCCESS) st.MPI_SOURCE = dest;
+    return rerr != MPI_SUCCESS ? rerr : serr;
+}
+
+// What MPI_(I)Sendrecv_replace sends: a copy of buf, packed (and sent as
+// MPI_PACKED bytes) for a non-contiguous type.
+std::vector<char> replace_copy(const void *buf, int count, MPI_Datatype type, int *scount, MPI_Datatype *stype) {
+    std::vector<char> copy(static_cast<std::size_t>(count) * type->size);
+    *scount = count, *stype = type;
+    if (!type->contiguous) {
+        pack(buf, static_cast<std::size_t>(count), type, copy.data());
+        *scount = static_cast<int>(copy.size()), *stype = MPI_PACKED;
+    } else if (!copy.empty()) {
+        std::memcpy(copy.data(), buf, copy.size());
+    }
+    return copy;
+}
+
+// MPI_Isendrecv(_replace): an internal send and receive under one user
+// request (of kind coll, as a nonblocking collective's), complete when both
+// are, with the receive's status. The receive is marked blocking: an
+// MPI_ANY_SOURCE one fails at a failure instead of staying pending, which
+// the pair's request could not show.
+struct Pair {
+    MPI_Request user;
+    int pending = 2, dest, serr = MPI_SUCCESS, rerr = MPI_SUCCESS;
+    MPI_Status rst{};
+    std::vector<char> copy;  // _replace: the data sent
+};
+
+void pair_step(Pair *p) {
+    if (--p->pending > 0) return;
+    MPI_Request u = p->user;
+    const int err = pair_result(p->rst, p->rerr, p->serr, p->dest);
+    u->status = p->rst;
+    u->owner = nullptr;
+    delete p;
+    complete_request(u, err, u->status.ftmpi_count);
+}
+
+void pair_recv_done(MPI_Request r) {
+    auto *p = static_cast<Pair *>(r->owner);
+    p->rerr = r->status.MPI_ERROR;
+    p->rst = r->status;
+    pair_step(p);
+}
+
+void pair_send_done(MPI_Request r) {
+    auto *p = static_cast<Pair *>(r->owner);
+    p->serr = r->status.MPI_ERROR;
+    pair_step(p);
+}
+
+MPI_Request start_pair(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                       std::vector<char> copy) {
+    auto *p = new Pair{};
+    p->dest = dest;
+    p->copy = std::move(copy);
+    MPI_Request u = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
+    u->complete = false;
+    u->owner = p;
+    p->user = u;
+    MPI_Request rr = make_recv(comm, recvbuf, recvcount, recvtype, source, recvtag);
+    MPI_Request sr = make_send(comm, p->copy.empty() ? sendbuf : p->copy.data(), sendcount, sendtype, dest, sendtag,
+                               transport::SendMode::standard);
+    rr->blocking = true;
+    rr->on_complete = pair_recv_done, sr->on_complete = pair_send_done;
+    rr->owner = sr->owner = p;
+    rr->user_freed = sr->user_freed = true;  // released by complete_request after on_complete
+    start_recv(rr);
+    start_send(sr);  // both may complete here, and with them u
+    return u;
+}
+
 }  // namespace
 }  // namespace ftmpi::mpi
 
@@ -175,19 +255,10 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     const int serr = retire_request(&sr, MPI_STATUS_IGNORE);
     MPI_Status st{};
     const int rerr = retire_request(&rr, &st);
-    if (rerr == MPI_SUCCESS && serr == MPI_SUCCESS) {
-        copy_status(status, st);
-        return MPI_SUCCESS;
-    }
-    // The failure's own class, as Open MPI's ULFM returns it (MPI_Sendrecv has
-    // one status: MPI_ERR_IN_STATUS is not its error, and its MPI_ERROR field
-    // is left alone). The status names the failed peer (the receive's when
-    // both failed); the handler runs once.
-    const int err = rerr != MPI_SUCCESS ? rerr : serr;
-    const int peer = rerr != MPI_SUCCESS ? st.MPI_SOURCE : dest;
-    if (rerr == MPI_SUCCESS) st.MPI_SOURCE = dest;
+    const int err = pair_result(st, rerr, serr, dest);
     copy_status(status, st);
-    return raise(comm, err, "MPI_Sendrecv", "exchange with rank %d of %s failed (%s)", peer, comm_label(comm),
+    if (err == MPI_SUCCESS) return MPI_SUCCESS;
+    return raise(comm, err, "MPI_Sendrecv", "exchange with rank %d of %s failed (%s)", st.MPI_SOURCE, comm_label(comm),
                  error_class_name(err));
 }
 
@@ -195,15 +266,34 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
                          MPI_Comm comm, MPI_Status *status) {
     FTMPI_TRY(check_send("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, comm));
     FTMPI_TRY(check_recv("MPI_Sendrecv_replace", buf, count, datatype, source, recvtag, comm));
-    std::vector<char> copy(static_cast<std::size_t>(count) * datatype->size);
-    if (!datatype->contiguous) {  // send the packed copy as bytes
-        pack(buf, static_cast<std::size_t>(count), datatype, copy.data());
-        return MPI_Sendrecv(copy.data(), static_cast<int>(copy.size()), MPI_PACKED, dest, sendtag, buf, count, datatype,
-                            source, recvtag, comm, status);
-    }
-    if (!copy.empty()) std::memcpy(copy.data(), buf, copy.size());
-    return MPI_Sendrecv(copy.data(), count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm,
-                        status);
+    int scount;
+    MPI_Datatype stype;
+    std::vector<char> copy = replace_copy(buf, count, datatype, &scount, &stype);
+    return MPI_Sendrecv(copy.data(), scount, stype, dest, sendtag, buf, count, datatype, source, recvtag, comm, status);
+}
+
+// MPI 4.0
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
+    FTMPI_TRY(check_send("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm));
+    FTMPI_TRY(check_recv("MPI_Isendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm));
+    FTMPI_CHECK(check_nonnull("MPI_Isendrecv", comm, request, "request"));
+    *request = start_pair(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                          comm, {});
+    return MPI_SUCCESS;
+}
+
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+                          MPI_Comm comm, MPI_Request *request) {
+    FTMPI_TRY(check_send("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag, comm));
+    FTMPI_TRY(check_recv("MPI_Isendrecv_replace", buf, count, datatype, source, recvtag, comm));
+    FTMPI_CHECK(check_nonnull("MPI_Isendrecv_replace", comm, request, "request"));
+    int scount;
+    MPI_Datatype stype;
+    std::vector<char> copy = replace_copy(buf, count, datatype, &scount, &stype);
+    *request =
+        start_pair(nullptr, scount, stype, dest, sendtag, buf, count, datatype, source, recvtag, comm, std::move(copy));
+    return MPI_SUCCESS;
 }
 
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
