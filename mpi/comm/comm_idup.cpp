@@ -41,6 +41,7 @@
 
 #include "mpi/comm/attributes.hpp"
 #include "mpi/checks.hpp"
+#include "mpi/info.hpp"
 #include "mpi/coll/common.hpp"
 #include "mpi/coll/sched.hpp"
 #include "mpi/comm/comm_internal.hpp"
@@ -80,6 +81,9 @@ struct Idup {
     // becomes a communicator), and the copy's outcome.
     ftmpi_comm_s *held = nullptr;
     int copy_err = MPI_SUCCESS;
+    // MPI_Comm_idup_with_info: the new communicator's hints (info's, not the parent's).
+    bool with_info = false;
+    Hints hints;
 };
 
 // The idups of each parent, in call order.
@@ -120,6 +124,7 @@ void idup_finish(Idup *d, MPI_Comm made, int err) {
         err = d->copy_err;
     }
     if (made != MPI_COMM_NULL) made->attrs = std::move(d->held->attrs);
+    if (made != MPI_COMM_NULL && d->with_info) made->info = std::move(d->hints);
     else delete_attributes(d->held);  // the copies go (their delete callbacks run)
     delete d->held;
     *d->out = made;
@@ -220,17 +225,12 @@ void idup_exchanged(void *ctx, int err) {
     idup_pump(d->parent);
 }
 
-}  // namespace
-}  // namespace ftmpi::mpi
-
-using namespace ftmpi::mpi;
-
-extern "C" {
-
-int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-    const char *call = "MPI_Comm_idup";
+// MPI_Comm_idup(_with_info): info is null for the former.
+int idup_start(const char *call, MPI_Comm comm, const MPI_Info *info, MPI_Comm *newcomm, MPI_Request *request) {
     FTMPI_TRY(check_init(call));
     FTMPI_CHECK(check_comm(call, comm));
+    if (info != nullptr && *info != MPI_INFO_NULL && (*info)->magic != Magic::info)
+        return raise(comm, MPI_ERR_INFO, call, "invalid info (argument info)");
     FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     ftmpi::runtime::test_kill_point("dup");
@@ -238,6 +238,8 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     d->parent = comm;
     d->team = comm->inter ? comm->ft : comm;
     d->out = newcomm;
+    d->with_info = info != nullptr;
+    if (info != nullptr) merge_hints(d->hints, *info, HintKind::comm);
     d->request = new_request(ftmpi_request_s::Kind::coll, comm, nullptr, 0, nullptr, 0, 0, 0);
     d->request->complete = false;
     d->held = new ftmpi_comm_s;
@@ -260,6 +262,24 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
     if (internal->complete) release_request(internal);
     else internal->user_freed = true;
     return MPI_SUCCESS;
+}
+
+
+}  // namespace
+}  // namespace ftmpi::mpi
+
+using namespace ftmpi::mpi;
+
+extern "C" {
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
+    return idup_start("MPI_Comm_idup", comm, nullptr, newcomm, request);
+}
+
+// MPI 4.0: MPI_Comm_idup, and the new communicator's hints are info's (as
+// MPI_Comm_dup_with_info).
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
+    return idup_start("MPI_Comm_idup_with_info", comm, &info, newcomm, request);
 }
 
 }  // extern "C"

@@ -5,7 +5,8 @@
  * idup blocked); idup overlapped with Iallreduce/Ibarrier on the parent and
  * with blocking creations (dup, split, create, create_group,
  * intercomm_create/merge); idup of a communicator being duped; idup of
- * inter-communicators. Every new communicator is checked with traffic.
+ * inter-communicators; MPI_Comm_idup_with_info's hints. Every new
+ * communicator is checked with traffic.
  */
 #include "testlib.h"
 
@@ -196,6 +197,37 @@ static void idup_inter(MPI_Comm inter) {
     for (int i = 0; i < 4; ++i) MPI_OK(MPI_Comm_free(&idups[i]));
 }
 
+/* MPI_Comm_idup_with_info: the new communicator takes info's hints (the
+   ones communicators know), not the parent's, and works. */
+static void idup_with_info(void) {
+    MPI_Info info, used;
+    MPI_Comm c[2];
+    MPI_Request reqs[3];
+    int nkeys = -1, flag = 0;
+    char value[MPI_MAX_INFO_VAL + 1];
+    MPI_OK(MPI_Info_create(&info));
+    MPI_OK(MPI_Info_set(info, "mpi_assert_no_any_tag", "true"));
+    MPI_OK(MPI_Info_set(info, "no_such_hint", "x"));
+    MPI_OK(MPI_Comm_idup_with_info(MPI_COMM_WORLD, info, &c[0], &reqs[0]));
+    MPI_OK(MPI_Ibarrier(MPI_COMM_WORLD, &reqs[1]));
+    MPI_OK(MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &c[1], &reqs[2]));
+    MPI_OK(MPI_Info_free(&info)); /* the call took what it needs */
+    MPI_OK(MPI_Waitall(3, reqs, MPI_STATUSES_IGNORE));
+    MPI_OK(MPI_Comm_get_info(c[0], &used));
+    MPI_OK(MPI_Info_get_nkeys(used, &nkeys));
+    MPI_OK(MPI_Info_get(used, "mpi_assert_no_any_tag", MPI_MAX_INFO_VAL, value, &flag));
+    CHECK(nkeys == 1 && flag && strcmp(value, "true") == 0, "idup_with_info's hints: %d keys, flag %d", nkeys, flag);
+    MPI_OK(MPI_Info_free(&used));
+    MPI_OK(MPI_Comm_get_info(c[1], &used));
+    MPI_OK(MPI_Info_get_nkeys(used, &nkeys));
+    CHECK(nkeys == 0, "idup_with_info(MPI_INFO_NULL): %d keys", nkeys);
+    MPI_OK(MPI_Info_free(&used));
+    for (int i = 0; i < 2; ++i) {
+        check_comm(c[i], "idup_with_info of world");
+        MPI_OK(MPI_Comm_free(&c[i]));
+    }
+}
+
 int main(int argc, char **argv) {
     tl_init(&argc, &argv, &rank, &size, 2);
     idup_many();
@@ -214,6 +246,9 @@ int main(int argc, char **argv) {
     idup_inter(inter);
     MPI_OK(MPI_Comm_free(&inter));
     MPI_OK(MPI_Comm_free(&local));
+
+    STEP("section 7");
+    idup_with_info();
 
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     if (rank == 0) printf("idup: OK\n");
