@@ -224,4 +224,8 @@ struct ftmpi_request_s {
     // collectives in mpi/coll chain their steps with it). May be null.
     void (*on_complete)(MPI_Request r) = nullptr;
     void *owner = nullptr;  // whatever on_complete needs
+    // A persistent collective's (mpi/coll/sched.cpp): MPI_Start runs its
+    // planned schedule again; release_request lets the schedule go.
+    void (*on_start)(MPI_Request r) = nullptr;
+    void (*on_release)(MPI_Request r) = nullptr;
 };

@@ -42,12 +42,24 @@ void build_ibarrier(Sched &s, MPI_Comm) {
 }
 }  // namespace ftmpi::mpi
 
-extern "C" int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+namespace {
+int barrier_start(const char *call, MPI_Comm comm, MPI_Request *request, ftmpi::mpi::Run run) {
     using namespace ftmpi::mpi;
-    FTMPI_TRY(check_coll_start("MPI_Ibarrier", comm));
-    FTMPI_CHECK(check_nonnull("MPI_Ibarrier", comm, request, "request"));
-    return run_nonblocking(comm, request, [&](Sched &s) {
+    FTMPI_TRY(check_coll_start(call, comm));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    return run_nonblocking(comm, request, run, [&](Sched &s) {
         if (comm->inter) build_inter_barrier(s);
         else build_ibarrier(s, comm);
     });
+}
+}  // namespace
+
+extern "C" int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
+    return barrier_start("MPI_Ibarrier", comm, request, ftmpi::mpi::Run::nonblocking);
+}
+
+// MPI 4.0
+extern "C" int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(ftmpi::mpi::check_init_info("MPI_Barrier_init", comm, info));
+    return barrier_start("MPI_Barrier_init", comm, request, ftmpi::mpi::Run::persistent);
 }

@@ -97,12 +97,24 @@ int run_blocking(const char *call, MPI_Comm comm, Build &&build) {
     return coll_result(call, comm, s.run());
 }
 
+// How an entry point runs its schedule: MPI_Ixxx's, or MPI_Xxx_init's
+// (planned now, run at each MPI_Start).
+enum class Run : std::uint8_t { nonblocking, persistent };
+
 template <typename Build>
-int run_nonblocking(MPI_Comm comm, MPI_Request *request, Build &&build) {
+int run_nonblocking(MPI_Comm comm, MPI_Request *request, Run run, Build &&build) {
     auto *s = new Sched(comm);
     build(*s);
-    *request = s->start_nonblocking();
+    *request = run == Run::persistent ? s->make_persistent() : s->start_nonblocking();
     return MPI_SUCCESS;
+}
+
+// The info argument of a persistent collective's init: MPI_INFO_NULL or an
+// info object (no hint changes the plan).
+inline int check_init_info(const char *call, MPI_Comm comm, MPI_Info info) {
+    if (info == MPI_INFO_NULL || info->magic == Magic::info) return MPI_SUCCESS;
+    return raise(comm != MPI_COMM_NULL && comm->magic == Magic::comm ? comm : MPI_COMM_NULL, MPI_ERR_INFO, call,
+                 "invalid info (argument info)");
 }
 
 // Schedule builders (mpi/coll/*.cpp). Each appends rounds to `s` and leaves a

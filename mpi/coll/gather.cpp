@@ -280,16 +280,16 @@ void alltoallw_sched(Sched &s, MPI_Comm comm, const void *sendbuf, const int *sc
 
 }  // namespace
 
-#define FTMPI_COLL(call, nb, request, ...)                                         \
-    ((nb) ? (check_nonnull(call, comm, request, "request") != MPI_SUCCESS          \
-                 ? MPI_ERR_ARG                                                     \
-                 : run_nonblocking(comm, request, [&](Sched &s) { __VA_ARGS__; })) \
+#define FTMPI_COLL(call, nb, request, ...)                                              \
+    ((nb) ? (check_nonnull(call, comm, request, "request") != MPI_SUCCESS               \
+                 ? MPI_ERR_ARG                                                          \
+                 : run_nonblocking(comm, request, run, [&](Sched &s) { __VA_ARGS__; })) \
           : run_blocking(call, comm, [&](Sched &s) { __VA_ARGS__; }))
 
 namespace {
 
 int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, root, false));
     Regular reg(comm->size, recvcount);
@@ -301,7 +301,8 @@ int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf,
 }
 
 int gatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-            void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+            void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+            Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, true));
     return FTMPI_COLL(
@@ -312,7 +313,7 @@ int gatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf
 }
 
 int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_scatter(call, comm, sendbuf, &sendcount, nullptr, sendtype, recvbuf, recvcount, recvtype, root, false));
     Regular reg(comm->size, sendcount);
@@ -325,7 +326,7 @@ int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf
 
 int scatterv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
              const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-             MPI_Comm comm) {
+             MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_scatter(call, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, true));
     return FTMPI_COLL(
@@ -336,7 +337,8 @@ int scatterv(const char *call, bool nb, MPI_Request *request, const void *sendbu
 }
 
 int allgather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-              MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+              MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+              Run run = Run::nonblocking) {
     FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, false));
     Regular reg(comm->size, recvcount);
     return FTMPI_COLL(call, nb, request,
@@ -348,7 +350,7 @@ int allgather(const char *call, bool nb, MPI_Request *request, const void *sendb
 
 int allgatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-               MPI_Comm comm) {
+               MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, true));
     return FTMPI_COLL(
         call, nb, request,
@@ -357,7 +359,7 @@ int allgatherv(const char *call, bool nb, MPI_Request *request, const void *send
 }
 
 int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_alltoall(call, comm, sendbuf, &sendcount, nullptr, &sendtype, recvbuf, &recvcount, nullptr,
                              &recvtype, false, false));
     const int n = comm->size;
@@ -370,7 +372,7 @@ int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbu
 
 int alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
               const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-              MPI_Datatype recvtype, MPI_Comm comm) {
+              MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_alltoall(call, comm, sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls,
                              &recvtype, true, false));
     AsW w(comm->size, sendbuf, sdispls, sendtype, rdispls, recvtype);
@@ -381,7 +383,7 @@ int alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendb
 
 int alltoallw(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
               const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_alltoall(call, comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                              recvtypes, true, true));
     const auto n = static_cast<std::size_t>(comm->size);
@@ -407,6 +409,13 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
     return gather("MPI_Igather", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
+// MPI 4.0
+int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Gather_init", comm, info));
+    return gather("MPI_Gather_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                  comm, Run::persistent);
+}
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
     return gatherv("MPI_Gatherv", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
@@ -416,6 +425,14 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
     return gatherv("MPI_Igatherv", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                    root, comm);
+}
+// MPI 4.0
+int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                     const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Gatherv_init", comm, info));
+    return gatherv("MPI_Gatherv_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                   recvtype, root, comm, Run::persistent);
 }
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm) {
@@ -427,6 +444,13 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     return scatter("MPI_Iscatter", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                    comm);
 }
+// MPI 4.0
+int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Scatter_init", comm, info));
+    return scatter("MPI_Scatter_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                   comm, Run::persistent);
+}
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
     return scatterv("MPI_Scatterv", false, nullptr, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
@@ -437,6 +461,14 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
     return scatterv("MPI_Iscatterv", true, request, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                     root, comm);
 }
+// MPI 4.0
+int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Scatterv_init", comm, info));
+    return scatterv("MPI_Scatterv_init", true, request, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                    recvtype, root, comm, Run::persistent);
+}
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
     return allgather("MPI_Allgather", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -444,6 +476,13 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
     return allgather("MPI_Iallgather", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+// MPI 4.0
+int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Allgather_init", comm, info));
+    return allgather("MPI_Allgather_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                     comm, Run::persistent);
 }
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
@@ -455,6 +494,14 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     return allgatherv("MPI_Iallgatherv", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                       recvtype, comm);
 }
+// MPI 4.0
+int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Allgatherv_init", comm, info));
+    return allgatherv("MPI_Allgatherv_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                      recvtype, comm, Run::persistent);
+}
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
     return alltoall("MPI_Alltoall", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -462,6 +509,13 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
     return alltoall("MPI_Ialltoall", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+// MPI 4.0
+int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Alltoall_init", comm, info));
+    return alltoall("MPI_Alltoall_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                    comm, Run::persistent);
 }
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
@@ -474,6 +528,14 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
     return alltoallv("MPI_Ialltoallv", true, request, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                      rdispls, recvtype, comm);
 }
+// MPI 4.0
+int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                       void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Alltoallv_init", comm, info));
+    return alltoallv("MPI_Alltoallv_init", true, request, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                     rdispls, recvtype, comm, Run::persistent);
+}
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
                   void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
                   MPI_Comm comm) {
@@ -485,6 +547,14 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Comm comm, MPI_Request *request) {
     return alltoallw("MPI_Ialltoallw", true, request, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
                      rdispls, recvtypes, comm);
+}
+// MPI 4.0
+int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                       void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Alltoallw_init", comm, info));
+    return alltoallw("MPI_Alltoallw_init", true, request, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                     rdispls, recvtypes, comm, Run::persistent);
 }
 
 }  // extern "C"

@@ -378,10 +378,22 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     return run_blocking("MPI_Bcast", comm, [&](Sched &s) { bcast_sched(s, comm, buffer, count, datatype, root); });
 }
 
+static int bcast_start(const char *call, void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                       MPI_Request *request, Run run) {
+    FTMPI_TRY(check_bcast(call, comm, buffer, count, datatype, root));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    return run_nonblocking(comm, request, run, [&](Sched &s) { bcast_sched(s, comm, buffer, count, datatype, root); });
+}
+
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
-    FTMPI_TRY(check_bcast("MPI_Ibcast", comm, buffer, count, datatype, root));
-    FTMPI_CHECK(check_nonnull("MPI_Ibcast", comm, request, "request"));
-    return run_nonblocking(comm, request, [&](Sched &s) { bcast_sched(s, comm, buffer, count, datatype, root); });
+    return bcast_start("MPI_Ibcast", buffer, count, datatype, root, comm, request, Run::nonblocking);
+}
+
+// MPI 4.0
+int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+                   MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Bcast_init", comm, info));
+    return bcast_start("MPI_Bcast_init", buffer, count, datatype, root, comm, request, Run::persistent);
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
@@ -393,12 +405,24 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                         [&](Sched &s) { reduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op, root); });
 }
 
+static int reduce_start(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm, MPI_Request *request, Run run) {
+    FTMPI_TRY(check_reduce(call, comm, sendbuf, recvbuf, count, datatype, op, root));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    return run_nonblocking(comm, request, run,
+                           [&](Sched &s) { reduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op, root); });
+}
+
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                 MPI_Comm comm, MPI_Request *request) {
-    FTMPI_TRY(check_reduce("MPI_Ireduce", comm, sendbuf, recvbuf, count, datatype, op, root));
-    FTMPI_CHECK(check_nonnull("MPI_Ireduce", comm, request, "request"));
-    return run_nonblocking(comm, request,
-                           [&](Sched &s) { reduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op, root); });
+    return reduce_start("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm, request, Run::nonblocking);
+}
+
+// MPI 4.0
+int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+                    MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Reduce_init", comm, info));
+    return reduce_start("MPI_Reduce_init", sendbuf, recvbuf, count, datatype, op, root, comm, request, Run::persistent);
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
@@ -409,12 +433,24 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
                         [&](Sched &s) { allreduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op); });
 }
 
+static int allreduce_start(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                           MPI_Op op, MPI_Comm comm, MPI_Request *request, Run run) {
+    FTMPI_TRY(check_reduction(call, comm, sendbuf, recvbuf, count, datatype, op, true, true));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    return run_nonblocking(comm, request, run,
+                           [&](Sched &s) { allreduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op); });
+}
+
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                    MPI_Request *request) {
-    FTMPI_TRY(check_reduction("MPI_Iallreduce", comm, sendbuf, recvbuf, count, datatype, op, true, true));
-    FTMPI_CHECK(check_nonnull("MPI_Iallreduce", comm, request, "request"));
-    return run_nonblocking(comm, request,
-                           [&](Sched &s) { allreduce_sched(s, comm, sendbuf, recvbuf, count, datatype, op); });
+    return allreduce_start("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, comm, request, Run::nonblocking);
+}
+
+// MPI 4.0
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Allreduce_init", comm, info));
+    return allreduce_start("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, comm, request, Run::persistent);
 }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
@@ -424,12 +460,27 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
                         [&](Sched &s) { reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op); });
 }
 
+static int reduce_scatter_start(const char *call, const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, Run run) {
+    FTMPI_TRY(check_rs(call, comm, sendbuf, recvbuf, recvcounts, datatype, op));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    return run_nonblocking(comm, request, run, [&](Sched &s) {
+        reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op);
+    });
+}
+
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
                         MPI_Comm comm, MPI_Request *request) {
-    FTMPI_TRY(check_rs("MPI_Ireduce_scatter", comm, sendbuf, recvbuf, recvcounts, datatype, op));
-    FTMPI_CHECK(check_nonnull("MPI_Ireduce_scatter", comm, request, "request"));
-    return run_nonblocking(
-        comm, request, [&](Sched &s) { reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op); });
+    return reduce_scatter_start("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, request,
+                                Run::nonblocking);
+}
+
+// MPI 4.0
+int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+                            MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Reduce_scatter_init", comm, info));
+    return reduce_scatter_start("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, datatype, op, comm, request,
+                                Run::persistent);
 }
 
 // Each member's vector holds (its group's size) * recvcount elements.
@@ -444,15 +495,30 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
     });
 }
 
+static int reduce_scatter_block_start(const char *call, const void *sendbuf, void *recvbuf, int recvcount,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, Run run) {
+    FTMPI_TRY(check_coll_start(call, comm));
+    FTMPI_CHECK(check_count(call, comm, recvcount, "recvcount"));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    std::vector<int> counts(static_cast<std::size_t>(group_size(comm)), recvcount);
+    FTMPI_TRY(check_rs(call, comm, sendbuf, recvbuf, counts.data(), datatype, op));
+    return run_nonblocking(comm, request, run, [&](Sched &s) {
+        reduce_scatter_sched(s, comm, sendbuf, recvbuf, counts.data(), datatype, op);
+    });
+}
+
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                               MPI_Comm comm, MPI_Request *request) {
-    FTMPI_TRY(check_coll_start("MPI_Ireduce_scatter_block", comm));
-    FTMPI_CHECK(check_count("MPI_Ireduce_scatter_block", comm, recvcount, "recvcount"));
-    FTMPI_CHECK(check_nonnull("MPI_Ireduce_scatter_block", comm, request, "request"));
-    std::vector<int> counts(static_cast<std::size_t>(group_size(comm)), recvcount);
-    FTMPI_TRY(check_rs("MPI_Ireduce_scatter_block", comm, sendbuf, recvbuf, counts.data(), datatype, op));
-    return run_nonblocking(
-        comm, request, [&](Sched &s) { reduce_scatter_sched(s, comm, sendbuf, recvbuf, counts.data(), datatype, op); });
+    return reduce_scatter_block_start("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                      request, Run::nonblocking);
+}
+
+// MPI 4.0
+int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Reduce_scatter_block_init", comm, info));
+    return reduce_scatter_block_start("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, recvcount, datatype, op, comm,
+                                      request, Run::persistent);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
@@ -464,15 +530,28 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
     });
 }
 
+// MPI_Iscan, MPI_Iexscan (exclusive) and their persistent forms.
+static int scan_start(const char *call, const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                      MPI_Comm comm, MPI_Request *request, Run run, bool exclusive = false) {
+    FTMPI_TRY(check_intra_coll_start(call, comm));
+    FTMPI_TRY(check_reduction(call, comm, sendbuf, recvbuf, count, datatype, op, true, true));
+    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
+    return run_nonblocking(comm, request, run, [&](Sched &s) {
+        set_op(s, op);
+        build_scan(s, comm, sendbuf, recvbuf, count, datatype, exclusive);
+    });
+}
+
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
               MPI_Request *request) {
-    FTMPI_TRY(check_intra_coll_start("MPI_Iscan", comm));
-    FTMPI_TRY(check_reduction("MPI_Iscan", comm, sendbuf, recvbuf, count, datatype, op, true, true));
-    FTMPI_CHECK(check_nonnull("MPI_Iscan", comm, request, "request"));
-    return run_nonblocking(comm, request, [&](Sched &s) {
-        set_op(s, op);
-        build_scan(s, comm, sendbuf, recvbuf, count, datatype, false);
-    });
+    return scan_start("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, request, Run::nonblocking);
+}
+
+// MPI 4.0
+int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                  MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Scan_init", comm, info));
+    return scan_start("MPI_Scan_init", sendbuf, recvbuf, count, datatype, op, comm, request, Run::persistent);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
@@ -486,13 +565,14 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request *request) {
-    FTMPI_TRY(check_intra_coll_start("MPI_Iexscan", comm));
-    FTMPI_TRY(check_reduction("MPI_Iexscan", comm, sendbuf, recvbuf, count, datatype, op, true, true));
-    FTMPI_CHECK(check_nonnull("MPI_Iexscan", comm, request, "request"));
-    return run_nonblocking(comm, request, [&](Sched &s) {
-        set_op(s, op);
-        build_scan(s, comm, sendbuf, recvbuf, count, datatype, true);
-    });
+    return scan_start("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, request, Run::nonblocking, true);
+}
+
+// MPI 4.0
+int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Exscan_init", comm, info));
+    return scan_start("MPI_Exscan_init", sendbuf, recvbuf, count, datatype, op, comm, request, Run::persistent, true);
 }
 
 }  // extern "C"

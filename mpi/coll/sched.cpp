@@ -20,21 +20,26 @@ Sched::Sched(MPI_Comm comm, int tag)
       n_(comm_->size), me_(comm_->rank), ctx_(comm_->context + 1), tag_base_(tag) {
     rounds_.emplace_back();
     if (inter_ != nullptr) cross_tag_ = next_team_tag(inter_);
-    // A revoked communicator (ULFM): the call fails, a one-member
-    // communicator's (no transfer to refuse) too, and an inter-communicator
-    // member's with no transfer to make; its transfers are refused at once
-    // (start_send / start_recv).
-    if (comm->revoked) err_ = MPI_ERR_REVOKED;
+    start_error();
     if (ft::failures().epoch() == 0) return;  // nothing ever failed: one load
-    // After a validate, a failure it did not recognize makes the communicator
-    // collectively inactive (spec 000 §17.7): the call fails, its transfers
-    // refused at once (start_send / start_recv).
-    if (err_ == MPI_SUCCESS && collectively_inactive(comm)) err_ = MPI_ERR_PROC_FAILED;
-    if (!comm_->coll_ranks.empty()) {  // (validate runs on intra-communicators only)
+    if (!comm_->coll_ranks.empty()) {         // (validate runs on intra-communicators only)
         map_ = comm_->coll_ranks;
         n_ = static_cast<int>(map_.size());
         me_ = static_cast<int>(std::find(map_.begin(), map_.end(), comm_->rank) - map_.begin());
     }
+}
+
+// The error a start finds (at the call, or at each MPI_Start of a
+// persistent one). A revoked communicator (ULFM): the call fails, a
+// one-member communicator's (no transfer to refuse) too, and an
+// inter-communicator member's with no transfer to make; its transfers are
+// refused at once (start_send / start_recv). After a validate, a failure it
+// did not recognize makes the communicator collectively inactive (spec 000
+// §17.7): the same.
+void Sched::start_error() {
+    if (call_comm_->revoked) err_ = MPI_ERR_REVOKED;
+    if (ft::failures().epoch() == 0) return;  // nothing ever failed: one load
+    if (err_ == MPI_SUCCESS && collectively_inactive(call_comm_)) err_ = MPI_ERR_PROC_FAILED;
 }
 
 int Sched::root(int comm_rank) {
@@ -146,7 +151,7 @@ void Sched::advance() {
         }
     }
     advancing_ = false;
-    if (done_ && user_ != MPI_REQUEST_NULL) delete this;
+    if (done_ && user_ != MPI_REQUEST_NULL && (!persistent_ || orphaned_)) delete this;
 }
 
 void Sched::finish() {
@@ -155,7 +160,7 @@ void Sched::finish() {
     if (user_ == MPI_REQUEST_NULL) return;
     user_->status.MPI_SOURCE = MPI_ANY_SOURCE;
     user_->status.MPI_TAG = MPI_ANY_TAG;
-    user_->owner = nullptr;
+    if (!persistent_) user_->owner = nullptr;
     complete_request(user_, err_, 0);
 }
 
@@ -172,6 +177,43 @@ MPI_Request Sched::start_nonblocking() {
     user_ = r;
     advance();  // may finish (and delete this) at once
     return r;
+}
+
+MPI_Request Sched::make_persistent() {
+    MPI_Request r = new_request(ftmpi_request_s::Kind::coll, call_comm_, nullptr, 0, nullptr, 0, 0, 0);
+    r->persistent = true;
+    r->complete = true;  // inactive until started
+    r->owner = this;
+    r->on_start = &Sched::on_start;
+    r->on_release = &Sched::on_release;
+    user_ = r;
+    persistent_ = true;
+    plan_err_ = err_;
+    return r;
+}
+
+// MPI_Start: the planned rounds from the first, with the call's error state
+// as it is now (a revoke or failure since the last start).
+void Sched::on_start(MPI_Request r) {
+    auto *s = static_cast<Sched *>(r->owner);
+    r->complete = false;
+    r->status = MPI_Status{};
+    s->cur_ = 0;
+    s->pending_ = 0;
+    s->done_ = false;
+    s->err_ = s->plan_err_;
+    s->start_error();
+    s->advance();
+}
+
+// The request is released: the schedule goes with it, at once when idle,
+// else when the running start ends (its last completion released the
+// request, inside advance()).
+void Sched::on_release(MPI_Request r) {
+    auto *s = static_cast<Sched *>(r->owner);
+    r->owner = nullptr;
+    if (s->advancing_) s->orphaned_ = true;
+    else delete s;
 }
 
 int coll_result(const char *call, MPI_Comm comm, int err) {

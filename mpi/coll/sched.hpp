@@ -125,6 +125,11 @@ public:
     // Starts the schedule and returns the user's request, completed when the
     // schedule finishes. The request owns the schedule.
     MPI_Request start_nonblocking();
+    // A persistent collective (MPI 4.0 §6.13): returns the user's inactive
+    // persistent request, which owns the schedule; each MPI_Start runs the
+    // same schedule again (same transfers, tags, scratch space and local
+    // steps), and the request's release frees it.
+    MPI_Request make_persistent();
     // Called with the schedule's error class when it finishes (before the
     // request completes); for internal users that chain steps.
     void on_finish(void (*f)(void *ctx, int err), void *ctx) {
@@ -134,8 +139,11 @@ public:
 
 private:
     static void on_xfer_done(MPI_Request r);
+    static void on_start(MPI_Request r);
+    static void on_release(MPI_Request r);
     void advance();
     void finish();
+    void start_error();
 
     MPI_Comm call_comm_;  // the call's communicator
     MPI_Comm comm_;       // where local transfers go: call_comm_, or its local group's hidden communicator
@@ -151,6 +159,9 @@ private:
     int err_ = MPI_SUCCESS;
     bool advancing_ = false;
     bool done_ = false;
+    bool persistent_ = false;
+    bool orphaned_ = false;       // persistent: the request went while the schedule ran
+    int plan_err_ = MPI_SUCCESS;  // persistent: what building found (a failed root)
     MPI_Request user_ = MPI_REQUEST_NULL;
     std::vector<std::unique_ptr<std::byte[]>> bufs_;
     void (*then_)(void *, int) = nullptr;

@@ -335,6 +335,11 @@ static int start_one(const char *call, MPI_Request r) {
     if (r == MPI_REQUEST_NULL || r->magic != Magic::request || !r->persistent)
         return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, call, "request is not a persistent request");
     if (r->active) return raise(r->comm, MPI_ERR_REQUEST, call, "persistent request is already active");
+    if (r->on_start != nullptr) {  // a persistent collective
+        r->active = true;
+        r->on_start(r);
+        return MPI_SUCCESS;
+    }
     if (r->bsend_init) {
         r->complete = false;
         r->status = MPI_Status{};

@@ -154,28 +154,29 @@ int check_blocks(const char *call, MPI_Comm comm, const void *buf, const Blocks 
 }
 
 int neighbor(const char *call, bool nb, MPI_Request *request, MPI_Comm comm, const void *sendbuf, const Blocks &sb,
-             void *recvbuf, const Blocks &rb, const Neighbours &n) {
+             void *recvbuf, const Blocks &rb, const Neighbours &n, Run run = Run::nonblocking) {
     FTMPI_CHECK(check_blocks(call, comm, sendbuf, sb, "sendbuf", "sendcounts", "sendtype"));
     FTMPI_CHECK(check_blocks(call, comm, recvbuf, rb, "recvbuf", "recvcounts", "recvtype"));
     if (nb) {
         FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
-        return run_nonblocking(comm, request, [&](Sched &s) { build(s, n, sendbuf, sb, recvbuf, rb); });
+        return run_nonblocking(comm, request, run, [&](Sched &s) { build(s, n, sendbuf, sb, recvbuf, rb); });
     }
     return run_blocking(call, comm, [&](Sched &s) { build(s, n, sendbuf, sb, recvbuf, rb); });
 }
 
 int allgather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-              MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+              MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+              Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
     const Neighbours n = neighbours_of(comm);
     return neighbor(call, nb, request, comm, sendbuf, repeated(n.out.size(), sendcount, sendtype), recvbuf,
-                    regular(n.in.size(), recvcount, recvtype), n);
+                    regular(n.in.size(), recvcount, recvtype), n, run);
 }
 
 int allgatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-               MPI_Comm comm) {
+               MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
     const Neighbours n = neighbours_of(comm);
@@ -184,22 +185,22 @@ int allgatherv(const char *call, bool nb, MPI_Request *request, const void *send
         FTMPI_CHECK(check_nonnull(call, comm, displs, "displs"));
     }
     return neighbor(call, nb, request, comm, sendbuf, repeated(n.out.size(), sendcount, sendtype), recvbuf,
-                    displaced(n.in.size(), recvcounts, displs, recvtype), n);
+                    displaced(n.in.size(), recvcounts, displs, recvtype), n, run);
 }
 
 int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, sendtype, "sendtype"));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
     const Neighbours n = neighbours_of(comm);
     return neighbor(call, nb, request, comm, sendbuf, regular(n.out.size(), sendcount, sendtype), recvbuf,
-                    regular(n.in.size(), recvcount, recvtype), n);
+                    regular(n.in.size(), recvcount, recvtype), n, run);
 }
 
 int alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
               const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-              MPI_Datatype recvtype, MPI_Comm comm) {
+              MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, sendtype, "sendtype"));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
@@ -213,12 +214,12 @@ int alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendb
         FTMPI_CHECK(check_nonnull(call, comm, rdispls, "rdispls"));
     }
     return neighbor(call, nb, request, comm, sendbuf, displaced(n.out.size(), sendcounts, sdispls, sendtype), recvbuf,
-                    displaced(n.in.size(), recvcounts, rdispls, recvtype), n);
+                    displaced(n.in.size(), recvcounts, rdispls, recvtype), n, run);
 }
 
 int alltoallw(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     const Neighbours n = neighbours_of(comm);
     if (!n.out.empty()) {
@@ -242,7 +243,7 @@ int alltoallw(const char *call, bool nb, MPI_Request *request, const void *sendb
         rb.count.push_back(recvcounts[i]);
         rb.type.push_back(recvtypes[i]);
     }
-    return neighbor(call, nb, request, comm, sendbuf, sb, recvbuf, rb, n);
+    return neighbor(call, nb, request, comm, sendbuf, sb, recvbuf, rb, n, run);
 }
 
 }  // namespace
@@ -262,6 +263,13 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
     return allgather("MPI_Ineighbor_allgather", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, comm);
 }
+// MPI 4.0
+int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Neighbor_allgather_init", comm, info));
+    return allgather("MPI_Neighbor_allgather_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     recvtype, comm, Run::persistent);
+}
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
     return allgatherv("MPI_Neighbor_allgatherv", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
@@ -273,6 +281,14 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
     return allgatherv("MPI_Ineighbor_allgatherv", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
                       displs, recvtype, comm);
 }
+// MPI 4.0
+int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Neighbor_allgatherv_init", comm, info));
+    return allgatherv("MPI_Neighbor_allgatherv_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                      displs, recvtype, comm, Run::persistent);
+}
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
     return alltoall("MPI_Neighbor_alltoall", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -282,6 +298,13 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
     return alltoall("MPI_Ineighbor_alltoall", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                     comm);
+}
+// MPI 4.0
+int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Neighbor_alltoall_init", comm, info));
+    return alltoall("MPI_Neighbor_alltoall_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                    recvtype, comm, Run::persistent);
 }
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
@@ -295,6 +318,14 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
     return alltoallv("MPI_Ineighbor_alltoallv", true, request, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                      recvcounts, rdispls, recvtype, comm);
 }
+// MPI 4.0
+int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                                void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                                MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Neighbor_alltoallv_init", comm, info));
+    return alltoallv("MPI_Neighbor_alltoallv_init", true, request, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                     recvcounts, rdispls, recvtype, comm, Run::persistent);
+}
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
@@ -307,6 +338,15 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             MPI_Request *request) {
     return alltoallw("MPI_Ineighbor_alltoallw", true, request, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                      recvcounts, rdispls, recvtypes, comm);
+}
+// MPI 4.0
+int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request) {
+    FTMPI_TRY(check_init_info("MPI_Neighbor_alltoallw_init", comm, info));
+    return alltoallw("MPI_Neighbor_alltoallw_init", true, request, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                     recvcounts, rdispls, recvtypes, comm, Run::persistent);
 }
 
 }  // extern "C"

@@ -11,7 +11,8 @@ of the rig, with 2 to 4 ranks per node and, drawn from its own seed, which
 of --features its rounds also run (each with probability 1/2), which node
 is lost and at which round, and sometimes (3 in 10) one more victim on the
 other node, SIGKILLed at the start of a round (-k). When the first rank
-reports that round's agreement, the node is lost: its link goes down and
+reports that round's agreement, the node is lost (every rank waits after
+that agreement until it is: stress -p): its link goes down and
 its tasks stop, so that nothing of them reaches the other node, which must
 find them by the heartbeat (--ft-timeout-ms, by default the library's
 1000). Once the other node's ranks have finished (or 30 s passed) the link
@@ -189,8 +190,11 @@ def plan(a, seed):
 def trial(a, seed):
     per_node, features, cut, cut_round, survivors, extra = plan(a, seed)
     workdir = tempfile.mkdtemp(prefix="ftmpi-nodeloss.")
+    # The ranks wait after the cut round's agreement until the node is lost
+    # (the file): a job of fast rounds would otherwise finish first.
+    cut_file = os.path.join(workdir, "cut")
     cmd = ["srun", "--mpi=pmix", "-N", "2", f"--ntasks-per-node={per_node}", "--kill-on-bad-exit=0", a.program,
-           "-r", str(a.rounds)]
+           "-r", str(a.rounds), "-p", f"{cut_round}:{cut_file}"]
     if features:
         cmd += ["-f", features, "-d", workdir]
     if extra:
@@ -209,6 +213,7 @@ def trial(a, seed):
         else:
             cut_done = True
             killed = lose_node(cut, a.program)
+            open(cut_file, "w").close()
             alive = [r for r in survivors if not extra or r != extra[0]]
 
             def finished():

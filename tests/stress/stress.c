@@ -20,7 +20,10 @@
  *   ABANDONED <id>                              a respawned process whose respawn failed: it leaves
  *
  * usage: stress [-r ROUNDS] [-a COUNT] [-f FEATURES] [-d DIR] [-k RANK:ROUND:HOW]... [-K SITE:RANK:NTH:HOW]
+ *               [-p ROUND:FILE]
  *   (HOW: kill, exit, stop)
+ *   -p ROUND:FILE: after round ROUND's agreement, wait (at most 60 s) until
+ *             FILE exists (the node-loss campaign cuts a node meanwhile).
  *   -a COUNT: each round is one MPI_Allreduce of COUNT ints and nothing else
  *             (a rank dying before the 3rd of 3000 ints was the first defect found).
  *   -f rma,io,threads: each round also
@@ -50,6 +53,8 @@
  * from PMIX_NAMESPACE "<job>.<base>", plus its rank).
  */
 #include "stress.h"
+
+#include <time.h>
 
 int wrank;
 int bad;
@@ -325,9 +330,19 @@ static int join_parents(void) {
     return 0;
 }
 
+/* -p: the node-loss campaign cuts a node after a round's agreement and
+ * then creates the file; the job must not finish meanwhile. Waits for an
+ * event outside the job (at most 60 s), not for another MPI process. */
+static void await_file(const char *path) {
+    const struct timespec tick = {0, 2000000};
+    for (int i = 0; i < 30000 && access(path, F_OK) != 0; ++i) nanosleep(&tick, NULL);
+}
+
 /* The command line's options besides the program's state (see the usage above). */
 struct options {
     int only_allreduce, child, child_gen, child_round, child_respawns, child_world;
+    int pause_round; /* -p: after this round's agreement, wait for pause_file */
+    const char *pause_file;
     const char *kills[16];
     int nkills;
 };
@@ -341,7 +356,10 @@ static int parse_args(int argc, char **argv, struct options *o) {
         else if (strcmp(argv[i], "-k") == 0 && i + 1 < argc && o->nkills < 16) o->kills[o->nkills++] = argv[++i];
         else if (strcmp(argv[i], "-K") == 0 && i + 1 < argc) child_kill = argv[++i];
         else if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) io_dir = argv[++i];
-        else if (strcmp(argv[i], "-c") == 0 && i + 4 < argc) {
+        else if (strcmp(argv[i], "-p") == 0 && i + 1 < argc && strchr(argv[i + 1], ':') != NULL) {
+            o->pause_round = atoi(argv[++i]);
+            o->pause_file = strchr(argv[i], ':') + 1;
+        } else if (strcmp(argv[i], "-c") == 0 && i + 4 < argc) {
             o->child = 1;
             o->child_gen = atoi(argv[++i]);
             o->child_round = atoi(argv[++i]);
@@ -356,7 +374,7 @@ static int parse_args(int argc, char **argv, struct options *o) {
         } else {
             fprintf(stderr,
                     "usage: stress [-r ROUNDS] [-a COUNT] [-f rma,io,threads,spawn] [-d DIR] "
-                    "[-k RANK:ROUND:HOW]... [-K SITE:RANK:NTH:HOW]\n");
+                    "[-k RANK:ROUND:HOW]... [-K SITE:RANK:NTH:HOW] [-p ROUND:FILE]\n");
             return 2;
         }
     }
@@ -489,6 +507,7 @@ int main(int argc, char **argv) {
         }
         /* The round's outcome, the same everywhere. */
         if (round_outcome(failed, argv[0])) break;
+        if (o.pause_file != NULL && round_no == o.pause_round) await_file(o.pause_file);
     }
     teardown_generation();
     int size = 0;
