@@ -285,6 +285,17 @@ int raise_file_null(int code, const char *call, const char *fmt, ...) {
     });
 }
 
+int raise_via(MPI_Errhandler h, void *object, const char *label, int code, const char *call, const char *fmt, ...) {
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return act(
+        h != nullptr ? h : MPI_ERRORS_ARE_FATAL, code, code, call, msg, label,
+        [object](MPI_Errhandler eh, int *c) { reinterpret_cast<void (*)(void *, int *, ...)>(eh->fn)(object, c); });
+}
+
 MPI_Errhandler file_default_errhandler() { return g_file_default ? g_file_default : MPI_ERRORS_RETURN; }
 
 void set_file_default_errhandler(MPI_Errhandler h) {

@@ -27,6 +27,12 @@ const char *error_class_text(int cls);
 // The handler of MPI_FILE_NULL, which new files start with (MPI_ERRORS_RETURN
 // until MPI_File_set_errhandler(MPI_FILE_NULL, ...) changes it; holds a reference).
 MPI_Errhandler file_default_errhandler();
+// Reports an error to handler h (null: MPI_ERRORS_ARE_FATAL), a user one
+// getting `object` (the address of the handle: MPI_Session *, MPI_Comm *);
+// `label` names the object in a fatal message. For the calls whose errors
+// go to no communicator, window or file: the sessions'.
+[[gnu::format(printf, 6, 7)]] int raise_via(MPI_Errhandler h, void *object, const char *label, int code,
+                                            const char *call, const char *fmt, ...);
 void set_file_default_errhandler(MPI_Errhandler h);
 
 // The predefined handler named `name` (mpi_errors_are_fatal, mpi_errors_return

@@ -81,6 +81,13 @@ void merge_hints(Hints &into, MPI_Info info, HintKind kind) {
     }
 }
 
+const char *thread_level_name(int level) {
+    static constexpr const char *levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
+                                             "MPI_THREAD_MULTIPLE"};
+    if (level < MPI_THREAD_SINGLE || level > MPI_THREAD_MULTIPLE) return nullptr;
+    return levels[level - MPI_THREAD_SINGLE];
+}
+
 namespace {
 
 // The command line as the kernel holds it (MPI_Init may get NULL argc/argv).
@@ -110,10 +117,7 @@ Hints env_hints(const std::vector<std::string> &args, int size, int thread_level
     if (char cwd[4096]; ::getcwd(cwd, sizeof cwd) != nullptr) env.emplace_back("wdir", cwd);
     if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0) env.emplace_back("host", host);
     if (utsname u{}; ::uname(&u) == 0) env.emplace_back("arch", u.machine);
-    static constexpr const char *levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED",
-                                             "MPI_THREAD_MULTIPLE"};
-    if (thread_level >= MPI_THREAD_SINGLE && thread_level <= MPI_THREAD_MULTIPLE)
-        env.emplace_back("thread_level", levels[thread_level - MPI_THREAD_SINGLE]);
+    if (const char *name = thread_level_name(thread_level)) env.emplace_back("thread_level", name);
     return env;
 }
 

@@ -20,6 +20,10 @@ void merge_hints(Hints &into, MPI_Info info, HintKind kind);
 // the program asked for).
 void fill_info_env(int size, int thread_level);
 
+// "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE" (info keys thread_level);
+// null for another value.
+const char *thread_level_name(int level);
+
 // A new info object holding `hints` (MPI_*_get_info's info_used).
 MPI_Info info_of(const Hints &hints);
 

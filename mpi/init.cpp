@@ -74,8 +74,16 @@ void connect_to_parents() {
     ::_exit(1);
 }
 
-int init(const char *call, int required, int *provided) {
-    if (g.initialized) return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "MPI is already initialized");
+// What keeps the runtime up: the world model (MPI_Init to MPI_Finalize) and
+// the sessions open. The last of them to end finalizes it.
+bool g_world = false, g_world_called = false, g_world_ended = false;
+int g_sessions = 0;
+
+// Brings the runtime up (the world model's init, or the first session's).
+int runtime_up(const char *call, int required, int *provided) {
+    if (g.finalized)
+        return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call,
+                     "MPI was finalized in this process (it cannot be initialized again)");
     try {
         runtime::load_config();
         // What each layer does when a failure becomes known (mpi/state.hpp).
@@ -145,7 +153,50 @@ int init(const char *call, int required, int *provided) {
     return MPI_SUCCESS;
 }
 
+int init(const char *call, int required, int *provided) {
+    if (g_world_called) return raise(MPI_COMM_NULL, MPI_ERR_OTHER, call, "MPI is already initialized");
+    if (!g.initialized) FTMPI_TRY(runtime_up(call, required, provided));
+    else if (provided) *provided = g.thread_level;  // a session brought it up
+    g_world = g_world_called = true;
+    return MPI_SUCCESS;
+}
+
+// Completes at every survivor, and the launcher is told without any job-wide
+// fence. The closing step is an agreement among MPI_COMM_WORLD's live
+// members, not a barrier: a barrier that a failure interrupts lets a process
+// leave while another still waits for a decision it coordinated (and, a
+// barrier's outcome not being uniform, falling back to an agreement after
+// one would strand those it let through).
+void runtime_down() {
+    finalize_agreement();
+    // Let this process's last messages (say, an agreement's decision sent just
+    // before) complete, for a bounded time.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (g.transport->busy() && std::chrono::steady_clock::now() < until) progress_wait();
+    release_lingering();
+    g.finalized = true;
+    g_api_locking = false;  // the call's guard still releases the lock
+    ftmpi::runtime::disarm_fork_guard();
+    ftmpi::ft::failures().stop_detector();
+    g.pm->finalize();
+    ftmpi::ft::failures().attach(nullptr, 0);
+    g.transport.reset();
+    free_request_pool();
+}
+
 }  // namespace
+
+int session_runtime_up(const char *call, int required) {
+    if (!g.initialized) FTMPI_TRY(runtime_up(call, required, nullptr));
+    ++g_sessions;
+    return MPI_SUCCESS;
+}
+
+void session_runtime_down() {
+    if (--g_sessions == 0 && !g_world) runtime_down();
+}
+
+namespace {}  // namespace
 }  // namespace ftmpi::mpi
 
 using namespace ftmpi::mpi;
@@ -162,46 +213,35 @@ int MPI_Init_thread(int *, char ***, int required, int *provided) {
     return init("MPI_Init_thread", required, provided);
 }
 
+// The world model's state (MPI 4.0 §11.2.1): sessions change neither.
 int MPI_Initialized(int *flag) {
     FTMPI_CHECK(check_nonnull("MPI_Initialized", MPI_COMM_NULL, flag, "flag"));
-    *flag = g.initialized ? 1 : 0;
+    *flag = g_world_called && !g.forked ? 1 : 0;
     return MPI_SUCCESS;
 }
 
 int MPI_Finalized(int *flag) {
     FTMPI_CHECK(check_nonnull("MPI_Finalized", MPI_COMM_NULL, flag, "flag"));
-    *flag = g.finalized ? 1 : 0;
+    *flag = g_world_ended ? 1 : 0;
     return MPI_SUCCESS;
 }
 
-// Completes at every survivor, and the launcher is told without any job-wide
-// fence. The closing step is an agreement among MPI_COMM_WORLD's live
-// members, not a barrier: a barrier that a failure interrupts lets a process
-// leave while another still waits for a decision it coordinated (and, a
-// barrier's outcome not being uniform, falling back to an agreement after
-// one would strand those it let through).
+// The world model ends; so does the runtime unless a session is open
+// (runtime_down: an agreement among MPI_COMM_WORLD's live members).
 int MPI_Finalize(void) {
     FTMPI_TRY(check_init("MPI_Finalize"));
+    if (!g_world)
+        return raise(MPI_COMM_NULL, MPI_ERR_OTHER, "MPI_Finalize",
+                     g_world_called ? "called twice" : "MPI_Init was not called (only sessions are open)");
     ftmpi::runtime::test_kill_point("finalize");
     // MPI-3.1 §8.7.1: first the equivalent of freeing MPI_COMM_SELF (its
     // attributes' delete callbacks, the last set first, while MPI still works
     // for them), then MPI_COMM_WORLD's attributes (as MPICH and Open MPI).
     const int self_err = delete_attributes(MPI_COMM_SELF);
     const int world_err = delete_attributes(MPI_COMM_WORLD);
-    finalize_agreement();
-    // Let this process's last messages (say, an agreement's decision sent just
-    // before) complete, for a bounded time.
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (g.transport->busy() && std::chrono::steady_clock::now() < until) progress_wait();
-    release_lingering();
-    g.finalized = true;
-    g_api_locking = false;  // this call's guard still releases the lock
-    ftmpi::runtime::disarm_fork_guard();
-    ftmpi::ft::failures().stop_detector();
-    g.pm->finalize();
-    ftmpi::ft::failures().attach(nullptr, 0);
-    g.transport.reset();
-    free_request_pool();
+    g_world = false;
+    g_world_ended = true;
+    if (g_sessions == 0) runtime_down();
     // A delete callback's error makes this call erroneous; it finalized all the same.
     if (const int err = self_err != MPI_SUCCESS ? self_err : world_err; err != MPI_SUCCESS) {
         FTMPI_WARN("MPI_Finalize: an attribute delete callback of %s failed (code %d)",

@@ -28,6 +28,7 @@ enum class Magic : std::uint32_t {
     info = 0x494e464f,
     win = 0x57494e44,
     file = 0x46494c45,
+    session = 0x53455353,
     dead = 0xdeadbeef,
 };
 class MatchQueue;

@@ -367,6 +367,29 @@ int group_in_comm(const char *call, MPI_Comm comm, MPI_Group group) {
 
 }  // namespace ftmpi::mpi
 
+namespace ftmpi::mpi {
+
+int create_over_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
+    const int me = g.pm->job().id();
+    auto at = std::find(group->procs.begin(), group->procs.end(), me);
+    ftmpi_comm_s team;
+    team.context = comm->context;
+    team.uid = comm->uid;  // its messages go to comm's queues
+    team.queue = comm->queue;
+    team.coll_queue = comm->coll_queue;
+    team.procs = group->procs;
+    team.size = static_cast<int>(group->procs.size());
+    team.rank = static_cast<int>(at - group->procs.begin());
+    team.coll_seq = itag::group_seq(tag);
+    int slot = -1;
+    std::uint64_t uid = 0;
+    if (int err = agree_slot(&team, &slot, &uid); err != MPI_SUCCESS) return err;
+    *newcomm = make_comm(comm, slot, group->procs, uid);
+    return MPI_SUCCESS;
+}
+
+}  // namespace ftmpi::mpi
+
 using namespace ftmpi::mpi;
 
 extern "C" {
@@ -466,22 +489,10 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     // revoked comm fails it at once.
     FTMPI_TRY(check_not_revoked("MPI_Comm_create_group", comm));
     const int me = g.pm->job().id();
-    auto at = std::find(group->procs.begin(), group->procs.end(), me);
-    if (at == group->procs.end())
+    if (std::find(group->procs.begin(), group->procs.end(), me) == group->procs.end())
         return raise(comm, MPI_ERR_GROUP, "MPI_Comm_create_group", "the calling process is not in group");
-    ftmpi_comm_s team;
-    team.context = comm->context;
-    team.uid = comm->uid;  // its messages go to comm's queues
-    team.queue = comm->queue;
-    team.coll_queue = comm->coll_queue;
-    team.procs = group->procs;
-    team.size = static_cast<int>(group->procs.size());
-    team.rank = static_cast<int>(at - group->procs.begin());
-    team.coll_seq = itag::group_seq(tag);
-    int slot = -1;
-    std::uint64_t uid = 0;
-    if (int err = agree_slot(&team, &slot, &uid); err != MPI_SUCCESS) return fail(comm, err, "MPI_Comm_create_group");
-    *newcomm = make_comm(comm, slot, group->procs, uid);
+    if (int err = create_over_group(comm, group, tag, newcomm); err != MPI_SUCCESS)
+        return fail(comm, err, "MPI_Comm_create_group");
     return MPI_SUCCESS;
 }
 

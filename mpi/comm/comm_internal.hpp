@@ -72,6 +72,12 @@ int team_swap(MPI_Comm link, int peer, int tag, const void *out, int out_bytes, 
 // inheriting parent's error handler.
 MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint64_t uid);
 
+// MPI_Comm_create_group's protocol, this process being in `group` (a group
+// of comm's members): collective over the group only, on comm's collective
+// context under tags derived from `tag`. Returns the error class, raising
+// nothing (MPI_Comm_create_from_group reports on its own handler).
+int create_over_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+
 // A new communicator over `procs` (job ranks of comm's members, in order) at
 // the processes listed there, MPI_COMM_NULL at comm's other members (each
 // member may pass a different list; a process is in at most one). Collective
