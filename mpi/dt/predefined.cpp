@@ -174,4 +174,26 @@ int MPI_Status_set_error(MPI_Status *status, int error) {
     return set_field("MPI_Status_set_error", status, &MPI_Status::MPI_ERROR, error);
 }
 
+// MPI 4.1 §5.1.9: the predefined pair type of MINLOC/MAXLOC for a value
+// type and an index type, MPI_DATATYPE_NULL when there is none.
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) {
+    using namespace ftmpi::mpi;
+    const char *call = "MPI_Type_get_value_index";
+    FTMPI_CHECK(check_type(call, MPI_COMM_NULL, value_type, "value_type"));
+    FTMPI_CHECK(check_type(call, MPI_COMM_NULL, index_type, "index_type"));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, pair_type, "pair_type"));
+    static const struct {
+        MPI_Datatype value, index, pair;
+    } pairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},     {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},       {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},     {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},         {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER}};
+    *pair_type = MPI_DATATYPE_NULL;
+    for (const auto &p : pairs)
+        if (p.value == value_type && p.index == index_type) *pair_type = p.pair;
+    return MPI_SUCCESS;
+}
+
 }  // extern "C"

@@ -731,6 +731,7 @@ int MPI_Status_get_tag(MPI_Status *status, int *tag);
 int MPI_Status_set_tag(MPI_Status *status, int tag);
 int MPI_Status_get_error(MPI_Status *status, int *error);
 int MPI_Status_set_error(MPI_Status *status, int error);
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type);
 #define MPI_TYPECLASS_REAL 1
 #define MPI_TYPECLASS_INTEGER 2
 #define MPI_TYPECLASS_COMPLEX 3
@@ -1512,6 +1513,7 @@ int PMPI_Status_get_tag(MPI_Status *status, int *tag);
 int PMPI_Status_set_tag(MPI_Status *status, int tag);
 int PMPI_Status_get_error(MPI_Status *status, int *error);
 int PMPI_Status_set_error(MPI_Status *status, int error);
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type);
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);

@@ -2,6 +2,7 @@
  * MPI 4.0 and 4.1's local additions, checked against what they must return:
  *   local  MPI_Info_create_env (before and after MPI_Init),
  *          MPI_Info_get_string, MPI_Status_get/set_source/tag/error,
+ *          MPI_Type_get_value_index,
  *          MPI_Remove_error_class/code/string, MPI_ERR_SESSION, and
  *          MPI_Request_get_status_any/all/some between ranks 0 and 1
  *          (they report completions and leave the requests alone);
@@ -48,6 +49,16 @@ static void status_fields(void) {
     MPI_OK(MPI_Status_get_error(&st, &v));
     CHECK(v == MPI_ERR_TRUNCATE, "MPI_Status_get_error: %d", v);
     CHECK(tl_class_of(MPI_Status_get_tag(NULL, &v)) == MPI_ERR_ARG, "NULL status accepted");
+}
+
+static void value_index(void) {
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    MPI_OK(MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT, &t));
+    CHECK(t == MPI_DOUBLE_INT, "MPI_Type_get_value_index(MPI_DOUBLE, MPI_INT) is not MPI_DOUBLE_INT");
+    MPI_OK(MPI_Type_get_value_index(MPI_INTEGER, MPI_INTEGER, &t));
+    CHECK(t == MPI_2INTEGER, "MPI_Type_get_value_index(MPI_INTEGER, MPI_INTEGER) is not MPI_2INTEGER");
+    MPI_OK(MPI_Type_get_value_index(MPI_CHAR, MPI_INT, &t));
+    CHECK(t == MPI_DATATYPE_NULL, "a pair type for MPI_CHAR");
 }
 
 static void error_removal(void) {
@@ -168,6 +179,7 @@ int main(int argc, char **argv) {
         dead_peer(rank, size);
     } else {
         status_fields();
+        value_index();
         error_removal();
         get_status_arrays(rank);
         MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
