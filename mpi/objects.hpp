@@ -76,6 +76,7 @@ struct ftmpi_group_s {
     ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::group;
     std::vector<int> procs;  // group rank -> job rank
     bool predefined = false;
+    struct ftmpi_session_s *session = nullptr;  // MPI_Group_from_session_pset's
 };
 
 struct ftmpi_comm_s {
@@ -124,6 +125,10 @@ struct ftmpi_comm_s {
     // not empty they run over these comm ranks (virtual rank -> comm rank).
     std::vector<int> coll_ranks;
     bool revoked = false;  // MPIX_Comm_revoke (mpi/ulfm/revoke.cpp)
+    // The session it derives from (MPI_Comm_create_from_group over a process
+    // set's group, and what is made from that): its buffered sends may use
+    // the session's buffer (mpi/p2p/bsend.cpp).
+    struct ftmpi_session_s *session = nullptr;
     // References to this communicator: its requests, and whatever else holds
     // it (comm_retain / CommRef in mpi/comm/comm_internal.hpp). MPI_Comm_free lets
     // pending operations complete normally: `freed` is set (and magic is dead

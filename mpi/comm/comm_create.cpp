@@ -21,6 +21,7 @@
 #include "mpi/comm/comm_internal.hpp"
 #include "mpi/dynamic/connect.hpp"
 #include "mpi/checks.hpp"
+#include "mpi/p2p/bsend.hpp"
 #include "mpi/comm/group.hpp"
 #include "mpi/ulfm/recovery.hpp"
 #include "mpi/topo/topology.hpp"
@@ -240,6 +241,7 @@ MPI_Comm make_comm(MPI_Comm parent, int slot, std::vector<int> procs, std::uint6
     c->queue = g.engine->open(c->context, uid);
     c->coll_queue = g.engine->open(c->context + 1, uid);
     c->errhandler = parent->errhandler;
+    c->session = parent->session;
     errhandler_retain(c->errhandler);
     register_comm(c);
     return c;
@@ -504,6 +506,7 @@ int MPI_Comm_free(MPI_Comm *comm) {
     if (c->predefined)
         return raise(c, MPI_ERR_COMM, "MPI_Comm_free", "%s is predefined and cannot be freed", comm_label(c));
     const int err = delete_attributes(c);
+    bsend_forget(c);  // MPI_Comm_attach_buffer's messages go first
     discard_comm(c);
     *comm = MPI_COMM_NULL;
     if (err != MPI_SUCCESS) return raise(MPI_COMM_NULL, err, "MPI_Comm_free", "an attribute delete callback failed");

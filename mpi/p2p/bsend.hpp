@@ -12,5 +12,10 @@ int bsend_start(const char *call, MPI_Comm comm, const void *buf, int count, MPI
 void bsend_chunk_done(MPI_Request r);
 // Buffered sends started and not yet complete (0 with no buffer attached).
 int bsend_pending();
+// A communicator or session goes: its buffer's messages are sent first
+// (as a detach would), then the buffer is forgotten.
+void bsend_forget(const void *owner);
+// A session handle that is live (mpi/session/session.cpp).
+bool session_valid(MPI_Session s);
 
 }  // namespace ftmpi::mpi

@@ -18,6 +18,7 @@
 #include "mpi/comm/comm_internal.hpp"
 #include "mpi/comm/group.hpp"
 #include "mpi/info.hpp"
+#include "mpi/p2p/bsend.hpp"
 #include "mpi/p2p/internal_tag.hpp"
 
 struct ftmpi_session_s {
@@ -27,6 +28,8 @@ struct ftmpi_session_s {
 };
 
 namespace ftmpi::mpi {
+
+bool session_valid(MPI_Session s) { return s->magic == Magic::session; }
 
 int session_runtime_up(const char *call, int required);  // mpi/init.cpp
 void session_runtime_down();
@@ -127,6 +130,7 @@ int MPI_Session_finalize(MPI_Session *session) {
     if (session == nullptr) return raise_via(nullptr, &none, "a session", MPI_ERR_ARG, call, "session is NULL");
     FTMPI_TRY(check_session(call, session));
     MPI_Session s = *session;
+    bsend_forget(s);  // its buffer's messages go first
     s->magic = Magic::dead;
     errhandler_release(s->errhandler);
     delete s;
@@ -197,6 +201,7 @@ int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_
                          "pset_name or newgroup is NULL, or no process set is called '%s'",
                          pset_name != nullptr ? pset_name : "");
     *newgroup = new_group(std::move(procs));
+    (*newgroup)->session = session;
     return MPI_SUCCESS;
 }
 
@@ -233,6 +238,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
     errhandler_release(made->errhandler);
     made->errhandler = h;
     merge_hints(made->info, info, HintKind::comm);
+    made->session = group->session;
     *newcomm = made;
     return MPI_SUCCESS;
 }

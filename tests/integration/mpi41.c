@@ -2,7 +2,8 @@
  * MPI 4.0 and 4.1's local additions, checked against what they must return:
  *   local  MPI_Info_create_env (before and after MPI_Init),
  *          MPI_Info_get_string, MPI_Status_get/set_source/tag/error,
- *          MPI_Type_get_value_index,
+ *          MPI_Type_get_value_index, buffers per communicator, automatic
+ *          buffers and their flushes,
  *          MPI_Remove_error_class/code/string, MPI_ERR_SESSION, and
  *          MPI_Request_get_status_any/all/some between ranks 0 and 1
  *          (they report completions and leave the requests alone);
@@ -80,6 +81,44 @@ static void error_removal(void) {
     MPI_OK(MPI_Error_string(MPI_ERR_SESSION, text, &len));
     CHECK(strstr(text, "MPI_ERR_SESSION") != NULL, "MPI_ERR_SESSION's string: '%s'", text);
     CHECK(MPI_ERR_SESSION <= MPI_ERR_LASTCODE, "MPI_ERR_SESSION %d beyond MPI_ERR_LASTCODE", MPI_ERR_SESSION);
+}
+
+/* MPI 4.1's buffers: a communicator's (used before the process's, which
+   is not attached yet: a buffered send on MPI_COMM_WORLD fails), then the
+   process's MPI_BUFFER_AUTOMATIC, flushed by MPI_Buffer_iflush. Rank 0
+   sends, rank 1 receives and checks. */
+static void buffers(int rank) {
+    MPI_Comm dup;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    static char space[4 * (64 + MPI_BSEND_OVERHEAD)];
+    int v[16];
+    if (rank == 0) {
+        MPI_OK(MPI_Comm_attach_buffer(dup, space, (int)sizeof space));
+        for (int i = 0; i < 16; ++i) v[i] = i;
+        CHECK(tl_class_of(MPI_Bsend(v, 4, MPI_INT, 1, 1, MPI_COMM_WORLD)) == MPI_ERR_BUFFER,
+              "a buffered send with no process buffer attached");
+        for (int k = 0; k < 4; ++k) MPI_OK(MPI_Bsend(v, 16, MPI_INT, 1, 2, dup));
+        MPI_OK(MPI_Comm_flush_buffer(dup));
+        void *addr = NULL;
+        MPI_Count n = 0;
+        MPI_OK(MPI_Comm_detach_buffer_c(dup, &addr, &n));
+        CHECK(addr == space && n == (MPI_Count)sizeof space, "MPI_Comm_detach_buffer_c: %p %lld", addr, (long long)n);
+        MPI_OK(MPI_Buffer_attach(MPI_BUFFER_AUTOMATIC, 0));
+        for (int k = 0; k < 50; ++k) MPI_OK(MPI_Bsend(v, 16, MPI_INT, 1, 3, MPI_COMM_WORLD));
+        MPI_Request r;
+        MPI_OK(MPI_Buffer_iflush(&r));
+        MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+        int size = -1;
+        MPI_OK(MPI_Buffer_detach(&addr, &size));
+        CHECK(addr == MPI_BUFFER_AUTOMATIC, "MPI_Buffer_detach of the automatic buffer: %p", addr);
+    } else if (rank == 1) {
+        for (int k = 0; k < 54; ++k) {
+            memset(v, 0xff, sizeof v);
+            MPI_OK(MPI_Recv(v, 16, MPI_INT, 0, k < 4 ? 2 : 3, k < 4 ? dup : MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            for (int i = 0; i < 16; ++i) CHECK(v[i] == i, "buffered message %d [%d]: %d", k, i, v[i]);
+        }
+    }
+    MPI_OK(MPI_Comm_free(&dup));
 }
 
 /* Rank 0 posts three receives (tags 0..2) from rank 1, which sends tag 1
@@ -182,6 +221,7 @@ int main(int argc, char **argv) {
         value_index();
         error_removal();
         get_status_arrays(rank);
+        buffers(rank);
         MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     }
     if (rank == 0) printf("mpi41 %s: ok\n", kill ? "kill" : "local");

@@ -4,7 +4,8 @@
  *          two-call pattern, mpi_size), groups from them, communicators from
  *          groups (world, self, the even and odd ranks, and an
  *          inter-communicator between those two) checked with traffic; the
- *          session's error handler; MPI_Initialized stays 0.
+ *          session's buffer for buffered sends; the session's error
+ *          handler; MPI_Initialized stays 0.
  *   mixed  MPI_Init, then a session whose world communicator is congruent to
  *          MPI_COMM_WORLD; MPI_Finalize comes first, and the session's
  *          communicator still works until MPI_Session_finalize.
@@ -85,6 +86,13 @@ static void only(void) {
     MPI_OK(MPI_Comm_size(world, &size));
     psets(s, size);
     CHECK(sum_ranks(world) == size * (size - 1) / 2, "allreduce on the session's world");
+    /* The session's buffer serves its communicators' buffered sends. */
+    MPI_OK(MPI_Session_attach_buffer(s, MPI_BUFFER_AUTOMATIC, 0));
+    int token = rank, got = -1;
+    MPI_OK(MPI_Bsend(&token, 1, MPI_INT, (rank + 1) % size, 4, world));
+    MPI_OK(MPI_Recv(&got, 1, MPI_INT, (rank + size - 1) % size, 4, world, MPI_STATUS_IGNORE));
+    CHECK(got == (rank + size - 1) % size, "buffered ring: %d", got);
+    MPI_OK(MPI_Session_flush_buffer(s));
     MPI_Comm self = comm_of(s2, "mpi://SELF", "org.ftmpi.test.self");
     CHECK(sum_ranks(self) == 0, "allreduce on self");
     /* Even and odd ranks, each a communicator, then one between them. */
