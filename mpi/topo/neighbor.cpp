@@ -164,9 +164,9 @@ int neighbor(const char *call, bool nb, MPI_Request *request, MPI_Comm comm, con
     return run_blocking(call, comm, [&](Sched &s) { build(s, n, sendbuf, sb, recvbuf, rb); });
 }
 
-int allgather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-              MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-              Run run = Run::nonblocking) {
+int nbr_allgather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                  Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
     const Neighbours n = neighbours_of(comm);
@@ -174,9 +174,9 @@ int allgather(const char *call, bool nb, MPI_Request *request, const void *sendb
                     regular(n.in.size(), recvcount, recvtype), n, run);
 }
 
-int allgatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
-               MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-               MPI_Comm comm, Run run = Run::nonblocking) {
+int nbr_allgatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+                   MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
     const Neighbours n = neighbours_of(comm);
@@ -188,8 +188,9 @@ int allgatherv(const char *call, bool nb, MPI_Request *request, const void *send
                     displaced(n.in.size(), recvcounts, displs, recvtype), n, run);
 }
 
-int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
+int nbr_alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                 Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, sendtype, "sendtype"));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
@@ -198,9 +199,9 @@ int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbu
                     regular(n.in.size(), recvcount, recvtype), n, run);
 }
 
-int alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
-              const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
-              MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
+int nbr_alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
+                  const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, sendtype, "sendtype"));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
@@ -217,9 +218,9 @@ int alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendb
                     displaced(n.in.size(), recvcounts, rdispls, recvtype), n, run);
 }
 
-int alltoallw(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
-              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, Run run = Run::nonblocking) {
+int nbr_alltoallw(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
+                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     const Neighbours n = neighbours_of(comm);
     if (!n.out.empty()) {
@@ -255,89 +256,89 @@ extern "C" {
 
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm) {
-    return allgather("MPI_Neighbor_allgather", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                     recvtype, comm);
+    return nbr_allgather("MPI_Neighbor_allgather", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm);
 }
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return allgather("MPI_Ineighbor_allgather", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                     recvtype, comm);
+    return nbr_allgather("MPI_Ineighbor_allgather", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm);
 }
 // MPI 4.0
 int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     FTMPI_TRY(check_init_info("MPI_Neighbor_allgather_init", comm, info));
-    return allgather("MPI_Neighbor_allgather_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                     recvtype, comm, Run::persistent);
+    return nbr_allgather("MPI_Neighbor_allgather_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm, Run::persistent);
 }
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-    return allgatherv("MPI_Neighbor_allgatherv", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                      displs, recvtype, comm);
+    return nbr_allgatherv("MPI_Neighbor_allgatherv", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                          displs, recvtype, comm);
 }
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                              MPI_Request *request) {
-    return allgatherv("MPI_Ineighbor_allgatherv", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                      displs, recvtype, comm);
+    return nbr_allgatherv("MPI_Ineighbor_allgatherv", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                          displs, recvtype, comm);
 }
 // MPI 4.0
 int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
                                  MPI_Info info, MPI_Request *request) {
     FTMPI_TRY(check_init_info("MPI_Neighbor_allgatherv_init", comm, info));
-    return allgatherv("MPI_Neighbor_allgatherv_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                      displs, recvtype, comm, Run::persistent);
+    return nbr_allgatherv("MPI_Neighbor_allgatherv_init", true, request, sendbuf, sendcount, sendtype, recvbuf,
+                          recvcounts, displs, recvtype, comm, Run::persistent);
 }
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                           MPI_Datatype recvtype, MPI_Comm comm) {
-    return alltoall("MPI_Neighbor_alltoall", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                    comm);
+    return nbr_alltoall("MPI_Neighbor_alltoall", false, nullptr, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm);
 }
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-    return alltoall("MPI_Ineighbor_alltoall", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                    comm);
+    return nbr_alltoall("MPI_Ineighbor_alltoall", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm);
 }
 // MPI 4.0
 int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     FTMPI_TRY(check_init_info("MPI_Neighbor_alltoall_init", comm, info));
-    return alltoall("MPI_Neighbor_alltoall_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                    recvtype, comm, Run::persistent);
+    return nbr_alltoall("MPI_Neighbor_alltoall_init", true, request, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                        recvtype, comm, Run::persistent);
 }
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                            void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                            MPI_Comm comm) {
-    return alltoallv("MPI_Neighbor_alltoallv", false, nullptr, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                     recvcounts, rdispls, recvtype, comm);
+    return nbr_alltoallv("MPI_Neighbor_alltoallv", false, nullptr, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                         recvcounts, rdispls, recvtype, comm);
 }
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                             void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                             MPI_Comm comm, MPI_Request *request) {
-    return alltoallv("MPI_Ineighbor_alltoallv", true, request, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                     recvcounts, rdispls, recvtype, comm);
+    return nbr_alltoallv("MPI_Ineighbor_alltoallv", true, request, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                         recvcounts, rdispls, recvtype, comm);
 }
 // MPI 4.0
 int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                                 void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
                                 MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     FTMPI_TRY(check_init_info("MPI_Neighbor_alltoallv_init", comm, info));
-    return alltoallv("MPI_Neighbor_alltoallv_init", true, request, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                     recvcounts, rdispls, recvtype, comm, Run::persistent);
+    return nbr_alltoallv("MPI_Neighbor_alltoallv_init", true, request, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                         recvcounts, rdispls, recvtype, comm, Run::persistent);
 }
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-    return alltoallw("MPI_Neighbor_alltoallw", false, nullptr, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                     recvcounts, rdispls, recvtypes, comm);
+    return nbr_alltoallw("MPI_Neighbor_alltoallw", false, nullptr, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                         recvcounts, rdispls, recvtypes, comm);
 }
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request *request) {
-    return alltoallw("MPI_Ineighbor_alltoallw", true, request, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                     recvcounts, rdispls, recvtypes, comm);
+    return nbr_alltoallw("MPI_Ineighbor_alltoallw", true, request, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                         recvcounts, rdispls, recvtypes, comm);
 }
 // MPI 4.0
 int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -345,8 +346,8 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], con
                                 const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
                                 MPI_Request *request) {
     FTMPI_TRY(check_init_info("MPI_Neighbor_alltoallw_init", comm, info));
-    return alltoallw("MPI_Neighbor_alltoallw_init", true, request, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                     recvcounts, rdispls, recvtypes, comm, Run::persistent);
+    return nbr_alltoallw("MPI_Neighbor_alltoallw_init", true, request, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                         recvcounts, rdispls, recvtypes, comm, Run::persistent);
 }
 
 }  // extern "C"
