@@ -62,6 +62,12 @@ inline int check_recv_tag(const char *call, MPI_Comm c, int tag, const char *arg
     return check_send_tag(call, c, tag, arg);
 }
 
+// An info argument: MPI_INFO_NULL or an info object.
+inline int check_info_arg(const char *call, MPI_Comm c, MPI_Info info) {
+    if (info == MPI_INFO_NULL || info->magic == Magic::info) return MPI_SUCCESS;
+    return raise(c, MPI_ERR_INFO, call, "invalid info (argument info)");
+}
+
 inline int check_nonnull(const char *call, MPI_Comm c, const void *p, const char *arg) {
     if (p != nullptr) return MPI_SUCCESS;
     return raise(c, MPI_ERR_ARG, call, "argument %s is NULL", arg);

@@ -273,27 +273,32 @@ int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {
     return rc;
 }
 
-int raise_file_null(int code, const char *call, const char *fmt, ...) {
+namespace {
+int vraise_via(MPI_Errhandler h, void *object, const char *label, int code, const char *call, const char *fmt,
+               va_list ap) {
     char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
     std::vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return act(file_default_errhandler(), code, code, call, msg, "MPI_FILE_NULL", [](MPI_Errhandler eh, int *c) {
-        MPI_File f = MPI_FILE_NULL;
-        reinterpret_cast<MPI_File_errhandler_function *>(eh->fn)(&f, c);
-    });
-}
-
-int raise_via(MPI_Errhandler h, void *object, const char *label, int code, const char *call, const char *fmt, ...) {
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    std::vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     return act(
         h != nullptr ? h : MPI_ERRORS_ARE_FATAL, code, code, call, msg, label,
         [object](MPI_Errhandler eh, int *c) { reinterpret_cast<void (*)(void *, int *, ...)>(eh->fn)(object, c); });
+}
+}  // namespace
+
+int raise_file_null(int code, const char *call, const char *fmt, ...) {
+    MPI_File f = MPI_FILE_NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    const int rc = vraise_via(file_default_errhandler(), &f, "MPI_FILE_NULL", code, call, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int raise_via(MPI_Errhandler h, void *object, const char *label, int code, const char *call, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    const int rc = vraise_via(h, object, label, code, call, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 MPI_Errhandler file_default_errhandler() { return g_file_default ? g_file_default : MPI_ERRORS_RETURN; }

@@ -288,8 +288,7 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
 // MPI_Comm_dup, then the new communicator's hints are `info` (not comm's).
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_dup_with_info"));
-    if (info != MPI_INFO_NULL && info->magic != Magic::info)
-        return raise(comm, MPI_ERR_INFO, "MPI_Comm_dup_with_info", "invalid info (argument info)");
+    FTMPI_CHECK(check_info_arg("MPI_Comm_dup_with_info", comm, info));
     FTMPI_TRY(MPI_Comm_dup(comm, newcomm));
     (*newcomm)->info.clear();
     merge_hints((*newcomm)->info, info, HintKind::comm);

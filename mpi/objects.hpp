@@ -193,6 +193,13 @@ struct ftmpi_predefined_datatype_s : ftmpi_predefined<ftmpi_datatype_s, 256> {};
 struct ftmpi_predefined_op_s : ftmpi_predefined<ftmpi_op_s, 64> {};
 struct ftmpi_predefined_info_s : ftmpi_predefined<ftmpi_info_s, 64> {};
 
+// The persistent requests that are neither a send nor a receive: start
+// runs the operation again (MPI_Start); release frees what the request owns.
+struct ftmpi_persist_ops {
+    void (*start)(MPI_Request r);
+    void (*release)(MPI_Request r);
+};
+
 struct ftmpi_request_s {
     ftmpi::transport::Op op;  // first member: a transport completion names the request
     ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::request;
@@ -230,8 +237,7 @@ struct ftmpi_request_s {
     // collectives in mpi/coll chain their steps with it). May be null.
     void (*on_complete)(MPI_Request r) = nullptr;
     void *owner = nullptr;  // whatever on_complete needs
-    // A persistent collective's (mpi/coll/sched.cpp): MPI_Start runs its
-    // planned schedule again; release_request lets the schedule go.
-    void (*on_start)(MPI_Request r) = nullptr;
-    void (*on_release)(MPI_Request r) = nullptr;
+    // A persistent collective's or partitioned request's (mpi/coll/sched.cpp,
+    // mpi/p2p/partitioned.cpp): what MPI_Start and release_request do with it.
+    const struct ftmpi_persist_ops *persist = nullptr;
 };

@@ -112,9 +112,7 @@ int run_nonblocking(MPI_Comm comm, MPI_Request *request, Run run, Build &&build)
 // The info argument of a persistent collective's init: MPI_INFO_NULL or an
 // info object (no hint changes the plan).
 inline int check_init_info(const char *call, MPI_Comm comm, MPI_Info info) {
-    if (info == MPI_INFO_NULL || info->magic == Magic::info) return MPI_SUCCESS;
-    return raise(comm != MPI_COMM_NULL && comm->magic == Magic::comm ? comm : MPI_COMM_NULL, MPI_ERR_INFO, call,
-                 "invalid info (argument info)");
+    return check_info_arg(call, valid_comm(comm) ? comm : MPI_COMM_NULL, info);
 }
 
 // Schedule builders (mpi/coll/*.cpp). Each appends rounds to `s` and leaves a

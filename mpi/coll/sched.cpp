@@ -184,8 +184,8 @@ MPI_Request Sched::make_persistent() {
     r->persistent = true;
     r->complete = true;  // inactive until started
     r->owner = this;
-    r->on_start = &Sched::on_start;
-    r->on_release = &Sched::on_release;
+    static constexpr ftmpi_persist_ops ops{&Sched::on_start, &Sched::on_release};
+    r->persist = &ops;
     user_ = r;
     persistent_ = true;
     plan_err_ = err_;

@@ -229,8 +229,7 @@ void idup_exchanged(void *ctx, int err) {
 int idup_start(const char *call, MPI_Comm comm, const MPI_Info *info, MPI_Comm *newcomm, MPI_Request *request) {
     FTMPI_TRY(check_init(call));
     FTMPI_CHECK(check_comm(call, comm));
-    if (info != nullptr && *info != MPI_INFO_NULL && (*info)->magic != Magic::info)
-        return raise(comm, MPI_ERR_INFO, call, "invalid info (argument info)");
+    if (info != nullptr) FTMPI_CHECK(check_info_arg(call, comm, *info));
     FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     ftmpi::runtime::test_kill_point("dup");

@@ -236,8 +236,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     FTMPI_CHECK(check_committed(call, fh, etype, "etype"));
     FTMPI_CHECK(check_committed(call, fh, filetype, "filetype"));
     FTMPI_CHECK(check_nonnull(call, fh->comm, datarep, "datarep"));
-    if (info != MPI_INFO_NULL && info->magic != Magic::info)
-        return raise(fh->comm, MPI_ERR_INFO, call, "invalid info (argument info)");
+    FTMPI_CHECK(check_info_arg(call, fh->comm, info));
     int err = MPI_SUCCESS;
     char why[256] = "";
     const Datarep *rep = nullptr;

@@ -335,9 +335,9 @@ static int start_one(const char *call, MPI_Request r) {
     if (r == MPI_REQUEST_NULL || r->magic != Magic::request || !r->persistent)
         return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, call, "request is not a persistent request");
     if (r->active) return raise(r->comm, MPI_ERR_REQUEST, call, "persistent request is already active");
-    if (r->on_start != nullptr) {  // a persistent collective
+    if (r->persist != nullptr) {  // a persistent collective or partitioned request
         r->active = true;
-        r->on_start(r);
+        r->persist->start(r);
         return MPI_SUCCESS;
     }
     if (r->bsend_init) {

@@ -8,6 +8,7 @@
 #include "mpi/checks.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/p2p/requests.hpp"
+#include "mpi/session/session.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -191,10 +192,6 @@ int owned_detach_int(const char *call, const void *owner, void *buffer_addr, int
     return int_size(call, n, size);
 }
 
-int check_session(const char *call, MPI_Session s) {
-    if (s != MPI_SESSION_NULL && session_valid(s)) return MPI_SUCCESS;
-    return raise(MPI_COMM_NULL, MPI_ERR_SESSION, call, "invalid session (argument session)");
-}
 
 }  // namespace
 }  // namespace ftmpi::mpi
@@ -267,28 +264,28 @@ int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request) {
 }
 
 int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) {
-    FTMPI_TRY(check_session("MPI_Session_attach_buffer", session));
+    FTMPI_TRY(check_session("MPI_Session_attach_buffer", &session));
     return attach("MPI_Session_attach_buffer", owned(session), buffer, size);
 }
 int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) {
-    FTMPI_TRY(check_session("MPI_Session_attach_buffer_c", session));
+    FTMPI_TRY(check_session("MPI_Session_attach_buffer_c", &session));
     return attach("MPI_Session_attach_buffer_c", owned(session), buffer, size);
 }
 int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) {
-    FTMPI_TRY(check_session("MPI_Session_detach_buffer", session));
+    FTMPI_TRY(check_session("MPI_Session_detach_buffer", &session));
     return owned_detach_int("MPI_Session_detach_buffer", session, buffer_addr, size);
 }
 int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) {
-    FTMPI_TRY(check_session("MPI_Session_detach_buffer_c", session));
+    FTMPI_TRY(check_session("MPI_Session_detach_buffer_c", &session));
     return owned_detach("MPI_Session_detach_buffer_c", session, buffer_addr, size);
 }
 int MPI_Session_flush_buffer(MPI_Session session) {
-    FTMPI_TRY(check_session("MPI_Session_flush_buffer", session));
+    FTMPI_TRY(check_session("MPI_Session_flush_buffer", &session));
     flush(owned_or_none(session));
     return MPI_SUCCESS;
 }
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) {
-    FTMPI_TRY(check_session("MPI_Session_iflush_buffer", session));
+    FTMPI_TRY(check_session("MPI_Session_iflush_buffer", &session));
     return iflush("MPI_Session_iflush_buffer", owned_or_none(session), MPI_COMM_SELF, request);
 }
 

@@ -15,7 +15,5 @@ int bsend_pending();
 // A communicator or session goes: its buffer's messages are sent first
 // (as a detach would), then the buffer is forgotten.
 void bsend_forget(const void *owner);
-// A session handle that is live (mpi/session/session.cpp).
-bool session_valid(MPI_Session s);
 
 }  // namespace ftmpi::mpi

@@ -135,6 +135,8 @@ void on_release(MPI_Request r) {
     else delete p;
 }
 
+constexpr ftmpi_persist_ops k_part_ops{on_start, on_release};
+
 int init(const char *call, bool send, const void *buf, int partitions, MPI_Count count, MPI_Datatype type, int peer,
          int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
     FTMPI_TRY(check_init(call));
@@ -145,8 +147,7 @@ int init(const char *call, bool send, const void *buf, int partitions, MPI_Count
     FTMPI_CHECK(check_dest(call, comm, peer, send ? "dest" : "source"));
     FTMPI_CHECK(check_send_tag(call, comm, tag));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
-    if (info != MPI_INFO_NULL && info->magic != Magic::info)
-        return raise(comm, MPI_ERR_INFO, call, "invalid info (argument info)");
+    FTMPI_CHECK(check_info_arg(call, comm, info));
     const unsigned long long bytes = static_cast<unsigned long long>(count) * type->size;
     if (bytes + sizeof(PartHeader) > static_cast<unsigned long long>(INT32_MAX))
         return raise(comm, MPI_ERR_COUNT, call, "a partition of %llu bytes: ftmpi takes partitions below 2 GiB", bytes);
@@ -174,8 +175,7 @@ int init(const char *call, bool send, const void *buf, int partitions, MPI_Count
     r->persistent = true;
     r->complete = true;  // inactive until started
     r->owner = p;
-    r->on_start = on_start;
-    r->on_release = on_release;
+    r->persist = &k_part_ops;
     p->user = r;
     *request = r;
     return MPI_SUCCESS;
@@ -184,7 +184,7 @@ int init(const char *call, bool send, const void *buf, int partitions, MPI_Count
 // A started partitioned request of the right direction, and its Part.
 int check_part(const char *call, MPI_Request r, bool send, Part **out) {
     FTMPI_TRY(check_init(call));
-    if (r == MPI_REQUEST_NULL || r->magic != Magic::request || r->on_start != on_start)
+    if (r == MPI_REQUEST_NULL || r->magic != Magic::request || r->persist != &k_part_ops)
         return raise(MPI_COMM_NULL, MPI_ERR_REQUEST, call, "request is not a partitioned request");
     auto *p = static_cast<Part *>(r->owner);
     if (p->send != send)

@@ -111,7 +111,7 @@ MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *b
 
 void release_request(MPI_Request r) {
     if (r->kind == ftmpi_request_s::Kind::generalized) grequest_free(r);
-    if (r->on_release != nullptr) r->on_release(r);
+    if (r->persist != nullptr) r->persist->release(r);
     if (MPI_Comm c = r->comm) {
         r->comm = nullptr;
         comm_release(c);

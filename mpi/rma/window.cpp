@@ -214,8 +214,7 @@ int check_create(const char *call, MPI_Comm comm, MPI_Aint size, int disp_unit, 
     if (comm->inter) return raise(comm, MPI_ERR_COMM, call, "windows are created over intra-communicators only");
     if (size < 0) return raise(comm, MPI_ERR_SIZE, call, "negative size %ld", static_cast<long>(size));
     if (disp_unit <= 0) return raise(comm, MPI_ERR_DISP, call, "invalid disp_unit %d (must be positive)", disp_unit);
-    if (info != MPI_INFO_NULL && info->magic != Magic::info)
-        return raise(comm, MPI_ERR_INFO, call, "invalid info (argument info)");
+    FTMPI_CHECK(check_info_arg(call, comm, info));
     return MPI_SUCCESS;
 }
 
@@ -231,8 +230,7 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
     FTMPI_CHECK(check_nonnull("MPI_Alloc_mem", MPI_COMM_NULL, baseptr, "baseptr"));
     if (size < 0)
         return raise(MPI_COMM_NULL, MPI_ERR_SIZE, "MPI_Alloc_mem", "negative size %ld", static_cast<long>(size));
-    if (info != MPI_INFO_NULL && info->magic != Magic::info)
-        return raise(MPI_COMM_NULL, MPI_ERR_INFO, "MPI_Alloc_mem", "invalid info (argument info)");
+    FTMPI_CHECK(check_info_arg("MPI_Alloc_mem", MPI_COMM_NULL, info));
     void *p = nullptr;
     if (posix_memalign(&p, 64, size > 0 ? static_cast<std::size_t>(size) : 1) != 0)
         return raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes",

@@ -20,6 +20,7 @@
 #include "mpi/info.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/p2p/internal_tag.hpp"
+#include "mpi/session/session.hpp"
 
 struct ftmpi_session_s {
     ftmpi::mpi::Magic magic = ftmpi::mpi::Magic::session;
@@ -29,22 +30,22 @@ struct ftmpi_session_s {
 
 namespace ftmpi::mpi {
 
-bool session_valid(MPI_Session s) { return s->magic == Magic::session; }
-
 int session_runtime_up(const char *call, int required);  // mpi/init.cpp
 void session_runtime_down();
+
+int check_session(const char *call, MPI_Session *s) {
+    if (*s != MPI_SESSION_NULL && (*s)->magic == Magic::session) return MPI_SUCCESS;
+    // No session to take the error: the handler of errors on no object.
+    return raise(MPI_COMM_NULL, MPI_ERR_SESSION, call, "invalid session (argument session is %s)",
+                 *s == MPI_SESSION_NULL ? "MPI_SESSION_NULL" : "not a session");
+}
+
 
 namespace {
 
 constexpr std::array<const char *, 3> k_psets = {"mpi://WORLD", "mpi://SELF", "ftmpi://node"};
 
 MPI_Errhandler handler_of(MPI_Session s) { return s != MPI_SESSION_NULL ? s->errhandler : nullptr; }
-
-int check_session(const char *call, MPI_Session *s) {
-    if (*s != MPI_SESSION_NULL && (*s)->magic == Magic::session) return MPI_SUCCESS;
-    return raise_via(nullptr, s, "a session", MPI_ERR_SESSION, call, "invalid session (argument session is %s)",
-                     *s == MPI_SESSION_NULL ? "MPI_SESSION_NULL" : "not a session");
-}
 
 int check_info_arg(const char *call, MPI_Session *s, MPI_Info info) {
     if (info == MPI_INFO_NULL || info->magic == Magic::info) return MPI_SUCCESS;

@@ -162,6 +162,13 @@ static void kill_between_starts(void) {
             CHECK(tl_class_of(rc) == MPI_ERR_PROC_FAILED, "start %d of request %d: class %d", k, i, tl_class_of(rc));
         }
     }
+    /* Every survivor has seen its starts fail before anyone revokes (a
+       revoke that came first would turn a later start's error into
+       MPI_ERR_REVOKED). */
+    int all = 1;
+    MPI_OK(MPIX_Comm_failure_ack(MPI_COMM_WORLD));
+    const int arc = MPIX_Comm_agree(MPI_COMM_WORLD, &all);
+    CHECK(arc == MPI_SUCCESS || tl_class_of(arc) == MPI_ERR_PROC_FAILED, "agreement: class %d", tl_class_of(arc));
     MPI_OK(MPIX_Comm_revoke(MPI_COMM_WORLD));
     for (int i = 0; i < 2; ++i) {
         MPI_OK(MPI_Start(&r[i]));
