@@ -47,7 +47,7 @@ constexpr std::array<const char *, 3> k_psets = {"mpi://WORLD", "mpi://SELF", "f
 
 MPI_Errhandler handler_of(MPI_Session s) { return s != MPI_SESSION_NULL ? s->errhandler : nullptr; }
 
-int check_info_arg(const char *call, MPI_Session *s, MPI_Info info) {
+int check_session_info(const char *call, MPI_Session *s, MPI_Info info) {
     if (info == MPI_INFO_NULL || info->magic == Magic::info) return MPI_SUCCESS;
     return raise_via(handler_of(*s), s, "a session", MPI_ERR_INFO, call, "invalid info (argument info)");
 }
@@ -143,7 +143,7 @@ int MPI_Session_finalize(MPI_Session *session) {
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) {
     const char *call = "MPI_Session_get_num_psets";
     FTMPI_TRY(check_session(call, &session));
-    FTMPI_TRY(check_info_arg(call, &session, info));
+    FTMPI_TRY(check_session_info(call, &session, info));
     if (npset_names == nullptr)
         return raise_via(session->errhandler, &session, "a session", MPI_ERR_ARG, call, "npset_names is NULL");
     *npset_names = static_cast<int>(k_psets.size());
@@ -155,7 +155,7 @@ int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_nam
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) {
     const char *call = "MPI_Session_get_nth_pset";
     FTMPI_TRY(check_session(call, &session));
-    FTMPI_TRY(check_info_arg(call, &session, info));
+    FTMPI_TRY(check_session_info(call, &session, info));
     if (n < 0 || n >= static_cast<int>(k_psets.size()))
         return raise_via(session->errhandler, &session, "a session", MPI_ERR_ARG, call,
                          "invalid n %d (there are %zu process sets)", n, k_psets.size());
