@@ -114,6 +114,7 @@ int Runner::run() {
         return kExitInternal;
     }
     // Every rank is reaped and the leftovers are gone (loop() ended them).
+    for (Upcall &u : held_kills_) u.reply(PMIX_ERR_TIMEOUT);
     remove_regions();
     guard_->end(true);
     if (const std::string summary = failure_summary(ranks_, start_blocker_); !summary.empty()) say(summary);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
@@ -129,6 +130,11 @@ private:
     std::unordered_map<int, Clock::time_point> lone_stopped_since_;
     std::optional<Clock::time_point> lone_check_;
     std::unordered_map<int, int> job_sizes_;  // spawned namespaces: first id -> size
+    // Tests (FTMPI_TEST_UNANSWERED_KILLS set): kill requests are held, never
+    // carried out and answered only when the job is over, as by a launcher
+    // that does not answer; the ranks must not wait for it.
+    bool hold_kills_ = std::getenv("FTMPI_TEST_UNANSWERED_KILLS") != nullptr;
+    std::vector<Upcall> held_kills_;
     // The ranks' FTMPI_FT_TIMEOUT_MS (in the environment spawn_all gives them).
     std::chrono::milliseconds ft_timeout_{ftmpi::runtime::Config{}.FT_TIMEOUT_MS};
     // The CPUs this launcher was given, read before any thread of its own:

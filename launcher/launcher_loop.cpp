@@ -57,6 +57,10 @@ void Runner::on_upcall(Upcall &u) {
         break;
     }
     case Upcall::Kind::kJobControl:
+        if (hold_kills_) {
+            held_kills_.push_back(std::move(u));
+            break;
+        }
         if (u.all) {
             for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) kill_rank(r, u.status, false);
         } else {

@@ -14,6 +14,7 @@
 #include "mpi/checks.hpp"
 #include "mpi/info.hpp"
 #include "mpi/coll/barrier.hpp"
+#include "mpi/dynamic/connect.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
 #include "runtime/config.hpp"
@@ -99,7 +100,9 @@ int runtime_up(const char *call, int required, int *provided) {
         runtime::keep_slurm_task();
         g.pm = runtime::connect_process_manager();
         const auto &job = g.pm->job();
-        runtime::set_log_rank(job.rank);
+        // The process id: the rank in the first job, unique in spawned ones
+        // too (as ftmpirun names them: "process 8 (rank 0 of ...)").
+        runtime::set_log_rank(job.id());
         // One process per node removes what earlier jobs killed outright left
         // in /dev/shm (runtime/shm_names.hpp).
         if (!job.local_peers.empty() && job.local_peers.front() == job.rank)
@@ -169,6 +172,7 @@ int init(const char *call, int required, int *provided) {
 // one would strand those it let through).
 void runtime_down() {
     finalize_agreement();
+    finalize_connected();
     // Let this process's last messages (say, an agreement's decision sent just
     // before) complete, for a bounded time.
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);

@@ -105,6 +105,7 @@ private:
 
     // pmix_client_kill.cpp
     bool kill_by_pid(int rank);
+    bool send_kill(const pmix_proc_t &target, std::string what);
     static std::string quoted(const std::string &s);
 
     // pmix_client.cpp

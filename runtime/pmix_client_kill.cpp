@@ -37,7 +37,39 @@ void cancel_slurm_step() {
         FTMPI_WARN("cannot run scancel to end step %s", id.c_str());
 }
 
+// A kill request in flight: what PMIx reads until it calls back.
+struct KillRequest {
+    pmix_proc_t target;
+    pmix_info_t directive;
+    std::string what;
+};
+
+void on_kill_done(pmix_status_t rc, pmix_info_t *, size_t, void *cbdata, pmix_release_cbfunc_t release,
+                  void *release_data) {
+    auto *req = static_cast<KillRequest *>(cbdata);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+        FTMPI_INFO("the launcher did not kill %s: %s", req->what.c_str(), PMIx_Error_string(rc));
+    if (release != nullptr) release(release_data);
+    PMIX_INFO_DESTRUCT(&req->directive);
+    delete req;
+}
+
 }  // namespace
+
+// Asks the server to kill `target` without waiting for its answer: the
+// caller is the failure detector, whose news must not wait for a launcher
+// that is slow to answer (or never does). False if the request could not
+// be sent.
+bool PmixManager::send_kill(const pmix_proc_t &target, std::string what) {
+    auto *req = new KillRequest{target, true_info(PMIX_JOB_CTRL_KILL), std::move(what)};
+    const pmix_status_t rc = PMIx_Job_control_nb(&req->target, 1, &req->directive, 1, on_kill_done, req);
+    if (rc == PMIX_SUCCESS) return true;  // on_kill_done will run
+    if (rc != PMIX_OPERATION_SUCCEEDED)
+        FTMPI_INFO("cannot ask the launcher to kill %s: %s", req->what.c_str(), PMIx_Error_string(rc));
+    PMIX_INFO_DESTRUCT(&req->directive);
+    delete req;
+    return rc == PMIX_OPERATION_SUCCEEDED;
+}
 
 void on_proc_event(size_t, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[], size_t ninfo,
                    pmix_info_t *, size_t, pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata) {
@@ -91,13 +123,7 @@ bool PmixManager::request_kill(int id) {
         if (id >= it->first + it->second.size) return false;
         PMIX_LOAD_PROCID(&target, it->second.nspace.c_str(), static_cast<pmix_rank_t>(id - it->first));
     }
-    pmix_info_t directive = true_info(PMIX_JOB_CTRL_KILL);
-    pmix_info_t *results = nullptr;
-    size_t nresults = 0;
-    pmix_status_t rc = PMIx_Job_control(&target, 1, &directive, 1, &results, &nresults);
-    PMIX_INFO_DESTRUCT(&directive);
-    if (results != nullptr) PMIX_INFO_FREE(results, nresults);
-    return rc == PMIX_SUCCESS || rc == PMIX_OPERATION_SUCCEEDED;
+    return send_kill(target, "process " + std::to_string(id));
 }
 
 // Kills a rank the detector excluded, by pid, if it is still the process

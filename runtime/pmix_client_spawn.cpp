@@ -63,14 +63,8 @@ bool PmixManager::spawn(const std::vector<SpawnApp> &apps, SpawnedJob &out, std:
 void PmixManager::kill_job(const SpawnedJob &job) {
     pmix_proc_t target;
     PMIX_LOAD_PROCID(&target, job.nspace.c_str(), PMIX_RANK_WILDCARD);
-    pmix_info_t directive = true_info(PMIX_JOB_CTRL_KILL);
-    pmix_info_t *results = nullptr;
-    size_t nresults = 0;
-    const pmix_status_t rc = PMIx_Job_control(&target, 1, &directive, 1, &results, &nresults);
-    PMIX_INFO_DESTRUCT(&directive);
-    if (results != nullptr) PMIX_INFO_FREE(results, nresults);
-    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
-        FTMPI_WARN("could not kill spawned job %s: %s", job.nspace.c_str(), PMIx_Error_string(rc));
+    if (!send_kill(target, "spawned job " + job.nspace))
+        FTMPI_WARN("could not kill spawned job %s", job.nspace.c_str());
 }
 
 ProcessManager::Names PmixManager::publish(const std::string &service, const std::string &port, std::string &why) {

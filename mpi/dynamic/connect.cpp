@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "mpi/comm/comm_internal.hpp"
@@ -40,10 +41,29 @@ struct Received {
 std::deque<Received> g_dials;  // arrived, not yet taken
 
 constexpr int k_dial_tag = 1, k_answer_tag = 2;
+constexpr int k_finalize_tag = 3;  // no body: the sender's MPI_Finalize began
 
 // The first process id of the job of every process this one knows besides
 // its own job's (learned at connections).
 std::map<int, int> g_bases;
+
+// MPI_Finalize is collective over connected processes (MPI 3.1 §10.5.4):
+// processes of other jobs stay connected through communicators that were
+// freed, and only MPI_Comm_disconnect ends that. A process still in a
+// creation over a communicator that this one revoked and freed (a respawn
+// given up) needs this one's part of that creation's agreement; leaving
+// before it finalizes would strand it.
+std::set<int> g_finalizing;    // other jobs' processes whose MPI_Finalize began here
+std::set<int> g_disconnected;  // other jobs' processes this one disconnected from
+
+// Finalize notices in flight (the transport holds their Op until done).
+struct Notice : transport::Op {};
+std::deque<Notice> g_notices;
+
+bool foreign(int id) {
+    const auto &job = g.pm->job();
+    return id < job.id_base || id >= job.id_base + job.size;
+}
 
 int base_of(int id) {
     const auto &job = g.pm->job();
@@ -133,6 +153,7 @@ int request_callback(const Port &port) {
 // (failures known before hold for the transport too). "" or why not.
 std::string add_peer(int id, int base) {
     if (base_of(id) < 0) g_bases[id] = base;
+    g_disconnected.erase(id);  // connected again
     std::string e = g.transport->add_peers(*g.pm, {id}, {base});
     if (e.empty() && ft::failures().is_failed(id)) g.transport->mark_failed(static_cast<transport::PeerId>(id));
     return e;
@@ -252,6 +273,10 @@ bool parse_port(const char *name, Port &p) {
 }
 
 void on_dial(const transport::Arrival &a) {
+    if (a.tag == k_finalize_tag) {
+        if (!a.rendezvous && a.length == 0) g_finalizing.insert(static_cast<int>(a.source));
+        return;
+    }
     if (a.rendezvous || a.length != sizeof(Dial)) return;  // not ours
     Received r{a.source, a.tag, {}};
     std::memcpy(&r.dial, a.eager_data, sizeof r.dial);
@@ -310,6 +335,32 @@ int connect_to(MPI_Comm comm, int root, const Port &port, MPI_Comm *newcomm, std
     err = join_groups(comm, root, bridge, err, newcomm, why);
     close_bridge(bridge);
     return err;
+}
+
+void note_disconnect(MPI_Comm c) {
+    for (const auto *group : {&c->procs, &c->local_procs})
+        for (int id : *group)
+            if (foreign(id)) g_disconnected.insert(id);
+}
+
+void finalize_connected() {
+    std::vector<int> waited;
+    for (const auto &[id, base] : g_bases) {
+        if (ft::failures().is_failed(id)) continue;
+        // Every process this one knows hears of it, connected or not, so that
+        // no process waits for a notice that its peer thought unneeded.
+        Notice &n = g_notices.emplace_back();
+        n.done = [](transport::Op *, transport::Err, std::size_t) {};
+        g.transport->send(static_cast<transport::PeerId>(id), k_dial_context, 0, k_finalize_tag, 0, nullptr, 0,
+                          transport::SendMode::standard, &n);
+        if (!g_disconnected.contains(id)) waited.push_back(id);
+    }
+    auto pending = [&] {
+        for (int id : waited)
+            if (!g_finalizing.contains(id) && !ft::failures().is_failed(id)) return true;
+        return false;
+    };
+    while (pending()) progress_wait();
 }
 
 }  // namespace ftmpi::mpi

@@ -47,6 +47,15 @@ void on_dial(const transport::Arrival &a);
 int accept_on(MPI_Comm comm, int root, const Port &port, int expected, MPI_Comm *newcomm, std::string &why);
 int connect_to(MPI_Comm comm, int root, const Port &port, MPI_Comm *newcomm, std::string &why);
 
+// MPI_Comm_disconnect of c: its members of other jobs are no longer connected.
+void note_disconnect(MPI_Comm c);
+// MPI_Finalize, after the agreement of MPI_COMM_WORLD: tells every process of
+// another job this one knows that it is finalizing, and waits until each one
+// it is still connected to said the same or failed (MPI_Finalize is
+// collective over connected processes). Meanwhile this process answers for
+// the agreements of communicators it freed (mpi/ulfm/ft_channel.cpp).
+void finalize_connected();
+
 // The inter-communicator to this job's parents (MPI_Comm_get_parent), made
 // in MPI_Init of a spawned job; MPI_COMM_NULL otherwise, and once freed.
 extern MPI_Comm g_parent;

@@ -390,6 +390,7 @@ int MPI_Comm_disconnect(MPI_Comm *comm) {
     while (c->pending > 0) progress_wait();
     int flag = 1;
     agree_internal(c->inter ? c->ft : c, &flag, nullptr, true);
+    note_disconnect(c);
     return MPI_Comm_free(comm);
 }
 

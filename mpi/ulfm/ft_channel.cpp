@@ -45,7 +45,11 @@ constexpr std::size_t k_early_max = 4096;
 // last: kept (the object and its agreements) so that a member still in one
 // of those agreements gets the decision (or this process's part) from this
 // process, which moved on, freed the communicator, and may be in MPI_Finalize.
-constexpr std::size_t k_lingering_max = 16;
+// Revoked ones are counted apart, with more room: a member of the other
+// group of an inter-communicator revoked here may start its creation late
+// (a spawned process still starting), and this process waits for it at
+// MPI_Finalize (finalize_connected).
+constexpr std::size_t k_lingering_max = 16, k_lingering_revoked_max = 256;
 std::deque<MPI_Comm> g_lingering;
 
 std::uint32_t slot_of(MPI_Comm c) { return c->context / 2; }
@@ -116,15 +120,22 @@ void unregister_comm(MPI_Comm c) {
     // this process skipped, as when it revoked the communicator and freed it
     // instead of merging) asks for this process's part, which its aborted
     // agreements give as zeros, so that the creation fails there too.
-    if (!agreements_decided(c) && !c->revoked) {
+    // An inter-communicator's agreements run on its view (which lingers on
+    // its own); the inter-communicator, of the same uid but only the other
+    // group's size, would take the view's messages and drop them.
+    if (c->inter || (!agreements_decided(c) && !c->revoked)) {
         forget_agreements(c);
         return;
     }
     comm_retain(c);  // the object stays (discard_comm defers its deletion) until evicted here
     g_lingering.push_back(c);
-    if (g_lingering.size() <= k_lingering_max) return;
-    stop_lingering(g_lingering.front());
-    g_lingering.pop_front();
+    const bool revoked = c->revoked;
+    const auto kind = [revoked](MPI_Comm l) { return l->revoked == revoked; };
+    const auto count = static_cast<std::size_t>(std::count_if(g_lingering.begin(), g_lingering.end(), kind));
+    if (count <= (revoked ? k_lingering_revoked_max : k_lingering_max)) return;
+    const auto oldest = std::find_if(g_lingering.begin(), g_lingering.end(), kind);
+    stop_lingering(*oldest);
+    g_lingering.erase(oldest);
 }
 
 void release_lingering() {

@@ -6,6 +6,12 @@
  *                      receive from it fails with MPI_ERR_PROC_FAILED within
  *                      timeout + period + propagation; all report the same
  *                      failed set; and the stopped process is killed.
+ *   detector stop unanswered   the same under a launcher that never
+ *                      answers kill requests (ftmpirun with
+ *                      FTMPI_TEST_UNANSWERED_KILLS): the observer's detector
+ *                      must not wait for the answer before it spreads the
+ *                      news (it did: every survivor waited for ever); the
+ *                      stopped process stays until the others have ended.
  *   detector chain     ranks 3, 4 and 5 die together (SIGKILL): each is the
  *                      observer of the one before, so rank 6 finds them one
  *                      after another; every survivor converges on {3,4,5}.
@@ -38,13 +44,14 @@ int main(int argc, char **argv) {
     const int links = argc >= 2 && !strcmp(argv[1], "links");
     const int busy = argc >= 2 && !strcmp(argv[1], "busy");
     const int events = argc >= 3 && !strcmp(argv[2], "events");
+    const int unanswered = stop && argc >= 3 && !strcmp(argv[2], "unanswered");
     setenv("FTMPI_LAUNCHER_EVENTS", events ? "1" : "0", 1);
     setenv("FTMPI_FT_PERIOD_MS", "50", 1);
     setenv("FTMPI_FT_TIMEOUT_MS", links ? "600000" : "500", 1);
     int me, size;
     tl_init(&argc, &argv, &me, &size, stop || links || busy ? 3 : 8);
     CHECK(argc >= 2 && (stop || links || busy || !strcmp(argv[1], "chain")),
-          "usage: detector stop|chain [events]|links|busy");
+          "usage: detector stop [unanswered]|chain [events]|links|busy");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (links) {
         const int victim = 2;
@@ -89,7 +96,9 @@ int main(int argc, char **argv) {
         CHECK(elapsed > (TIMEOUT_MS - PERIOD_MS) / 1000.0 - 0.02, "detected after %.3f s, before the timeout", elapsed);
         int expect = victim;
         tl_check_agreement(MPI_COMM_WORLD, &expect, 1);
-        if (me == 0) {
+        if (me == 0 && unanswered) {
+            printf("detector stop unanswered: SIGSTOP detected after %.3f s by every survivor\n", elapsed);
+        } else if (me == 0) {
             /* The launcher was asked to kill it: the process must disappear. */
             double until = MPI_Wtime() + 20;
             while (kill(pids[victim], 0) == 0 && MPI_Wtime() < until) {

@@ -35,6 +35,14 @@
  *                             communicator still answers for the parents'
  *                             part); they tell the parents over a new
  *                             connection (a published port).
+ *   spawn_fault abandoned_late as abandoned, but the children merge only
+ *                             once the revoke reached them, and the
+ *                             parents keep the inter-communicator 0.3 s,
+ *                             then free it and 40 more communicators (each
+ *                             after an agreement) and call MPI_Finalize:
+ *                             the parents still answer for their part, and
+ *                             their MPI_Finalize waits for the children's
+ *                             (collective over connected processes).
  */
 #include <mpi.h>
 #include <mpi-ext.h>
@@ -78,6 +86,17 @@ static void child(const char *mode, MPI_Comm parent) {
         int done = 1;
         if (rank == 0) MPI_OK(MPI_Send(&done, 1, MPI_INT, 0, 13, back));
         MPI_OK(MPI_Comm_disconnect(&back));
+        MPI_OK(MPI_Finalize());
+        return;
+    }
+    if (strcmp(mode, "abandoned_late") == 0) {
+        int revoked = 0;
+        while (!revoked) MPI_OK(MPIX_Comm_is_revoked(parent, &revoked));
+        MPI_Comm merged = MPI_COMM_NULL;
+        int rc = MPI_Intercomm_merge(parent, 1, &merged);
+        CHECK(class_of(rc) == MPI_ERR_REVOKED, "late merge abandoned by the parents: class %d", class_of(rc));
+        CHECK(merged == MPI_COMM_NULL, "a merged communicator after a failed merge");
+        MPI_OK(MPI_Comm_free(&parent));
         MPI_OK(MPI_Finalize());
         return;
     }
@@ -246,6 +265,30 @@ static void mode_abandoned(char **argv, int rank) {
     }
 }
 
+/* spawn_fault abandoned_late (see the header). */
+static void mode_abandoned_late(char **argv) {
+    MPI_Comm inter = MPI_COMM_NULL;
+    char *args[] = {"child", "abandoned_late", NULL};
+    MPI_OK(MPI_Comm_spawn(argv[0], args, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+    MPI_OK(MPIX_Comm_revoke(inter));
+    /* Driving progress a while first, so that the children's merge usually
+       reaches this group before it frees the inter-communicator (either
+       order must work). */
+    for (double until = MPI_Wtime() + 0.3; MPI_Wtime() < until;) {
+        int flag;
+        MPI_OK(MPI_Iprobe(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+    }
+    MPI_OK(MPI_Comm_free(&inter));
+    for (int i = 0; i < 40; ++i) {
+        MPI_Comm c;
+        MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+        int flag = 1;
+        MPI_OK(MPIX_Comm_agree(c, &flag));
+        CHECK(flag == 1, "agreement %d: flag %d", i, flag);
+        MPI_OK(MPI_Comm_free(&c));
+    }
+}
+
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm parent;
@@ -270,6 +313,8 @@ int main(int argc, char **argv) {
         mode_parent_during(argv, rank, size);
     } else if (strcmp(mode, "abandoned") == 0) {
         mode_abandoned(argv, rank);
+    } else if (strcmp(mode, "abandoned_late") == 0) {
+        mode_abandoned_late(argv);
     } else {
         CHECK(0, "unknown mode %s", mode);
     }
