@@ -443,9 +443,12 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
     return create_subcomm(comm, "MPI_Comm_split", err, std::move(procs), newcomm);
 }
 
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm *newcomm) {
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
     FTMPI_TRY(check_init("MPI_Comm_split_type"));
     FTMPI_CHECK(check_comm("MPI_Comm_split_type", comm));
+    FTMPI_CHECK(check_info_arg("MPI_Comm_split_type", comm, info));
+    if (split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_HW_UNGUIDED)
+        return hw_split(comm, split_type, key, info, newcomm);
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "unknown split_type %d", split_type);
     // Processes of one node share its lowest job rank (locality from the process manager).
