@@ -67,24 +67,61 @@ FTMPI_HANDLE_CONVERSIONS(Win, MPI_Win)
 FTMPI_HANDLE_CONVERSIONS(Message, MPI_Message)
 FTMPI_HANDLE_CONVERSIONS(File, MPI_File)
 
-// A Fortran status is the C status's bytes, MPI_F_STATUS_SIZE integers.
-int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) {
-    const char *call = "MPI_Status_c2f";
-    if (c_status == MPI_STATUS_IGNORE || c_status == MPI_STATUSES_IGNORE)
-        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "argument c_status is MPI_STATUS_IGNORE");
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, f_status, "f_status"));
-    std::memcpy(f_status, c_status, sizeof(MPI_Status));
+static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "an MPI_F08_status holds a C status's bytes");
+static MPI_F08_status f08_status_ignore_storage[1];
+static MPI_F08_status f08_statuses_ignore_storage[1];
+MPI_F08_status *MPI_F08_STATUS_IGNORE = f08_status_ignore_storage;
+MPI_F08_status *MPI_F08_STATUSES_IGNORE = f08_statuses_ignore_storage;
+
+}  // extern "C"
+
+namespace {
+
+// A Fortran status (MPI_F_STATUS_SIZE integers) and a Fortran 2008 one hold
+// the C status's bytes: every conversion is a copy, once both arguments are
+// checked (`ignore1`, `ignore2`: the input's two "ignore" values).
+int convert_status(const char *call, const void *in, const char *in_name, const void *ignore1, const void *ignore2,
+                   void *out, const char *out_name) {
+    if (in != nullptr && (in == ignore1 || in == ignore2))
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "argument %s is an \"ignore\" status", in_name);
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, in, in_name));
+    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, out, out_name));
+    std::memcpy(out, in, sizeof(MPI_Status));
     return MPI_SUCCESS;
 }
 
+}  // namespace
+
+extern "C" {
+
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) {
+    return convert_status("MPI_Status_c2f", c_status, "c_status", MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE, f_status,
+                          "f_status");
+}
+
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) {
-    const char *call = "MPI_Status_f2c";
-    if (f_status == MPI_F_STATUS_IGNORE || f_status == MPI_F_STATUSES_IGNORE)
-        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "argument f_status is MPI_F_STATUS_IGNORE");
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, f_status, "f_status"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, c_status, "c_status"));
-    std::memcpy(c_status, f_status, sizeof(MPI_Status));
-    return MPI_SUCCESS;
+    return convert_status("MPI_Status_f2c", f_status, "f_status", MPI_F_STATUS_IGNORE, MPI_F_STATUSES_IGNORE, c_status,
+                          "c_status");
+}
+
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) {
+    return convert_status("MPI_Status_c2f08", c_status, "c_status", MPI_STATUS_IGNORE, MPI_STATUSES_IGNORE, f08_status,
+                          "f08_status");
+}
+
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) {
+    return convert_status("MPI_Status_f082c", f08_status, "f08_status", MPI_F08_STATUS_IGNORE, MPI_F08_STATUSES_IGNORE,
+                          c_status, "c_status");
+}
+
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) {
+    return convert_status("MPI_Status_f082f", f08_status, "f08_status", MPI_F08_STATUS_IGNORE, MPI_F08_STATUSES_IGNORE,
+                          f_status, "f_status");
+}
+
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) {
+    return convert_status("MPI_Status_f2f08", f_status, "f_status", MPI_F_STATUS_IGNORE, MPI_F_STATUSES_IGNORE,
+                          f08_status, "f08_status");
 }
 
 }  // extern "C"

@@ -293,6 +293,10 @@ FTMPI_PREDEFINED_ATTR_FNS(COMM, MPI_Comm)
 FTMPI_PREDEFINED_ATTR_FNS(TYPE, MPI_Datatype)
 FTMPI_PREDEFINED_ATTR_FNS(WIN, MPI_Win)
 
+int MPI_DUP_FN(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag) {
+    return MPI_COMM_DUP_FN(comm, keyval, extra, in, out, flag);
+}
+
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval,
                            void *extra_state) {
     return create_keyval<MPI_Comm>("MPI_Comm_create_keyval", copy_fn, delete_fn, keyval, extra_state);

@@ -609,7 +609,8 @@ typedef MPI_Comm_copy_attr_function MPI_Copy_function;
 typedef MPI_Comm_delete_attr_function MPI_Delete_function;
 typedef MPI_Comm_errhandler_function MPI_Handler_function;
 #define MPI_NULL_COPY_FN MPI_COMM_NULL_COPY_FN
-#define MPI_DUP_FN MPI_COMM_DUP_FN
+/* MPI 1's copy function for MPI_Keyval_create: MPI_COMM_DUP_FN's behaviour. */
+int MPI_DUP_FN(MPI_Comm, int, void *, void *, void *, int *);
 #define MPI_NULL_DELETE_FN MPI_COMM_NULL_DELETE_FN
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);
 int MPI_Keyval_free(int *keyval);
@@ -1317,6 +1318,20 @@ int MPIX_File_is_revoked(MPI_File fh, int *flag);
 #define MPI_F_STATUS_SIZE ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
 extern MPI_Fint *MPI_F_STATUS_IGNORE;
 extern MPI_Fint *MPI_F_STATUSES_IGNORE;
+/* The status of the Fortran 2008 bindings (MPI 4.0 section 19.3.5): the C
+   status's layout, with MPI_Fint fields. */
+typedef struct {
+    MPI_Fint MPI_SOURCE;
+    MPI_Fint MPI_TAG;
+    MPI_Fint MPI_ERROR;
+    MPI_Fint ftmpi_internal[(sizeof(MPI_Status) - 3 * sizeof(int)) / sizeof(MPI_Fint)];
+} MPI_F08_status;
+extern MPI_F08_status *MPI_F08_STATUS_IGNORE;
+extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
 MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
 MPI_Fint MPI_Type_c2f(MPI_Datatype datatype);
@@ -1447,6 +1462,7 @@ int PMPI_Comm_free_keyval(int *comm_keyval);
 int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag);
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
+int PMPI_DUP_FN(MPI_Comm, int, void *, void *, void *, int *);
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state);
 int PMPI_Keyval_free(int *keyval);
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val);
@@ -1877,6 +1893,10 @@ int PMPI_File_collectives_enabled(MPI_File fh, int *active);
 int PMPI_File_invalidate(MPI_File fh);
 int PMPIX_File_revoke(MPI_File fh);
 int PMPIX_File_is_revoked(MPI_File fh, int *flag);
+int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 MPI_Fint PMPI_Comm_c2f(MPI_Comm comm);
 MPI_Comm PMPI_Comm_f2c(MPI_Fint comm);
 MPI_Fint PMPI_Type_c2f(MPI_Datatype datatype);

@@ -181,6 +181,32 @@ static void conversions(int rank) {
           st2.MPI_SOURCE, st2.MPI_TAG, count);
     CHECK(cls(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &st2)) == MPI_ERR_ARG, "MPI_F_STATUS_IGNORE accepted");
     CHECK(cls(MPI_Status_c2f(MPI_STATUS_IGNORE, fst)) == MPI_ERR_ARG, "MPI_STATUS_IGNORE accepted");
+    /* Fortran 2008's status (MPI 4.0): C -> f08 -> Fortran -> f08 -> C. */
+    MPI_F08_status f08, f08b;
+    MPI_Fint fst2[MPI_F_STATUS_SIZE];
+    MPI_OK(MPI_Status_c2f08(&st, &f08));
+    CHECK(f08.MPI_SOURCE == peer && f08.MPI_TAG == 5 && f08.MPI_ERROR == st.MPI_ERROR, "c2f08: source %d tag %d",
+          (int)f08.MPI_SOURCE, (int)f08.MPI_TAG);
+    MPI_OK(MPI_Status_f082f(&f08, fst2));
+    MPI_OK(MPI_Status_f2f08(fst2, &f08b));
+    MPI_Status st3;
+    MPI_OK(MPI_Status_f082c(&f08b, &st3));
+    count = -1;
+    MPI_OK(MPI_Get_count(&st3, MPI_INT, &count));
+    CHECK(st3.MPI_SOURCE == peer && st3.MPI_TAG == 5 && count == 1, "f08 round trip: source %d tag %d count %d",
+          st3.MPI_SOURCE, st3.MPI_TAG, count);
+    CHECK(cls(MPI_Status_f082c(MPI_F08_STATUS_IGNORE, &st3)) == MPI_ERR_ARG, "MPI_F08_STATUS_IGNORE accepted");
+    CHECK(cls(MPI_Status_c2f08(&st, NULL)) == MPI_ERR_ARG, "a null f08_status accepted");
+    /* MPI 1's MPI_DUP_FN copies the attribute as MPI_COMM_DUP_FN does. */
+    int key = MPI_KEYVAL_INVALID, val = 7, *got = NULL, flag = 0;
+    MPI_OK(MPI_Comm_create_keyval(MPI_DUP_FN, MPI_COMM_NULL_DELETE_FN, &key, NULL));
+    MPI_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, key, &val));
+    MPI_Comm copy;
+    MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &copy));
+    MPI_OK(MPI_Comm_get_attr(copy, key, &got, &flag));
+    CHECK(flag && got == &val, "MPI_DUP_FN: flag %d", flag);
+    MPI_OK(MPI_Comm_free(&copy));
+    MPI_OK(MPI_Comm_free_keyval(&key));
 }
 
 /* ---- generalized requests ---- */
