@@ -449,6 +449,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
     FTMPI_CHECK(check_info_arg("MPI_Comm_split_type", comm, info));
     if (split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_HW_UNGUIDED)
         return hw_split(comm, split_type, key, info, newcomm);
+    if (split_type == MPI_COMM_TYPE_RESOURCE_GUIDED) return pset_split(comm, key, info, newcomm);
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
         return raise(comm, MPI_ERR_ARG, "MPI_Comm_split_type", "unknown split_type %d", split_type);
     // Processes of one node share its lowest job rank (locality from the process manager).

@@ -1,6 +1,7 @@
 // MPI_Comm_split_type by hardware (MPI 4.0 §7.4.2: MPI_COMM_TYPE_HW_GUIDED and
 // MPI_COMM_TYPE_HW_UNGUIDED) and MPI_Get_hw_resource_info (MPI 4.1), from
-// hwloc's view of where each process is bound (runtime/topology.hpp).
+// hwloc's view of where each process is bound (runtime/topology.hpp); and
+// by process set (MPI 4.1: MPI_COMM_TYPE_RESOURCE_GUIDED).
 //
 // Levels: 0 is the node ("mpi_shared_memory", as MPI_COMM_TYPE_SHARED
 // groups), then hwloc's Package ... PU. A process belongs to an object of a
@@ -16,6 +17,7 @@
 #include "mpi/checks.hpp"
 #include "mpi/comm/comm_internal.hpp"
 #include "mpi/info.hpp"
+#include "mpi/session/session.hpp"
 #include "runtime/topology.hpp"
 
 namespace ftmpi::mpi {
@@ -105,6 +107,30 @@ int hw_split(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *ne
     if (err != MPI_SUCCESS) return raise(comm, err, call, "the exchange of the members' places failed");
     if (*newcomm != MPI_COMM_NULL && level >= 0)
         (*newcomm)->info = {{k_type_key, level_name(static_cast<std::size_t>(level))}};
+    return MPI_SUCCESS;
+}
+
+// MPI_COMM_TYPE_RESOURCE_GUIDED: the members of the process set named by
+// info key mpi_pset_name (as each member sees it: ftmpi://node is its own
+// node's processes) form one part; MPI_COMM_NULL outside it or for a name
+// it does not know.
+int pset_split(MPI_Comm comm, int key, MPI_Info info, MPI_Comm *newcomm) {
+    const char *call = "MPI_Comm_split_type";
+    FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
+    if (comm->inter)
+        return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, call,
+                     "MPI_COMM_TYPE_RESOURCE_GUIDED on an inter-communicator is not implemented by ftmpi yet");
+    std::string name;
+    if (info != MPI_INFO_NULL)
+        for (const auto &[k, v] : info->entries)
+            if (k == "mpi_pset_name") name = v;
+    std::vector<int> procs;
+    int color = MPI_UNDEFINED;
+    const int me = g.pm->job().id();
+    if (!name.empty() && pset_procs(name.c_str(), procs) && std::find(procs.begin(), procs.end(), me) != procs.end())
+        color = *std::min_element(procs.begin(), procs.end());
+    FTMPI_TRY(MPI_Comm_split(comm, color, key, newcomm));
+    if (*newcomm != MPI_COMM_NULL) (*newcomm)->info = {{"mpi_pset_name", name}};
     return MPI_SUCCESS;
 }
 

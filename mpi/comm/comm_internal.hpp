@@ -41,6 +41,8 @@ void release_slot(std::uint32_t context);
 int team_allgather(MPI_Comm team, const void *mine, int bytes, void *all);
 // MPI_Comm_split_type with MPI_COMM_TYPE_HW_GUIDED or HW_UNGUIDED (comm_hw.cpp).
 int hw_split(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
+// MPI_Comm_split_type with MPI_COMM_TYPE_RESOURCE_GUIDED (comm_hw.cpp).
+int pset_split(MPI_Comm comm, int key, MPI_Info info, MPI_Comm *newcomm);
 // team_bcast: `root_err`, the root's error so far, reaches every member as
 // this call's error (MPI_ERR_PROC_FAILED for a failure, else MPI_ERR_OTHER).
 int team_bcast(MPI_Comm team, int root, void *buf, int bytes, int root_err = MPI_SUCCESS);

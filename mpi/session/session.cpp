@@ -40,19 +40,10 @@ int check_session(const char *call, MPI_Session *s) {
                  *s == MPI_SESSION_NULL ? "MPI_SESSION_NULL" : "not a session");
 }
 
-
 namespace {
-
 constexpr std::array<const char *, 3> k_psets = {"mpi://WORLD", "mpi://SELF", "ftmpi://node"};
+}  // namespace
 
-MPI_Errhandler handler_of(MPI_Session s) { return s != MPI_SESSION_NULL ? s->errhandler : nullptr; }
-
-int check_session_info(const char *call, MPI_Session *s, MPI_Info info) {
-    if (info == MPI_INFO_NULL || info->magic == Magic::info) return MPI_SUCCESS;
-    return raise_via(handler_of(*s), s, "a session", MPI_ERR_INFO, call, "invalid info (argument info)");
-}
-
-// The processes (job ranks) of a process set; false for an unknown name.
 bool pset_procs(const char *name, std::vector<int> &out) {
     MPI_Comm world = MPI_COMM_WORLD;
     if (strcasecmp(name, k_psets[0]) == 0) {
@@ -67,6 +58,16 @@ bool pset_procs(const char *name, std::vector<int> &out) {
     }
     return true;
 }
+
+namespace {
+
+MPI_Errhandler handler_of(MPI_Session s) { return s != MPI_SESSION_NULL ? s->errhandler : nullptr; }
+
+int check_session_info(const char *call, MPI_Session *s, MPI_Info info) {
+    if (info == MPI_INFO_NULL || info->magic == Magic::info) return MPI_SUCCESS;
+    return raise_via(handler_of(*s), s, "a session", MPI_ERR_INFO, call, "invalid info (argument info)");
+}
+
 
 // The thread level a session's info asks for (MPI_THREAD_SINGLE by default).
 int level_of(const Hints &info) {

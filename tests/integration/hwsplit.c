@@ -10,6 +10,8 @@
  *   - HW_UNGUIDED gives the largest level that splits the communicator
  *     into strict subsets (its name in the new communicator's info), or
  *     MPI_COMM_NULL where none does.
+ *   - MPI_COMM_TYPE_RESOURCE_GUIDED (MPI 4.1) by the process sets of
+ *     sessions.
  * Works with any binding (ftmpirun binds ranks to cores by default; with
  * more ranks than cores, consecutive ranks share one).
  */
@@ -156,6 +158,37 @@ int main(int argc, char **argv) {
         type_of(c, type, (int)sizeof type);
         const char *name = expect < 0 ? "mpi_shared_memory" : level_names[expect];
         CHECK(strcmp(type, name) == 0, "unguided: the part says \"%s\", expected \"%s\"", type, name);
+        MPI_OK(MPI_Comm_free(&c));
+    }
+    /* By process set (MPI 4.1): mpi://WORLD, mpi://SELF, ftmpi://node (this
+       node's processes: MPI_COMM_TYPE_SHARED's part), an unknown one. */
+    const char *psets[4] = {"mpi://WORLD", "mpi://SELF", "ftmpi://node", "mpi://nowhere"};
+    const int sizes[4] = {size, 1, -1, 0};
+    for (int i = 0; i < 4; ++i) {
+        MPI_Info info;
+        MPI_OK(MPI_Info_create(&info));
+        MPI_OK(MPI_Info_set(info, "mpi_pset_name", psets[i]));
+        MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, rank, info, &c));
+        MPI_OK(MPI_Info_free(&info));
+        if (sizes[i] == 0) {
+            CHECK(c == MPI_COMM_NULL, "%s: a communicator", psets[i]);
+            continue;
+        }
+        CHECK(c != MPI_COMM_NULL, "%s: MPI_COMM_NULL", psets[i]);
+        if (sizes[i] < 0) {
+            MPI_OK(MPI_Comm_compare(c, shared, &cmp));
+            CHECK(cmp == MPI_CONGRUENT, "%s vs MPI_COMM_TYPE_SHARED: %d", psets[i], cmp);
+        } else {
+            int n = 0;
+            MPI_OK(MPI_Comm_size(c, &n));
+            CHECK(n == sizes[i], "%s: %d members, expected %d", psets[i], n, sizes[i]);
+        }
+        MPI_Info used;
+        char name[MPI_MAX_INFO_VAL];
+        MPI_OK(MPI_Comm_get_info(c, &used));
+        MPI_OK(MPI_Info_get(used, "mpi_pset_name", (int)sizeof name - 1, name, &flag));
+        CHECK(flag && strcmp(name, psets[i]) == 0, "%s: the part's info says %s", psets[i], flag ? name : "nothing");
+        MPI_OK(MPI_Info_free(&used));
         MPI_OK(MPI_Comm_free(&c));
     }
     if (rank == 0)
