@@ -80,6 +80,42 @@ static int count_same(const int *all, int n, const int *mine, int level) {
     return count;
 }
 
+/* By process set (MPI 4.1): mpi://WORLD, mpi://SELF, ftmpi://node (this
+   node's processes: MPI_COMM_TYPE_SHARED's part), an unknown one. */
+static void check_psets(int rank, int size, MPI_Comm shared) {
+    const char *psets[4] = {"mpi://WORLD", "mpi://SELF", "ftmpi://node", "mpi://nowhere"};
+    const int sizes[4] = {size, 1, -1, 0};
+    int cmp = MPI_UNEQUAL, flag = 0;
+    MPI_Comm c;
+    for (int i = 0; i < 4; ++i) {
+        MPI_Info info;
+        MPI_OK(MPI_Info_create(&info));
+        MPI_OK(MPI_Info_set(info, "mpi_pset_name", psets[i]));
+        MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, rank, info, &c));
+        MPI_OK(MPI_Info_free(&info));
+        if (sizes[i] == 0) {
+            CHECK(c == MPI_COMM_NULL, "%s: a communicator", psets[i]);
+            continue;
+        }
+        CHECK(c != MPI_COMM_NULL, "%s: MPI_COMM_NULL", psets[i]);
+        if (sizes[i] < 0) {
+            MPI_OK(MPI_Comm_compare(c, shared, &cmp));
+            CHECK(cmp == MPI_CONGRUENT, "%s vs MPI_COMM_TYPE_SHARED: %d", psets[i], cmp);
+        } else {
+            int n = 0;
+            MPI_OK(MPI_Comm_size(c, &n));
+            CHECK(n == sizes[i], "%s: %d members, expected %d", psets[i], n, sizes[i]);
+        }
+        MPI_Info used;
+        char name[MPI_MAX_INFO_VAL];
+        MPI_OK(MPI_Comm_get_info(c, &used));
+        MPI_OK(MPI_Info_get(used, "mpi_pset_name", (int)sizeof name - 1, name, &flag));
+        CHECK(flag && strcmp(name, psets[i]) == 0, "%s: the part's info says %s", psets[i], flag ? name : "nothing");
+        MPI_OK(MPI_Info_free(&used));
+        MPI_OK(MPI_Comm_free(&c));
+    }
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     tl_init(&argc, &argv, &rank, &size, 1);
@@ -160,37 +196,7 @@ int main(int argc, char **argv) {
         CHECK(strcmp(type, name) == 0, "unguided: the part says \"%s\", expected \"%s\"", type, name);
         MPI_OK(MPI_Comm_free(&c));
     }
-    /* By process set (MPI 4.1): mpi://WORLD, mpi://SELF, ftmpi://node (this
-       node's processes: MPI_COMM_TYPE_SHARED's part), an unknown one. */
-    const char *psets[4] = {"mpi://WORLD", "mpi://SELF", "ftmpi://node", "mpi://nowhere"};
-    const int sizes[4] = {size, 1, -1, 0};
-    for (int i = 0; i < 4; ++i) {
-        MPI_Info info;
-        MPI_OK(MPI_Info_create(&info));
-        MPI_OK(MPI_Info_set(info, "mpi_pset_name", psets[i]));
-        MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, rank, info, &c));
-        MPI_OK(MPI_Info_free(&info));
-        if (sizes[i] == 0) {
-            CHECK(c == MPI_COMM_NULL, "%s: a communicator", psets[i]);
-            continue;
-        }
-        CHECK(c != MPI_COMM_NULL, "%s: MPI_COMM_NULL", psets[i]);
-        if (sizes[i] < 0) {
-            MPI_OK(MPI_Comm_compare(c, shared, &cmp));
-            CHECK(cmp == MPI_CONGRUENT, "%s vs MPI_COMM_TYPE_SHARED: %d", psets[i], cmp);
-        } else {
-            int n = 0;
-            MPI_OK(MPI_Comm_size(c, &n));
-            CHECK(n == sizes[i], "%s: %d members, expected %d", psets[i], n, sizes[i]);
-        }
-        MPI_Info used;
-        char name[MPI_MAX_INFO_VAL];
-        MPI_OK(MPI_Comm_get_info(c, &used));
-        MPI_OK(MPI_Info_get(used, "mpi_pset_name", (int)sizeof name - 1, name, &flag));
-        CHECK(flag && strcmp(name, psets[i]) == 0, "%s: the part's info says %s", psets[i], flag ? name : "nothing");
-        MPI_OK(MPI_Info_free(&used));
-        MPI_OK(MPI_Comm_free(&c));
-    }
+    check_psets(rank, size, shared);
     if (rank == 0)
         printf("hwsplit: %d processes, unguided level %s\n", size,
                expect == -2 ? "none"
