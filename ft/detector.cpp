@@ -13,8 +13,30 @@
 #include "ft/detector_core.hpp"
 #include "runtime/log.hpp"
 #include "runtime/service_thread.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::ft {
+
+namespace {
+
+// The failure events (runtime/tool_events.hpp) of what the protocol found.
+void tell_tools(const DetectorCore::Event &e, int base) {
+    using runtime::EventType, runtime::FailurePath;
+    switch (e.kind) {
+    case DetectorCore::Event::told: runtime::emit(EventType::failure_learned, e.id, base + e.by); break;
+    case DetectorCore::Event::link_closed:
+    case DetectorCore::Event::ended:
+        runtime::emit(EventType::failure_detected, e.id, static_cast<int>(FailurePath::liveness_link));
+        break;
+    case DetectorCore::Event::timeout:
+        runtime::emit(EventType::failure_detected, e.id, static_cast<int>(FailurePath::heartbeat));
+        break;
+    case DetectorCore::Event::starved: break;
+    }
+}
+
+}  // namespace
+
 namespace {
 
 // The detector's thread, by name (runtime::thread_activity finds a peer's).
@@ -103,6 +125,7 @@ void Detector::run() {
         fx.watch = -2;
         for (const auto &e : fx.events) {
             const int r = e.id - base_;
+            tell_tools(e, base_);
             switch (e.kind) {
             case DetectorCore::Event::told: FTMPI_INFO("process %d is failed (told by rank %d)", e.id, e.by); break;
             case DetectorCore::Event::link_closed: FTMPI_INFO("rank %d is failed: its liveness link closed", r); break;

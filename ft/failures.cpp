@@ -7,6 +7,7 @@
 #include "runtime/events.hpp"
 #include "runtime/log.hpp"
 #include "runtime/process_manager.hpp"
+#include "runtime/tool_events.hpp"
 #include "transport/control.hpp"
 #include "transport/transport.hpp"
 
@@ -25,7 +26,9 @@ void wake_detector() {
 // PMIx event thread.
 void on_terminated(int id) {
     FTMPI_DEBUG("launcher event: process %d terminated", id);
-    failures().note_failed(id);
+    runtime::mark_service_thread();
+    if (failures().note_failed(id))
+        runtime::emit(runtime::EventType::failure_detected, id, static_cast<int>(runtime::FailurePath::launcher));
 }
 
 }  // namespace
@@ -75,12 +78,15 @@ void Failures::stop_detector() {
 }
 
 void Failures::declare_failed(int peer) {
-    note_failed(peer);
+    if (note_failed(peer))
+        runtime::emit(runtime::EventType::failure_detected, peer, static_cast<int>(runtime::FailurePath::transport));
     ingest();
 }
 
-void Failures::note_failed(int peer) {
-    if (shared_.add(peer)) wake_detector();
+bool Failures::note_failed(int peer) {
+    if (!shared_.add(peer)) return false;
+    wake_detector();
+    return true;
 }
 
 void Failures::ingest() {
@@ -93,6 +99,9 @@ void Failures::ingest() {
         FTMPI_INFO("process %d is failed", peer);
         if (transport_ != nullptr) transport_->mark_failed(static_cast<transport::PeerId>(peer));
     }
+    // Events the detector's and the launcher's threads raised for callbacks
+    // that may run only on an application's thread.
+    runtime::deliver_deferred_events();
 }
 
 }  // namespace ftmpi::ft

@@ -47,7 +47,8 @@ public:
     void declare_failed(int peer);
     // Any thread: `peer` is failed (launcher event, agreement); the detector
     // spreads it, and the progress thread takes it in at its next poll().
-    void note_failed(int peer);
+    // True when it was not known failed before.
+    bool note_failed(int peer);
     bool is_failed(int peer) const { return peer >= 0 && peer < static_cast<int>(failed_.size()) && failed_[peer]; }
     std::uint64_t epoch() const { return epoch_; }
     // Peers in the order their failure became known here.

@@ -1,9 +1,11 @@
 // ftmpirun's job from start to end: Runner::run, the signals it takes, and the clean-up once the ranks are gone.
 #include "launcher.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -22,6 +24,7 @@
 #include "pmix_server.hpp"
 #include "process_group.hpp"
 #include "runtime/shm_names.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::launcher::detail {
 namespace {
@@ -40,6 +43,18 @@ void Runner::remove_regions() {
     regions_removed_ = true;
     for (const auto &st : ranks_)
         if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
+}
+
+// --timeline: the trace's closing line, once no rank writes any more (the
+// file is valid JSON then).
+void Runner::close_timeline() {
+    if (o_.timeline.empty() || timeline_closed_) return;
+    timeline_closed_ = true;
+    const int fd = ::open(o_.timeline.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    const std::string tail = ftmpi::runtime::timeline_footer();
+    if (fd < 0 || ::write(fd, tail.data(), tail.size()) != static_cast<ssize_t>(tail.size()))
+        say("warning: --timeline: cannot finish " + o_.timeline + ": " + std::strerror(errno));
+    if (fd >= 0) ::close(fd);
 }
 
 // Every rank is reaped: what is left of the job's process group are

@@ -71,11 +71,13 @@ public:
     ~Runner() {
         if (sigfd_ >= 0) ::close(sigfd_);
         remove_regions();  // when run() did not get to it
+        close_timeline();
     }
     int run();
 
 private:
     void remove_regions();
+    void close_timeline();
     void end_leftovers();
     void setup_signals();
     void prepare_env();
@@ -115,6 +117,7 @@ private:
     pid_t job_pgid_ = -1;  // the ranks' process group: the first rank's pid
     bool leftovers_ended_ = false;
     bool regions_removed_ = false;
+    bool timeline_closed_ = false;
     bool teardown_ = false;
     int term_signals_ = 0;
     // Set by the first of a timeout (124) and a SIGINT/SIGTERM (128 + signo):

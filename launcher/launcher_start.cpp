@@ -88,6 +88,7 @@ void Runner::prepare_env() {
             }
     if (!o_.ft) extra_.push_back("FTMPI_FT=0");  // MPIX_FT tells the ranks
     if (!o_.initial_errhandler.empty()) extra_.push_back("FTMPI_ERRHANDLER=" + o_.initial_errhandler);
+    if (!o_.timeline.empty()) extra_.push_back("FTMPI_TIMELINE=" + o_.timeline);
 }
 
 // Forks process `id`: rank `rank` of the `size` processes of the namespace

@@ -1,5 +1,6 @@
 #include "options.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include "error.hpp"
 #include "hosts.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::launcher {
 namespace {
@@ -243,6 +245,27 @@ bool parse_ft_option(OptionArg &a, Options &o, std::set<std::string> &mca_warned
     return true;
 }
 
+// --timeline FILE: creates (or empties) FILE with the trace's header, into
+// which the ranks append (runtime/tool_events.hpp); its absolute path.
+std::string start_timeline(const std::string &file) {
+    if (file.empty()) throw UsageError("--timeline expects a file name");
+    std::string path = file;
+    if (path.front() != '/') {
+        char cwd[4096];
+        if (::getcwd(cwd, sizeof cwd) == nullptr) throw UsageError("--timeline: cannot find the current directory");
+        path = std::string(cwd) + "/" + path;
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const std::string head = runtime::timeline_header();
+    if (fd < 0 || ::write(fd, head.data(), head.size()) != static_cast<ssize_t>(head.size())) {
+        const std::string why = std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+        throw UsageError("--timeline: cannot write " + path + ": " + why);
+    }
+    ::close(fd);
+    return path;
+}
+
 }  // namespace
 
 std::string lower(std::string s) {
@@ -284,6 +307,8 @@ const char *usage_text() {
            "  --mca KEY VALUE     Open MPI parameters: ignored with a warning, except\n"
            "                      mpi_ft_enable BOOL (Open MPI's booleans: 0|1, false|true,\n"
            "                      f|t, disabled|enabled, no|yes, n|y)\n"
+           "  --timeline FILE     write the ranks' fault-tolerance events (failures, revokes,\n"
+           "                      agreements, shrinks, spawns) into FILE, a Chrome/Perfetto trace\n"
            "  --oversubscribe, --allow-run-as-root  accepted (always allowed)\n"
            "  --version, --help\n"
            "Long options may also be spelled with one dash (-bind-to core).\n"
@@ -363,6 +388,8 @@ Options parse_options(int argc, char **argv) {
         } else if (opt == "--timeout") {
             o.timeout_text = a.value();
             o.timeout_s = parse_timeout(o.timeout_text);
+        } else if (opt == "--timeline") {
+            o.timeline = start_timeline(a.value());
         } else if (opt == "--wdir" || opt == "--wd") {
             o.wdir = a.value();
             struct stat st {};

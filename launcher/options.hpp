@@ -30,6 +30,7 @@ struct Options {
     bool ft = true;                     // false with --no-ft, --with-ft no|false|0, --mca mpi_ft_enable false
     std::string wdir;                   // --wdir: the ranks' working directory; empty: ftmpirun's
     std::string initial_errhandler;     // -initial-errhandler, lower case; empty: not given
+    std::string timeline;               // --timeline: the trace file (absolute, created); empty: none
     std::vector<std::string> warnings;  // printed as "ftmpirun: warning..." before the job
     std::string program_path;           // resolved, executable
     std::vector<std::string> argv;      // argv[0] is the program as given

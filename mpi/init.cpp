@@ -22,6 +22,7 @@
 #include "runtime/fatal_signals.hpp"
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
+#include "runtime/tool_events.hpp"
 #include "runtime/launcher_env.hpp"
 #include "runtime/shm_names.hpp"
 #include "runtime/task_keeper.hpp"
@@ -103,6 +104,7 @@ int runtime_up(const char *call, int required, int *provided) {
         // The process id: the rank in the first job, unique in spawned ones
         // too (as ftmpirun names them: "process 8 (rank 0 of ...)").
         runtime::set_log_rank(job.id());
+        runtime::timeline_open(job.id(), job.rank);  // FTMPI_TIMELINE, if set
         // One process per node removes what earlier jobs killed outright left
         // in /dev/shm (runtime/shm_names.hpp).
         if (!job.local_peers.empty() && job.local_peers.front() == job.rank)
@@ -182,6 +184,7 @@ void runtime_down() {
     g_api_locking = false;  // the call's guard still releases the lock
     ftmpi::runtime::disarm_fork_guard();
     ftmpi::ft::failures().stop_detector();
+    ftmpi::runtime::timeline_close();
     g.pm->finalize();
     ftmpi::ft::failures().attach(nullptr, 0);
     g.transport.reset();

@@ -99,6 +99,10 @@ namespace ftmpi::runtime {
       "set by ftmpirun in the processes it starts (ftmpirun): they stay connected to "    \
       "its PMIx server, which sends failure events, spawns and kills; under any other "   \
       "launcher they leave its PMIx server after the wire-up")                            \
+    X(TIMELINE, std::string, "", runtime,                                                 \
+      "file into which every process appends its fault-tolerance events (failures "      \
+      "found or learned, revokes, agreements, shrinks, spawns) as a Chrome/Perfetto "    \
+      "trace; ftmpirun --timeline FILE sets it; empty: none")                             \
     X(PARENT_PORT, std::string, "", runtime,                                              \
       "set by MPI_Comm_spawn in the processes it starts: the port on which their "        \
       "parents accept them")

@@ -15,6 +15,7 @@
 
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::runtime {
 namespace {
@@ -80,6 +81,7 @@ bool read_file(const std::string &path, char *buf, std::size_t size) {
 }  // namespace
 
 void become_service_thread(const char *name) {
+    mark_service_thread();
     ::pthread_setname_np(::pthread_self(), name);
     widen_affinity();
     set_short_slice();

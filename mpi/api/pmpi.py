@@ -12,8 +12,9 @@ ftmpi_impl_MPI_name (a forced include of the --renames header), and the
 exported MPI_name is a generated wrapper that calls it, taking the library
 lock first when the process asked for MPI_THREAD_MULTIPLE (mpi/api/api_lock.hpp).
 Calls inside the library go straight to the implementations. Exempt from
-both: the predefined attribute callbacks (*_FN), MPI_Pcontrol (variadic) and
-the pure MPI_Wtime, MPI_Wtick, MPI_Aint_add and MPI_Aint_diff.
+both: the predefined attribute callbacks (*_FN), MPI_Pcontrol (variadic),
+the pure MPI_Wtime, MPI_Wtick, MPI_Aint_add and MPI_Aint_diff, and the MPI_T
+event-instance calls (run inside callbacks, on any thread).
 
 usage:
   pmpi.py --ldscript OUT mpi.h   the linker script (build time)
@@ -50,7 +51,10 @@ def twin(name):
     return "P" + name
 
 
-UNWRAPPED = {"MPI_Pcontrol", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add", "MPI_Aint_diff"}
+UNWRAPPED = {"MPI_Pcontrol", "MPI_Wtime", "MPI_Wtick", "MPI_Aint_add", "MPI_Aint_diff",
+             # read the event an MPI_T callback was given, on any thread, while
+             # the thread that raised it may hold the lock
+             "MPI_T_event_read", "MPI_T_event_copy", "MPI_T_event_get_timestamp", "MPI_T_event_get_source"}
 
 
 def wrapped(decls):

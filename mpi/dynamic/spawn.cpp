@@ -27,6 +27,7 @@
 #include "mpi/info.hpp"
 #include "mpi/ulfm/recovery.hpp"
 #include "mpi/state.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -108,6 +109,7 @@ int spawn(const char *call, int count, const char *commands[], char **argvs[], c
     FTMPI_CHECK(check_nonnull(call, comm, intercomm, "intercomm"));
     *intercomm = MPI_COMM_NULL;
     if (comm->inter) return raise(comm, MPI_ERR_COMM, call, "comm must be an intra-communicator");
+    const std::int64_t t0 = runtime::event_start(runtime::EventType::spawn_done);
     // Before anything starts (a member that has not seen the revoke yet
     // fails when the root's word does not come).
     FTMPI_TRY(check_not_revoked(call, comm));
@@ -185,6 +187,7 @@ int spawn(const char *call, int count, const char *commands[], char **argvs[], c
     if (errcodes != MPI_ERRCODES_IGNORE)
         for (int i = 0; i < out.total; ++i) errcodes[i] = out.err;
     if (out.err != MPI_SUCCESS) return raise(comm, out.err, call, "%s", why.c_str());
+    if (t0 != 0) runtime::emit(runtime::EventType::spawn_done, out.total, runtime::event_since(t0));
     return MPI_SUCCESS;
 }
 

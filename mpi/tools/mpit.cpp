@@ -1,6 +1,7 @@
 // The tools information interface (MPI_T, MPI 3.1 chapter 14): its state, its
 // initialization, the enumerations and the categories. The control variables
-// are in mpi/tools/mpit_cvar.cpp, the performance variables in mpit_pvar.cpp.
+// are in mpi/tools/mpit_cvar.cpp, the performance variables in mpit_pvar.cpp,
+// the events in mpit_events.cpp.
 //
 // Categories: "ftmpi" holds one category per layer (runtime, transport, ft,
 // mpi with mpi_p2p inside it, testing); every variable is in exactly one
@@ -22,6 +23,7 @@
 #include "mpi/state.hpp"
 #include "runtime/config.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::mpi::mpit {
 
@@ -40,14 +42,14 @@ void copy_out(const char *src, char *buf, int *len) {
 
 namespace {
 
-bool valid_enum(MPI_T_enum e) { return e == &g_log_levels || e == &g_mpi_states; }
+bool valid_enum(MPI_T_enum e) { return e == &g_log_levels || e == &g_mpi_states || e == &g_failure_paths; }
 
 // ---- categories ------------------------------------------------------------
 
 struct Category {
     const char *name;
     const char *desc;
-    std::vector<int> cvars, pvars, subcats;
+    std::vector<int> cvars, pvars, subcats, events;
 };
 
 Cat category_of(KnobLayer layer) {
@@ -67,14 +69,19 @@ constexpr int k_categories_stamp = 1;
 std::vector<Category> make_categories() {
     std::vector<Category> c(cat_count);
     c[cat_root] = {
-        "ftmpi", "every ftmpi variable, by layer", {}, {}, {cat_runtime, cat_transport, cat_ft, cat_mpi, cat_testing}};
-    c[cat_runtime] = {"ftmpi_runtime", "the runtime: process manager (PMIx, Slurm) and logging", {}, {}, {}};
+        "ftmpi", "every ftmpi variable, by layer", {}, {}, {cat_runtime, cat_transport, cat_ft, cat_mpi, cat_testing},
+        {}};
+    c[cat_runtime] = {"ftmpi_runtime", "the runtime: process manager (PMIx, Slurm) and logging", {}, {}, {}, {}};
     c[cat_transport] = {
-        "ftmpi_transport", "the libfabric transport: providers, interfaces, eager and rendezvous", {}, {}, {}};
-    c[cat_ft] = {"ftmpi_ft", "fault tolerance: the failure detector and the failure record", {}, {}, {}};
-    c[cat_mpi] = {"ftmpi_mpi", "the MPI layer: progress, error handlers, one-sided communication", {}, {}, {cat_p2p}};
-    c[cat_p2p] = {"ftmpi_mpi_p2p", "point-to-point communication", {}, {}, {}};
-    c[cat_testing] = {"ftmpi_testing", "knobs for ftmpi's own tests", {}, {}, {}};
+        "ftmpi_transport", "the libfabric transport: providers, interfaces, eager and rendezvous", {}, {}, {}, {}};
+    c[cat_ft] = {"ftmpi_ft", "fault tolerance: the failure detector, the failure record and the recovery events",
+                 {},         {},
+                 {},         {}};
+    for (int i = 0; i < ftmpi::runtime::k_event_types; ++i) c[cat_ft].events.push_back(i);
+    c[cat_mpi] = {"ftmpi_mpi", "the MPI layer: progress, error handlers, one-sided communication", {}, {}, {cat_p2p},
+                  {}};
+    c[cat_p2p] = {"ftmpi_mpi_p2p", "point-to-point communication", {}, {}, {}, {}};
+    c[cat_testing] = {"ftmpi_testing", "knobs for ftmpi's own tests", {}, {}, {}, {}};
     for (int i = 0; i < static_cast<int>(cvars().size()); ++i)
         c[category_of(cvars()[static_cast<std::size_t>(i)].layer)].cvars.push_back(i);
     for (int i = 0; i < static_cast<int>(pvars().size()); ++i)
@@ -101,6 +108,7 @@ int category_list(int cat_index, int len, int indices[], std::vector<int> Catego
 void release_all() {
     g_tools.cvar_handles.clear();
     g_tools.sessions.clear();
+    release_events();
 }
 
 }  // namespace
@@ -192,6 +200,18 @@ int MPI_T_category_get_pvars(int cat_index, int len, int indices[]) {
 
 int MPI_T_category_get_categories(int cat_index, int len, int indices[]) {
     return category_list(cat_index, len, indices, &Category::subcats);
+}
+
+int MPI_T_category_get_num_events(int cat_index, int *num_events) {
+    FTMPI_T_CHECK_INIT();
+    FTMPI_T_CHECK(in_range(cat_index, categories()), MPI_T_ERR_INVALID_INDEX);
+    FTMPI_T_CHECK(num_events != nullptr, MPI_T_ERR_INVALID);
+    *num_events = static_cast<int>(categories()[static_cast<std::size_t>(cat_index)].events.size());
+    return MPI_SUCCESS;
+}
+
+int MPI_T_category_get_events(int cat_index, int len, int indices[]) {
+    return category_list(cat_index, len, indices, &Category::events);
 }
 
 int MPI_T_category_changed(int *stamp) {

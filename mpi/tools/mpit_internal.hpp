@@ -49,10 +49,15 @@ namespace ftmpi::mpi::mpit {
 
 using runtime::KnobLayer;
 
-// The enumerations: FTMPI_LOG's levels (mpit_cvar.cpp) and the values of the
+// The enumerations: FTMPI_LOG's levels (mpit_cvar.cpp), the values of the
 // ftmpi_mpi_state performance variable (mpit_pvar.cpp).
 extern ftmpi_t_enum_s g_log_levels;
 extern ftmpi_t_enum_s g_mpi_states;
+// How a failure was found: the path field of ftmpi_failure_detected (mpit_events.cpp).
+extern ftmpi_t_enum_s g_failure_paths;
+
+// Drops every event registration (the last MPI_T_finalize; mpit_events.cpp).
+void release_events();
 
 enum Cat : int { cat_root, cat_runtime, cat_transport, cat_ft, cat_mpi, cat_p2p, cat_testing, cat_count };
 

@@ -20,6 +20,7 @@
 #include "mpi/ulfm/ulfm.hpp"
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -64,7 +65,9 @@ void settle(MPI_Comm c, CommAgreements &st, std::uint64_t seq) {
     if (inst == nullptr || !inst->decided) return;
     FTMPI_DEBUG("agreement %llu on %s decided", static_cast<unsigned long long>(seq), comm_label(c));
     for (int r : inst->decision.failed)
-        if (r >= 0 && r < c->size) ft::failures().note_failed(c->procs[static_cast<std::size_t>(r)]);
+        if (r >= 0 && r < c->size && ft::failures().note_failed(c->procs[static_cast<std::size_t>(r)]))
+            runtime::emit(runtime::EventType::failure_detected, c->procs[static_cast<std::size_t>(r)],
+                          static_cast<int>(runtime::FailurePath::agreement));
     if (st.waiters.empty()) return;
     bool requests = false;
     for (auto it = st.waiters.begin(); it != st.waiters.end();) {
@@ -311,8 +314,10 @@ namespace {
 int agree_call(const char *call, MPI_Comm comm, int *flag) {
     FTMPI_TRY(check_any(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
+    const std::int64_t t0 = runtime::event_start(runtime::EventType::agree_decided);
     const Agreed a = run_agreement(ft_view(comm), agree_words(comm, *flag));
     *flag = agreed_flag(comm, a);
+    if (t0 != 0) runtime::emit(runtime::EventType::agree_decided, comm->context, *flag, runtime::event_since(t0));
     const int err = agreed_class(comm, a);
     if (err == MPI_SUCCESS) return MPI_SUCCESS;
     return raise(comm, err, call, "the agreed failures on %s include unacknowledged ones", comm_label(comm));
@@ -322,8 +327,10 @@ int iagree_call(const char *call, MPI_Comm comm, int *flag, MPI_Request *request
     FTMPI_TRY(check_any(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, flag, "flag"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
-    *request = agreement_request(comm, ft_view(comm), agree_words(comm, *flag), [comm, flag](const Agreed &a) {
+    const std::int64_t t0 = runtime::event_start(runtime::EventType::agree_decided);
+    *request = agreement_request(comm, ft_view(comm), agree_words(comm, *flag), [comm, flag, t0](const Agreed &a) {
         *flag = agreed_flag(comm, a);
+        if (t0 != 0) runtime::emit(runtime::EventType::agree_decided, comm->context, *flag, runtime::event_since(t0));
         return MPI_SUCCESS;
     });
     return MPI_SUCCESS;

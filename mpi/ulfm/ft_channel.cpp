@@ -25,6 +25,7 @@
 #include "mpi/ulfm/recovery.hpp"
 #include "mpi/ulfm/recovery_internal.hpp"
 #include "mpi/ulfm/ulfm.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -56,8 +57,10 @@ std::uint32_t slot_of(MPI_Comm c) { return c->context / 2; }
 
 void handle(MPI_Comm c, int tag, int from, const void *body, std::size_t len) {
     if (from < 0 || from >= c->size) return;
-    if (tag == revoke_tag) revoke_local(c);
-    else if (tag == agree_tag) on_agree_message(c, from, body, len);
+    if (tag == revoke_tag) {
+        if (!c->revoked) runtime::emit(runtime::EventType::comm_revoked, c->context, 1);
+        revoke_local(c);
+    } else if (tag == agree_tag) on_agree_message(c, from, body, len);
 }
 
 void stop_lingering(MPI_Comm c) {

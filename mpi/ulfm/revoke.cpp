@@ -11,6 +11,7 @@
 #include "mpi/ulfm/recovery_internal.hpp"
 #include "runtime/log.hpp"
 #include "runtime/test_hooks.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::mpi {
 
@@ -56,6 +57,7 @@ namespace {
 
 int revoke_call(const char *call, MPI_Comm comm) {
     FTMPI_TRY(check_any(call, comm));
+    if (!ft_view(comm)->revoked) runtime::emit(runtime::EventType::comm_revoked, comm->context, 0);
     revoke_local(ft_view(comm));
     return MPI_SUCCESS;
 }

@@ -9,6 +9,7 @@
 #include "mpi/comm/comm_internal.hpp"
 #include "mpi/ulfm/recovery_internal.hpp"
 #include "runtime/test_hooks.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::mpi {
 namespace {
@@ -25,7 +26,7 @@ std::vector<int> survivors(const std::vector<int> &procs, const std::vector<int>
 // two slots (itself and its hidden local group). MPI_ERR_INTERN when no slot
 // is free everywhere, or (ishrink) when the agreed slot was taken here by a
 // creation that overlapped it.
-int shrink_from(MPI_Comm comm, const Agreed &a, MPI_Comm *newcomm) {
+int build_shrunk(MPI_Comm comm, const Agreed &a, MPI_Comm *newcomm) {
     runtime::test_kill_point("shrink");
     SlotMask common{};
     for (std::size_t i = 0; i < common.size() && i < a.words.size(); ++i) common[i] = a.words[i];
@@ -47,6 +48,14 @@ int shrink_from(MPI_Comm comm, const Agreed &a, MPI_Comm *newcomm) {
     return MPI_SUCCESS;
 }
 
+// build_shrunk, and the event of a shrink started at t0 (runtime/tool_events.hpp).
+int shrink_from(MPI_Comm comm, const Agreed &a, MPI_Comm *newcomm, std::int64_t t0) {
+    const int err = build_shrunk(comm, a, newcomm);
+    if (err == MPI_SUCCESS && t0 != 0)
+        runtime::emit(runtime::EventType::shrink_done, comm->context, (*newcomm)->size, runtime::event_since(t0));
+    return err;
+}
+
 std::vector<std::uint64_t> free_words() {
     const SlotMask &free = free_slots();
     return std::vector<std::uint64_t>(free.begin(), free.end());
@@ -55,7 +64,8 @@ std::vector<std::uint64_t> free_words() {
 int shrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm) {
     FTMPI_TRY(check_any(call, comm));
     FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
-    if (shrink_from(comm, run_agreement(ft_view(comm), free_words()), newcomm) != MPI_SUCCESS)
+    const std::int64_t t0 = runtime::event_start(runtime::EventType::shrink_done);
+    if (shrink_from(comm, run_agreement(ft_view(comm), free_words()), newcomm, t0) != MPI_SUCCESS)
         return raise(comm, MPI_ERR_INTERN, call, "no context id is free at every survivor of %s", comm_label(comm));
     return MPI_SUCCESS;
 }
@@ -68,8 +78,9 @@ int ishrink_call(const char *call, MPI_Comm comm, MPI_Comm *newcomm, MPI_Request
     FTMPI_CHECK(check_nonnull(call, comm, newcomm, "newcomm"));
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
     *newcomm = MPI_COMM_NULL;
+    const std::int64_t t0 = runtime::event_start(runtime::EventType::shrink_done);
     *request = agreement_request(comm, ft_view(comm), free_words(),
-                                 [comm, newcomm](const Agreed &a) { return shrink_from(comm, a, newcomm); });
+                                 [comm, newcomm, t0](const Agreed &a) { return shrink_from(comm, a, newcomm, t0); });
     return MPI_SUCCESS;
 }
 

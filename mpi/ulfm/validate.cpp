@@ -10,14 +10,19 @@
 #include "mpi/p2p/matching.hpp"
 #include "mpi/ulfm/recovery_internal.hpp"
 #include "mpi/ulfm/ulfm.hpp"
+#include "runtime/tool_events.hpp"
 
 namespace ftmpi::mpi {
 namespace {
 
-void recognize(MPI_Comm c, const Agreed &a) {
+// `t0`: when the validate started (its event, runtime/tool_events.hpp).
+void recognize(MPI_Comm c, const Agreed &a, std::int64_t t0) {
     std::vector<int> g;
     for (int r = 0; r < c->size; ++r)
         if (std::binary_search(a.failed.begin(), a.failed.end(), c->procs[static_cast<std::size_t>(r)])) g.push_back(r);
+    if (t0 != 0)
+        runtime::emit(runtime::EventType::validate_done, c->context, static_cast<std::int64_t>(g.size()),
+                      runtime::event_since(t0));
     set_recognized(c, std::move(g));
     // Members may have left the collectives before validate after different
     // numbers of calls (an error stops a loop at some ranks only): all restart
@@ -51,15 +56,17 @@ using namespace ftmpi::mpi;
 extern "C" {
 int MPI_Comm_validate(MPI_Comm comm, MPI_Group *failed) {
     FTMPI_TRY(validate_args("MPI_Comm_validate", comm, {{failed, "failed"}}));
-    recognize(comm, run_agreement(comm, flag_words(1)));
+    const std::int64_t t0 = ftmpi::runtime::event_start(ftmpi::runtime::EventType::validate_done);
+    recognize(comm, run_agreement(comm, flag_words(1)), t0);
     *failed = recognized_group(comm);
     return MPI_SUCCESS;
 }
 
 int MPI_Icomm_validate(MPI_Comm comm, MPI_Group *failed, MPI_Request *request) {
     FTMPI_TRY(validate_args("MPI_Icomm_validate", comm, {{failed, "failed"}, {request, "request"}}));
-    *request = agreement_request(comm, comm, flag_words(1), [comm, failed](const Agreed &a) {
-        recognize(comm, a);
+    const std::int64_t t0 = ftmpi::runtime::event_start(ftmpi::runtime::EventType::validate_done);
+    *request = agreement_request(comm, comm, flag_words(1), [comm, failed, t0](const Agreed &a) {
+        recognize(comm, a, t0);
         *failed = recognized_group(comm);
         return MPI_SUCCESS;
     });
@@ -68,7 +75,8 @@ int MPI_Icomm_validate(MPI_Comm comm, MPI_Group *failed, MPI_Request *request) {
 
 int MPI_Comm_validate_global(MPI_Comm comm, int *num_failed, int *num_new) {
     FTMPI_TRY(validate_args("MPI_Comm_validate_global", comm, {{num_failed, "num_failed"}, {num_new, "num_new"}}));
-    recognize(comm, run_agreement(comm, flag_words(1)));
+    const std::int64_t t0 = ftmpi::runtime::event_start(ftmpi::runtime::EventType::validate_done);
+    recognize(comm, run_agreement(comm, flag_words(1)), t0);
     *num_failed = static_cast<int>(comm->failed.global.size());
     *num_new = static_cast<int>(comm->failed.local_new.size());
     return MPI_SUCCESS;

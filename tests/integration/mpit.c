@@ -60,6 +60,7 @@ static struct knob knobs[] = {
     {"FTMPI_SERVICE_CPUS", K_STRING, "", 0},
     {"FTMPI_LOG", K_INT, "1", 0},
     {"FTMPI_LAUNCHER", K_STRING, "", 0},
+    {"FTMPI_TIMELINE", K_STRING, "", 0},
     {"FTMPI_PARENT_PORT", K_STRING, "", 0},
 };
 enum { NKNOBS = sizeof knobs / sizeof knobs[0] };
