@@ -45,6 +45,16 @@ void Runner::remove_regions() {
         if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
 }
 
+// --timeline: what ftmpirun saw (a rank's death), on the launcher's track.
+void Runner::timeline_note(const std::string &what) {
+    if (o_.timeline.empty() || timeline_closed_) return;
+    const int fd = ::open(o_.timeline.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) return;
+    const std::string line = ftmpi::runtime::timeline_launcher_line(what);
+    if (::write(fd, line.data(), line.size()) < 0) say("warning: --timeline: cannot write " + o_.timeline);
+    ::close(fd);
+}
+
 // --timeline: the trace's closing line, once no rank writes any more (the
 // file is valid JSON then).
 void Runner::close_timeline() {

@@ -65,6 +65,7 @@ void Runner::on_rank_exit(int r) {
         say(rank_end(r, st) + (unconnected_child             ? " before it connected to its parents"
                                : WIFSIGNALED(st.wait_status) ? ""
                                                              : " without calling MPI_Finalize"));
+    timeline_note(rank_end(r, st));
     if (teardown_) return;
     if (o_.ft) {
         if (!server_->notify_terminated(st.base, st.rank, code))

@@ -78,6 +78,7 @@ public:
 private:
     void remove_regions();
     void close_timeline();
+    void timeline_note(const std::string &what);
     void end_leftovers();
     void setup_signals();
     void prepare_env();

@@ -69,6 +69,8 @@ std::atomic<std::uint32_t> g_sink_mask{0};
 std::atomic<bool> g_timeline_on{false};
 thread_local bool t_service = false;
 
+// The launcher's track (above any process id).
+constexpr int k_launcher_pid = 1000000000;
 // The timeline's file (append only) and this process's id in it.
 int g_timeline_fd = -1;
 int g_timeline_pid = 0;
@@ -153,8 +155,19 @@ int open_timeline(const std::string &path) {
 }  // namespace
 
 const char *timeline_header() {
+    static_assert(k_launcher_pid == 1000000000);
     return "[\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1000000000,\"args\":{\"name\":\"launcher\"}}";
 }
+std::string timeline_launcher_line(const std::string &what) {
+    const std::int64_t ts = event_clock_ns();
+    char b[160];
+    std::snprintf(b, sizeof b,
+                  ",\n{\"name\":\"%s\",\"cat\":\"launcher\",\"ph\":\"i\",\"s\":\"g\",\"pid\":%d,\"tid\":0,"
+                  "\"ts\":%" PRId64 ".%03d}",
+                  what.c_str(), k_launcher_pid, ts / 1000, static_cast<int>(ts % 1000));
+    return b;
+}
+
 const char *timeline_footer() { return "\n]\n"; }
 
 void timeline_open(int process, int rank) {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace ftmpi::runtime {
 
@@ -93,6 +94,9 @@ void timeline_close();
 // what ftmpirun writes when it creates it, and what the first process
 // writes when it creates it under another launcher.
 const char *timeline_header();
+// A line for the launcher's own track: an instant named `what` (no quotes
+// or backslashes in it), now.
+std::string timeline_launcher_line(const std::string &what);
 // The closing line ftmpirun adds at the end of the job (the file is valid
 // JSON then; without it, it is Chrome's "JSON array" trace, which Perfetto
 // and chrome://tracing read as it is).

@@ -2,7 +2,8 @@
 """ftmpirun --timeline FILE: a 4-rank job whose last rank is killed (tevents.c)
 leaves one trace in Chrome's JSON format, valid JSON once ftmpirun closed it,
 where every rank has its track and every survivor shows the failure, the
-revoke, the shrink (a span) and the agreement (a span).
+revoke, the shrink (a span) and the agreement (a span), and the launcher's
+track shows the rank's death.
 
 usage: timeline.py FTMPIRUN TEVENTS
 """
@@ -42,6 +43,9 @@ def main(ftmpirun, program):
                 sys.exit(f"timeline: rank {rank}: {e}")
         if not all(e["ts"] + e["dur"] >= failure[0]["ts"] for e in mine if e["cat"] == "ftmpi_shrink_done"):
             sys.exit(f"timeline: rank {rank}: a shrink ends before the failure was known")
+    deaths = [e for e in trace if e.get("cat") == "launcher" and "rank 3 (pid" in e["name"]]
+    if len(deaths) != 1 or "killed by signal 9" not in deaths[0]["name"]:
+        sys.exit(f"timeline: the launcher's track: {deaths}")
     events = sum(1 for e in trace if e.get("ph") != "M")
     print(f"timeline: {events} events of 3 survivors and 4 tracks")
 
