@@ -198,11 +198,15 @@ const char *comm_label(MPI_Comm comm) {
 
 namespace {
 
+// The call the user made, when an MPI call runs on its behalf (CallAlias).
+thread_local const char *t_call_alias = nullptr;
+
 // Acts on one error as handler `h` says: MPI_ERRORS_RETURN and user handlers
 // (run by `invoke(h, &code)`) return `returned`; the others print the message
 // and end the job. `label` names the object the handler is attached to.
 template <typename Invoke>
 int act(MPI_Errhandler h, int code, int returned, const char *call, const char *msg, const char *label, Invoke invoke) {
+    if (t_call_alias != nullptr) call = t_call_alias;
     if (h->kind == ftmpi_errhandler_s::Kind::ret) return returned;
     if (h->kind == ftmpi_errhandler_s::Kind::user && h->fn != nullptr) {
         int c = code;
@@ -264,6 +268,11 @@ int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *
 MPI_Errhandler g_file_default = nullptr;
 
 }  // namespace
+
+CallAlias::CallAlias(const char *call) : prev_(t_call_alias) {
+    if (prev_ == nullptr) t_call_alias = call;
+}
+CallAlias::~CallAlias() { t_call_alias = prev_; }
 
 int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...) {
     va_list ap;

@@ -14,6 +14,20 @@ const char *error_class_text(int cls);
 // argument. Under MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT it prints the message
 // and aborts the job; under MPI_ERRORS_RETURN it returns `code`.
 [[gnu::format(printf, 4, 5)]] int raise(MPI_Comm comm, int code, const char *call, const char *fmt, ...);
+// While one is alive, errors raised on this thread name `call`: a
+// large-count function that runs its int twin (MPI_Send_c's errors name
+// MPI_Send_c). Nested aliases: the outermost wins.
+class CallAlias {
+public:
+    explicit CallAlias(const char *call);
+    ~CallAlias();
+    CallAlias(const CallAlias &) = delete;
+    CallAlias &operator=(const CallAlias &) = delete;
+
+private:
+    const char *prev_;
+};
+
 // The same for a call that completed several requests (Waitall, Testall,
 // Waitsome, Testsome), as Open MPI's ULFM does: the handler gets `code`, the
 // first failed request's, and the call returns MPI_ERR_IN_STATUS (the

@@ -62,6 +62,7 @@ struct ftmpi_op_s {
     MPI_User_function *fn;
     bool commute;
     bool predefined;
+    MPI_User_function_c *fn_c = nullptr;  // MPI_Op_create_c's (fn is null then)
 };
 
 struct ftmpi_errhandler_s {

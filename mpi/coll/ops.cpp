@@ -175,9 +175,14 @@ int op_supports(MPI_Op op, MPI_Datatype type) {
 void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_Datatype type) {
     if (count <= 0) return;
     if (!op.predefined) {
-        int len = count;
         MPI_Datatype t = type;
-        op.fn(const_cast<void *>(in), inout, &len, &t);
+        if (op.fn_c != nullptr) {
+            MPI_Count len = count;
+            op.fn_c(const_cast<void *>(in), inout, &len, &t);
+        } else {
+            int len = count;
+            op.fn(const_cast<void *>(in), inout, &len, &t);
+        }
         return;
     }
     if (type->predefined) {
@@ -238,7 +243,7 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
     FTMPI_TRY(check_init("MPI_Op_create"));
     FTMPI_CHECK(check_nonnull("MPI_Op_create", MPI_COMM_NULL, reinterpret_cast<const void *>(user_fn), "user_fn"));
     FTMPI_CHECK(check_nonnull("MPI_Op_create", MPI_COMM_NULL, op, "op"));
-    *op = new ftmpi_op_s{Magic::op, op_user, user_fn, commute != 0, false};
+    *op = new ftmpi_op_s{Magic::op, op_user, user_fn, commute != 0, false, nullptr};
     return MPI_SUCCESS;
 }
 

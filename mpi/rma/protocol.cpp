@@ -78,7 +78,7 @@ MPI_Datatype basic_of(MPI_Datatype t) { return t->predefined ? t : t->derived->l
 // Applies `data` (count elements of the target type, packed) to the window
 // memory at `at`, with op (op_replace: a put).
 void apply(const Header &h, const WireBlock *blocks, const char *data, char *at) {
-    const ftmpi_op_s op{Magic::op, h.op, nullptr, true, true};
+    const ftmpi_op_s op{Magic::op, h.op, nullptr, true, true, nullptr};
     const MPI_Datatype basic = predefined_at(h.basic);
     if (basic != MPI_DATATYPE_NULL && !basic->contiguous && h.op != op_replace) {
         // A pair type with padding: its members arrive packed (no padding),

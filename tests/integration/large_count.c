@@ -1,0 +1,144 @@
+/*
+ * MPI 4.0's large-count (_c) functions at 2 ranks. With argument "big":
+ * 2^31 + 5 bytes in one MPI_Send_c/MPI_Recv_c, MPI_Ibcast_c and MPI_Sendrecv_c
+ * (the built type must outlive the call: a nonblocking collective's later
+ * rounds use it), counted back with MPI_Get_count_c, and a contiguous type
+ * of over 2^31 elements. Always: the small-count forms give what their int
+ * twins give (p2p, collectives, v collectives, a user op made with
+ * MPI_Op_create_c, pack, windows, files), and the errors have the right
+ * classes.
+ */
+#include "testlib.h"
+
+#define BIG ((MPI_Count)1 << 31) + 5
+
+static unsigned char pattern(MPI_Count i, int salt) { return (unsigned char)((i * 7 + salt) % 251); }
+
+static void check_bytes(const unsigned char *b, MPI_Count n, int salt) {
+    /* The ends and a spread of points in between. */
+    for (MPI_Count i = 0; i < n; i += (i < 4096 || n - i < 4096) ? 1 : 1048573)
+        CHECK(b[i] == pattern(i, salt), "byte %lld is %d, expected %d", (long long)i, b[i], pattern(i, salt));
+}
+
+static void big(int rank) {
+    const MPI_Count n = BIG;
+    unsigned char *buf = malloc((size_t)n);
+    CHECK(buf != NULL, "no memory for %lld bytes", (long long)n);
+    for (MPI_Count i = 0; i < n; ++i) buf[i] = rank == 0 ? pattern(i, 1) : 0;
+    MPI_Status st;
+    if (rank == 0) {
+        MPI_OK(MPI_Send_c(buf, n, MPI_BYTE, 1, 7, MPI_COMM_WORLD));
+    } else {
+        MPI_OK(MPI_Recv_c(buf, n, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &st));
+        MPI_Count got = 0;
+        int small = 0;
+        MPI_OK(MPI_Get_count_c(&st, MPI_BYTE, &got));
+        MPI_OK(MPI_Get_count(&st, MPI_BYTE, &small));
+        CHECK(got == n && small == MPI_UNDEFINED, "count %lld (int: %d)", (long long)got, small);
+        check_bytes(buf, n, 1);
+    }
+    /* Nonblocking broadcast from rank 1 of a new pattern. */
+    if (rank == 1)
+        for (MPI_Count i = 0; i < n; ++i) buf[i] = pattern(i, 2);
+    MPI_Request r;
+    MPI_OK(MPI_Ibcast_c(buf, n, MPI_BYTE, 1, MPI_COMM_WORLD, &r));
+    MPI_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    check_bytes(buf, n, 2);
+    /* A type of over 2^31 elements. */
+    MPI_Datatype t;
+    MPI_Count size = 0, lb = -1, extent = 0;
+    MPI_OK(MPI_Type_contiguous_c(n, MPI_BYTE, &t));
+    MPI_OK(MPI_Type_size_c(t, &size));
+    MPI_OK(MPI_Type_get_extent_c(t, &lb, &extent));
+    CHECK(size == n && lb == 0 && extent == n, "size %lld lb %lld extent %lld", (long long)size, (long long)lb,
+          (long long)extent);
+    MPI_OK(MPI_Type_commit(&t));
+    MPI_OK(MPI_Bcast(buf, 1, t, 0, MPI_COMM_WORLD)); /* rank 0 still has pattern 2 */
+    check_bytes(buf, n, 2);
+    MPI_OK(MPI_Type_free(&t));
+    free(buf);
+}
+
+static void add_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *type) {
+    (void)type;
+    for (MPI_Count i = 0; i < *len; ++i) ((long long *)inout)[i] += ((long long *)in)[i] * 10;
+}
+
+static void small(int rank, int size) {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int peer = 1 - rank, a[4] = {rank, rank + 1, rank + 2, rank + 3}, b[4] = {0};
+    MPI_Status st;
+    MPI_OK(MPI_Sendrecv_c(a, 4, MPI_INT, peer, 1, b, 4, MPI_INT, peer, 1, MPI_COMM_WORLD, &st));
+    CHECK(b[3] == peer + 3, "sendrecv got %d", b[3]);
+    MPI_Count c = 0;
+    MPI_OK(MPI_Get_elements_c(&st, MPI_INT, &c));
+    CHECK(c == 4, "elements %lld", (long long)c);
+    /* Persistent send and receive. */
+    MPI_Request rq[2];
+    MPI_OK(MPI_Send_init_c(a, 2, MPI_INT, peer, 2, MPI_COMM_WORLD, &rq[0]));
+    MPI_OK(MPI_Recv_init_c(b, 2, MPI_INT, peer, 2, MPI_COMM_WORLD, &rq[1]));
+    MPI_OK(MPI_Startall(2, rq));
+    MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+    CHECK(b[1] == peer + 1, "persistent got %d", b[1]);
+    MPI_Request_free(&rq[0]);
+    MPI_Request_free(&rq[1]);
+    /* A user op with MPI_Count lengths. */
+    MPI_Op op;
+    long long x[3] = {1, 2, 3}, y[3] = {0};
+    MPI_OK(MPI_Op_create_c(add_c, 1, &op));
+    MPI_OK(MPI_Reduce_c(x, y, 3, MPI_LONG_LONG, op, 0, MPI_COMM_WORLD));
+    if (rank == 0) CHECK(y[2] == 3 + 30 && y[0] == 11, "user op: %lld %lld", y[0], y[2]);
+    MPI_Op_free(&op);
+    /* v collective through int arrays; one beyond INT_MAX is refused. */
+    MPI_Count counts[2] = {1, 1};
+    MPI_Aint displs[2] = {0, 1};
+    int g[2] = {-1, -1};
+    MPI_OK(MPI_Allgatherv_c(&rank, 1, MPI_INT, g, counts, displs, MPI_INT, MPI_COMM_WORLD));
+    CHECK(g[0] == 0 && g[1] == 1, "allgatherv %d %d", g[0], g[1]);
+    MPI_Count huge[2] = {(MPI_Count)1 << 32, 1};
+    int rc = MPI_Alltoallv_c(a, huge, displs, MPI_INT, b, huge, displs, MPI_INT, MPI_COMM_WORLD);
+    CHECK(tl_class_of(rc) == MPI_ERR_UNSUPPORTED_OPERATION, "alltoallv beyond INT_MAX: %d", rc);
+    rc = MPI_Send_c(a, -1, MPI_INT, peer, 3, MPI_COMM_WORLD);
+    CHECK(tl_class_of(rc) == MPI_ERR_COUNT, "negative count: %d", rc);
+    /* Pack and unpack. */
+    char packed[64];
+    MPI_Count pos = 0, psize = 0;
+    MPI_OK(MPI_Pack_c(a, 4, MPI_INT, packed, sizeof packed, &pos, MPI_COMM_WORLD));
+    MPI_OK(MPI_Pack_size_c((MPI_Count)1 << 33, MPI_INT, MPI_COMM_WORLD, &psize));
+    CHECK(pos == 16 && psize == ((MPI_Count)1 << 35), "pack position %lld size %lld", pos, psize);
+    pos = 0;
+    MPI_OK(MPI_Unpack_c(packed, sizeof packed, &pos, b, 4, MPI_INT, MPI_COMM_WORLD));
+    CHECK(b[2] == rank + 2 && pos == 16, "unpack");
+    /* A window and a put. */
+    int *base = NULL;
+    MPI_Win w;
+    MPI_OK(MPI_Win_allocate_c(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &w));
+    MPI_OK(MPI_Win_fence(0, w));
+    MPI_OK(MPI_Put_c(a, 2, MPI_INT, peer, 1, 2, MPI_INT, w));
+    MPI_OK(MPI_Win_fence(0, w));
+    CHECK(base[1] == peer && base[2] == peer + 1, "put: %d %d", base[1], base[2]);
+    MPI_OK(MPI_Win_free(&w));
+    /* A file. */
+    (void)size;
+    const char *path = "/tmp/ftmpi_large_count.bin";
+    MPI_File f;
+    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &f));
+    MPI_OK(MPI_File_write_at_all_c(f, rank * 16, a, 4, MPI_INT, &st));
+    MPI_OK(MPI_File_read_at_all_c(f, peer * 16, b, 4, MPI_INT, &st));
+    MPI_OK(MPI_Get_count_c(&st, MPI_INT, &c));
+    CHECK(c == 4 && b[0] == peer, "file read %lld %d", (long long)c, b[0]);
+    MPI_OK(MPI_File_close(&f));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) MPI_File_delete(path, MPI_INFO_NULL);
+}
+
+int main(int argc, char **argv) {
+    int rank, size;
+    tl_init(&argc, &argv, &rank, &size, 2);
+    CHECK(size == 2, "needs 2 ranks");
+    small(rank, size);
+    if (argc > 1 && strcmp(argv[1], "big") == 0) big(rank);
+    MPI_Finalize();
+    if (rank == 0) printf("large_count: ok%s\n", argc > 1 ? " (over 2^31 bytes)" : "");
+    return 0;
+}
