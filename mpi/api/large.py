@@ -32,6 +32,7 @@ HANDWRITTEN = {  # mpi/large/misc_c.cpp, pack_win_c.cpp
     "MPI_Pack_c", "MPI_Unpack_c", "MPI_Pack_size_c", "MPI_Pack_external_c", "MPI_Unpack_external_c",
     "MPI_Pack_external_size_c", "MPI_Win_create_c", "MPI_Win_allocate_c", "MPI_Win_allocate_shared_c",
     "MPI_Win_shared_query_c", "MPI_File_get_type_extent_c", "MPI_Op_create_c",
+    "MPI_Register_datarep_c",  # mpi/io/view.cpp
     # mpi/p2p/bsend.cpp
     "MPI_Buffer_attach_c", "MPI_Buffer_detach_c", "MPI_Comm_attach_buffer_c", "MPI_Comm_detach_buffer_c",
     "MPI_Session_attach_buffer_c", "MPI_Session_detach_buffer_c",

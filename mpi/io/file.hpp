@@ -34,10 +34,23 @@ namespace ftmpi::mpi {
 // until the process ends, as the standard says).
 struct Datarep {
     std::string name;
-    MPI_Datarep_conversion_function *read = nullptr;  // null: the file holds native data
+    MPI_Datarep_conversion_function *read = nullptr;  // null (and read_c null): the file holds native data
     MPI_Datarep_conversion_function *write = nullptr;
     MPI_Datarep_extent_function *extent = nullptr;
     void *extra = nullptr;
+    // MPI_Register_datarep_c's conversions (MPI_Count counts), instead of read and write.
+    MPI_Datarep_conversion_function_c *read_c = nullptr;
+    MPI_Datarep_conversion_function_c *write_c = nullptr;
+
+    bool converts(bool writing) const {
+        return writing ? write != nullptr || write_c != nullptr : read != nullptr || read_c != nullptr;
+    }
+    // Runs the conversion of that direction on `count` elements.
+    int convert(bool writing, void *userbuf, MPI_Datatype t, MPI_Count count, void *filebuf) const {
+        if (MPI_Datarep_conversion_function_c *c = writing ? write_c : read_c)
+            return c(userbuf, t, count, filebuf, 0, extra);
+        return (writing ? write : read)(userbuf, t, static_cast<int>(count), filebuf, 0, extra);
+    }
 };
 // Why `rep` cannot describe `t` in a file here (null: it can): ftmpi takes a
 // representation only where the file extent of every predefined type in t's

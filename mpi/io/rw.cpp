@@ -165,11 +165,11 @@ int perform(const FileAccess &a, int err, bool aggregate, std::size_t *moved, in
     char *data = static_cast<char *>(a.buf);
     // A registered representation's conversion moves the data between the
     // user's buffer and the file's form (packed, the sizes native).
-    MPI_Datarep_conversion_function *convert = f->rep == nullptr ? nullptr : write ? f->rep->write : f->rep->read;
-    if (err == MPI_SUCCESS && (!a.type->contiguous || convert != nullptr) && bytes > 0) {
+    const bool convert = f->rep != nullptr && f->rep->converts(write);
+    if (err == MPI_SUCCESS && (!a.type->contiguous || convert) && bytes > 0) {
         stage.resize(bytes);
         data = stage.data();
-        if (write && convert != nullptr) err = convert(a.buf, a.type, a.count, data, 0, f->rep->extra);
+        if (write && convert) err = f->rep->convert(true, a.buf, a.type, a.count, data);
         else if (write) pack(a.buf, static_cast<std::size_t>(a.count), a.type, data);
     }
     int cls = MPI_SUCCESS;
@@ -189,11 +189,11 @@ int perform(const FileAccess &a, int err, bool aggregate, std::size_t *moved, in
         if (aggregate && write && *sys == 0) start_writeback(f->fd, runs, *moved);
     }
     if (!write && !stage.empty() && *moved > 0) {
-        if (convert == nullptr) {
+        if (!convert) {
             unpack(data, *moved, a.buf, a.type);
-        } else if (const int whole = static_cast<int>(*moved / a.type->size); whole > 0) {
+        } else if (const auto whole = static_cast<MPI_Count>(*moved / a.type->size); whole > 0) {
             // Whole elements only: a read that ended inside one leaves it be.
-            if (const int rc = convert(a.buf, a.type, whole, data, 0, f->rep->extra);
+            if (const int rc = f->rep->convert(false, a.buf, a.type, whole, data);
                 rc != MPI_SUCCESS && cls == MPI_SUCCESS)
                 cls = rc;
         }

@@ -217,6 +217,26 @@ long long name_hash(const char *s) {
     return static_cast<long long>(h >> 24);
 }
 
+// MPI_Register_datarep and _c: checks `datarep` (the name as given, may be
+// null) and keeps `rep`.
+int register_datarep(const char *call, Datarep rep, const char *datarep) {
+    // Errors go to MPI_FILE_NULL's handler (no file is involved).
+    FTMPI_TRY(check_init(call));
+    if (datarep == nullptr) return raise_file_null(MPI_ERR_ARG, call, "argument datarep is NULL");
+    if (rep.extent == nullptr) return raise_file_null(MPI_ERR_ARG, call, "argument dtype_file_extent_fn is NULL");
+    if (datarep[0] == '\0' || std::strlen(datarep) >= MPI_MAX_DATAREP_STRING)
+        return raise_file_null(MPI_ERR_ARG, call, "the name must have 1 to %d characters (argument datarep)",
+                               MPI_MAX_DATAREP_STRING - 1);
+    for (const char *taken : {"native", "internal", "external32"})
+        if (std::strcmp(datarep, taken) == 0)
+            return raise_file_null(MPI_ERR_DUP_DATAREP, call, "\"%s\" is a predefined data representation", datarep);
+    if (find_datarep(datarep) != nullptr)
+        return raise_file_null(MPI_ERR_DUP_DATAREP, call, "data representation \"%.64s\" is already registered",
+                               datarep);
+    g_datareps.push_back(std::move(rep));
+    return MPI_SUCCESS;
+}
+
 int check_committed(const char *call, MPI_File f, MPI_Datatype t, const char *arg) {
     FTMPI_TRY(check_type(call, f->comm, t, arg));
     if (t->committed) return MPI_SUCCESS;
@@ -319,24 +339,22 @@ int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Da
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                          MPI_Datarep_conversion_function *write_conversion_fn,
                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
-    const char *call = "MPI_Register_datarep";
-    // Errors go to MPI_FILE_NULL's handler (no file is involved).
-    FTMPI_TRY(check_init(call));
-    if (datarep == nullptr) return raise_file_null(MPI_ERR_ARG, call, "argument datarep is NULL");
-    if (dtype_file_extent_fn == nullptr)
-        return raise_file_null(MPI_ERR_ARG, call, "argument dtype_file_extent_fn is NULL");
-    if (datarep[0] == '\0' || std::strlen(datarep) >= MPI_MAX_DATAREP_STRING)
-        return raise_file_null(MPI_ERR_ARG, call, "the name must have 1 to %d characters (argument datarep)",
-                               MPI_MAX_DATAREP_STRING - 1);
-    for (const char *taken : {"native", "internal", "external32"})
-        if (std::strcmp(datarep, taken) == 0)
-            return raise_file_null(MPI_ERR_DUP_DATAREP, call, "\"%s\" is a predefined data representation", datarep);
-    if (find_datarep(datarep) != nullptr)
-        return raise_file_null(MPI_ERR_DUP_DATAREP, call, "data representation \"%.64s\" is already registered",
-                               datarep);
-    g_datareps.push_back({datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state});
-    return MPI_SUCCESS;
+    return register_datarep(
+        "MPI_Register_datarep",
+        {datarep != nullptr ? datarep : "", read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state},
+        datarep);
 }
+
+// MPI 4.0: conversions with MPI_Count counts.
+int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+                           MPI_Datarep_conversion_function_c *write_conversion_fn,
+                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
+    Datarep rep{datarep != nullptr ? datarep : "", nullptr, nullptr, dtype_file_extent_fn, extra_state};
+    rep.read_c = read_conversion_fn;
+    rep.write_c = write_conversion_fn;
+    return register_datarep("MPI_Register_datarep_c", std::move(rep), datarep);
+}
+
 
 // "native": a type's extent in the file is its extent in memory.
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) {

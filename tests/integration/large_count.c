@@ -5,8 +5,8 @@
  * rounds use it), counted back with MPI_Get_count_c, and a contiguous type
  * of over 2^31 elements. Always: the small-count forms give what their int
  * twins give (p2p, collectives, v collectives, a user op made with
- * MPI_Op_create_c, pack, windows, files), and the errors have the right
- * classes.
+ * MPI_Op_create_c, pack, windows, files, a data representation made with
+ * MPI_Register_datarep_c), and the errors have the right classes.
  */
 #include "testlib.h"
 
@@ -62,6 +62,46 @@ static void big(int rank) {
 static void add_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *type) {
     (void)type;
     for (MPI_Count i = 0; i < *len; ++i) ((long long *)inout)[i] += ((long long *)in)[i] * 10;
+}
+
+/* A data representation whose conversions take MPI_Count counts: the file
+   holds each int plus 1. */
+static MPI_Count converted;
+static int to_file(void *user, MPI_Datatype t, MPI_Count count, void *file, MPI_Offset pos, void *extra) {
+    (void)t, (void)pos, (void)extra;
+    for (MPI_Count i = 0; i < count; ++i) ((int *)file)[i] = ((int *)user)[i] + 1;
+    converted += count;
+    return MPI_SUCCESS;
+}
+static int from_file(void *user, MPI_Datatype t, MPI_Count count, void *file, MPI_Offset pos, void *extra) {
+    (void)t, (void)pos, (void)extra;
+    for (MPI_Count i = 0; i < count; ++i) ((int *)user)[i] = ((int *)file)[i] - 1;
+    converted += count;
+    return MPI_SUCCESS;
+}
+static int extent_of(MPI_Datatype t, MPI_Aint *extent, void *extra) {
+    (void)extra;
+    MPI_Aint lb;
+    return MPI_Type_get_extent(t, &lb, extent);
+}
+
+static void datarep(int rank) {
+    MPI_OK(MPI_Register_datarep_c("ftmpi_plus1_c", from_file, to_file, extent_of, NULL));
+    const char *path = "/tmp/ftmpi_large_count_rep.bin";
+    MPI_File f;
+    int v[2] = {10 * rank, 10 * rank + 1}, w[2] = {0, 0};
+    MPI_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &f));
+    MPI_OK(MPI_File_set_view(f, 0, MPI_INT, MPI_INT, "ftmpi_plus1_c", MPI_INFO_NULL));
+    MPI_OK(MPI_File_write_at_all_c(f, 2 * rank, v, 2, MPI_INT, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_File_read_at_all_c(f, 2 * rank, w, 2, MPI_INT, MPI_STATUS_IGNORE));
+    CHECK(w[0] == v[0] && w[1] == v[1] && converted == 4, "datarep_c: %d %d (%lld converted)", w[0], w[1],
+          (long long)converted);
+    MPI_OK(MPI_File_set_view(f, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    MPI_OK(MPI_File_read_at_all(f, 2 * rank, w, 2, MPI_INT, MPI_STATUS_IGNORE));
+    CHECK(w[0] == v[0] + 1 && w[1] == v[1] + 1, "the file holds %d %d", w[0], w[1]);
+    MPI_OK(MPI_File_close(&f));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) MPI_File_delete(path, MPI_INFO_NULL);
 }
 
 static void small(int rank, int size) {
@@ -137,6 +177,7 @@ int main(int argc, char **argv) {
     tl_init(&argc, &argv, &rank, &size, 2);
     CHECK(size == 2, "needs 2 ranks");
     small(rank, size);
+    datarep(rank);
     if (argc > 1 && strcmp(argv[1], "big") == 0) big(rank);
     MPI_Finalize();
     if (rank == 0) printf("large_count: ok%s\n", argc > 1 ? " (over 2^31 bytes)" : "");
