@@ -1,16 +1,21 @@
 /*
  * MPI 4.0's large-count (_c) functions at 2 ranks. With argument "big":
- * 2^31 + 5 bytes in one MPI_Send_c/MPI_Recv_c, MPI_Ibcast_c and MPI_Sendrecv_c
- * (the built type must outlive the call: a nonblocking collective's later
- * rounds use it), counted back with MPI_Get_count_c, and a contiguous type
- * of over 2^31 elements. Always: the small-count forms give what their int
+ * 3 GiB in one MPI_Send_c/MPI_Recv_c, counted back with MPI_Get_count_c,
+ * MPI_Bcast_c of 2^31 + 3 bytes and MPI_Ibcast_c of 3 GiB (the built type
+ * must outlive the call: a nonblocking collective's later rounds use it),
+ * and a contiguous type of over 2^31 elements. With "kill": rank 1 dies,
+ * and rank 0's MPI_Send_c of 3 GiB to it and MPI_Bcast_c fail with
+ * MPI_ERR_PROC_FAILED. Always: the small-count forms give what their int
  * twins give (p2p, collectives, v collectives, a user op made with
  * MPI_Op_create_c, pack, windows, files, a data representation made with
  * MPI_Register_datarep_c), and the errors have the right classes.
  */
+#include <signal.h>
+
 #include "testlib.h"
 
-#define BIG ((MPI_Count)1 << 31) + 5
+#define BIG (((MPI_Count)3 << 30) + 5) /* 3 GiB and 5 bytes */
+#define OVER_INT (((MPI_Count)1 << 31) + 3)
 
 static unsigned char pattern(MPI_Count i, int salt) { return (unsigned char)((i * 7 + salt) % 251); }
 
@@ -37,7 +42,11 @@ static void big(int rank) {
         CHECK(got == n && small == MPI_UNDEFINED, "count %lld (int: %d)", (long long)got, small);
         check_bytes(buf, n, 1);
     }
-    /* Nonblocking broadcast from rank 1 of a new pattern. */
+    /* Broadcasts of more than 2^31 elements: blocking from rank 0, then
+       nonblocking from rank 1 of a new pattern. */
+    const MPI_Count m = OVER_INT;
+    MPI_OK(MPI_Bcast_c(buf, m, MPI_BYTE, 0, MPI_COMM_WORLD));
+    check_bytes(buf, m, 1);
     if (rank == 1)
         for (MPI_Count i = 0; i < n; ++i) buf[i] = pattern(i, 2);
     MPI_Request r;
@@ -172,14 +181,38 @@ static void small(int rank, int size) {
     if (rank == 0) MPI_File_delete(path, MPI_INFO_NULL);
 }
 
+static void killed(int rank) {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == 1) raise(SIGKILL);
+    const MPI_Count n = BIG;
+    unsigned char *buf = calloc((size_t)n, 1);
+    CHECK(buf != NULL, "no memory");
+    int rc = MPI_Send_c(buf, n, MPI_BYTE, 1, 9, MPI_COMM_WORLD);
+    CHECK(tl_class_of(rc) == MPIX_ERR_PROC_FAILED, "MPI_Send_c to a dead rank: %d", rc);
+    rc = MPI_Bcast_c(buf, OVER_INT, MPI_BYTE, 0, MPI_COMM_WORLD);
+    CHECK(tl_class_of(rc) == MPIX_ERR_PROC_FAILED, "MPI_Bcast_c with a dead rank: %d", rc);
+    free(buf);
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     tl_init(&argc, &argv, &rank, &size, 2);
     CHECK(size == 2, "needs 2 ranks");
+    int version = 0, subversion = 0;
+    MPI_OK(MPI_Get_version(&version, &subversion));
+    CHECK(version == 4 && subversion == 1 && MPI_VERSION == 4 && MPI_SUBVERSION == 1, "MPI %d.%d", version, subversion);
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "kill") == 0) {
+        killed(rank);
+        MPI_Finalize();
+        printf("large_count: kill: ok\n");
+        return 0;
+    }
     small(rank, size);
     datarep(rank);
-    if (argc > 1 && strcmp(argv[1], "big") == 0) big(rank);
+    if (strcmp(mode, "big") == 0) big(rank);
     MPI_Finalize();
-    if (rank == 0) printf("large_count: ok%s\n", argc > 1 ? " (over 2^31 bytes)" : "");
+    if (rank == 0) printf("large_count: ok%s\n", argc > 1 ? " (3 GiB)" : "");
     return 0;
 }
