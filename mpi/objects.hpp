@@ -140,6 +140,11 @@ struct ftmpi_comm_s {
     int refs = 0;
     bool freed = false;
     bool retired = false;
+    // An inter-communicator's view that outlived its owner (operations on it
+    // pending when the owner retired): it releases their shared context slot
+    // when it retires, so that no new communicator takes the slot (and the
+    // view's fault-tolerance messages) while the view still answers there.
+    bool releases_slot = false;
     // Transfers on it started and not yet complete (ftmpi_request_s::counted):
     // what MPI_Comm_disconnect waits for. A request that completed, or a
     // persistent one not started, holds a reference but is not pending.

@@ -256,12 +256,16 @@ namespace {
 // there, taking a reference), and the object goes once nothing refers to it.
 void retire_comm(MPI_Comm c) {
     c->retired = true;
-    if (c->inter) free_intercomm_parts(c);
+    const bool view_keeps_slot = c->inter && free_intercomm_parts(c);
     unregister_comm(c);
     if (c->ft_owner == nullptr) {  // an inter-communicator's view shares its owner's context and queues
-        release_slot(c->context);
+        if (!view_keeps_slot) release_slot(c->context);
         g.engine->close(c->queue);
         g.engine->close(c->coll_queue);
+    } else if (c->releases_slot) {
+        release_slot(c->context);
+        c->releases_slot = false;
+        comm_release(c->ft_owner);  // held since the owner retired (free_intercomm_parts)
     }
     if (c->refs == 0) delete_comm_object(c);
 }

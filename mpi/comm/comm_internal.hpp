@@ -114,8 +114,11 @@ MPI_Comm make_intercomm(MPI_Comm local, int slot, std::vector<int> remote_procs,
 int intercomm_from_leaders(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int ltag,
                            int err_in, MPI_Comm *newintercomm, const char **why);
 // Frees what an inter-communicator owns besides itself: the hidden local
-// communicator and the fault-tolerance view.
-void free_intercomm_parts(MPI_Comm comm);
+// communicator and the fault-tolerance view. True when the view outlives
+// this call (operations on it are pending): it then releases the shared
+// context slot itself when it retires, and holds the inter-communicator's
+// object (its ft_owner) until then.
+bool free_intercomm_parts(MPI_Comm comm);
 // Destroys a communicator (intra or inter) and what it owns; its attributes
 // are the caller's business. Its handle is dead at once; while something
 // refers to it (ftmpi_comm_s::refs), its operations still run, and its

@@ -200,15 +200,20 @@ int split_intercomm(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 // Duplicates an inter-communicator (called by MPI_Comm_dup): one color, ranks kept.
 int dup_intercomm(MPI_Comm comm, MPI_Comm *newcomm) { return split_intercomm(comm, 0, comm->rank, newcomm); }
 
-void free_intercomm_parts(MPI_Comm comm) {
+bool free_intercomm_parts(MPI_Comm comm) {
+    bool view_lives = false;
     if (MPI_Comm v = comm->ft) {
         comm->ft = nullptr;
         discard_comm(v);
+        view_lives = !v->retired;
+        v->releases_slot = view_lives;
+        if (view_lives) comm_retain(comm);  // its ft_owner stays valid until it retires
     }
     if (MPI_Comm l = comm->local) {
         comm->local = nullptr;
         discard_comm(l);
     }
+    return view_lives;
 }
 
 int intercomm_from_leaders(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int ltag,
