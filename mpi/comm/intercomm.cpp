@@ -204,10 +204,12 @@ bool free_intercomm_parts(MPI_Comm comm) {
     bool view_lives = false;
     if (MPI_Comm v = comm->ft) {
         comm->ft = nullptr;
-        discard_comm(v);
-        view_lives = !v->retired;
+        // discard_comm retires it now only when nothing refers to it (and
+        // may delete it): whether it lives on is known before.
+        view_lives = v->refs > 0;
         v->releases_slot = view_lives;
         if (view_lives) comm_retain(comm);  // its ft_owner stays valid until it retires
+        discard_comm(v);
     }
     if (MPI_Comm l = comm->local) {
         comm->local = nullptr;
