@@ -72,6 +72,9 @@ namespace ftmpi::runtime {
     X(TEST_KILL_AT, std::string, "", testing,                                             \
       "tests only: 'site:rank[:n]' makes job rank `rank` die (SIGKILL) the n-th time "    \
       "(default 1st) it reaches protocol point `site` (see runtime/test_hooks.hpp)")      \
+    X(TEST_SPLIT_ABOVE, int, 0, testing,                                                  \
+      "tests only: a reduce-scatter of a vector longer than this many elements runs as "  \
+      "one reduce per member, as one longer than INT_MAX does (0: INT_MAX)")              \
     X(FT, int, 1, ft,                                                                     \
       "0: the job ends at its first failure (ftmpirun --no-ft sets it): the MPIX_FT "     \
       "attribute reports 0")                                                              \

@@ -124,16 +124,35 @@ void build_allreduce(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf
 void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
                           MPI_Datatype t);
 void build_scan(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, bool exclusive);
+// The v builders take a type per block on the side with a block per rank
+// (`types`, null: `rtype` or `stype` for all), as the large-count functions
+// describe a block beyond INT_MAX (mpi/large/wide.cpp).
 void build_gatherv(Sched &s, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                   const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
+                   const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
+                   const MPI_Datatype *types = nullptr);
 void build_scatterv(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const int *displs,
-                    MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype, int root);
+                    MPI_Datatype stype, void *recvbuf, int rcount, MPI_Datatype rtype, int root,
+                    const MPI_Datatype *types = nullptr);
 void build_allgatherv(Sched &s, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                      const int *rcounts, const int *displs, MPI_Datatype rtype);
+                      const int *rcounts, const int *displs, MPI_Datatype rtype, const MPI_Datatype *types = nullptr);
 // Displacements in bytes, one type per peer (alltoall/alltoallv convert).
 void build_alltoallw(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
                      const MPI_Datatype *stypes, void *recvbuf, const int *rcounts, const MPI_Aint *rdispls,
                      const MPI_Datatype *rtypes);
+
+// The v collectives for the large-count functions (mpi/large/wide.cpp),
+// with a type per block on the side with a block per rank (`types`, null:
+// the one type); blocking unless `nb`, then nonblocking or persistent
+// (`run`).
+int coll_gatherv(const char *call, bool nb, Run run, MPI_Request *request, const void *sendbuf, int sendcount,
+                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, const MPI_Datatype *types);
+int coll_scatterv(const char *call, bool nb, Run run, MPI_Request *request, const void *sendbuf, const int sendcounts[],
+                  const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, const MPI_Datatype *types);
+int coll_allgatherv(const char *call, bool nb, Run run, MPI_Request *request, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, MPI_Comm comm, const MPI_Datatype *types);
 
 // Allreduce switches from recursive doubling to ring reduce-scatter +
 // allgather at this many bytes per rank (commutative ops, count >= size).

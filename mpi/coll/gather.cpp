@@ -16,20 +16,21 @@
 namespace ftmpi::mpi {
 
 void build_gatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                   const int *rcounts, const int *displs, MPI_Datatype rtype, int root) {
+                   const int *rcounts, const int *displs, MPI_Datatype rtype, int root, const MPI_Datatype *types) {
     const int n = s.size(), me = s.rank();
     root = s.root(root);
     if (root < 0) return s.next_round();
     if (me == root) {
         rcounts = s.per_rank(rcounts);  // significant at the root only
         displs = s.per_rank(displs);
+        types = s.per_rank(types);
+        const auto ty = [&](int i) { return types != nullptr ? types[i] : rtype; };
+        const auto block = [&](int i) { return at(recvbuf, static_cast<std::size_t>(displs[i]), ty(i)); };
         for (int k = 1; k < n; ++k) {
             const int i = (root + k) % n;
-            s.add_recv(at(recvbuf, static_cast<std::size_t>(displs[i]), rtype), rcounts[i], rtype, i);
+            s.add_recv(block(i), rcounts[i], ty(i), i);
         }
-        if (sendbuf != MPI_IN_PLACE)
-            s.add_copy(sendbuf, scount, stype, at(recvbuf, static_cast<std::size_t>(displs[me]), rtype), rcounts[me],
-                       rtype);
+        if (sendbuf != MPI_IN_PLACE) s.add_copy(sendbuf, scount, stype, block(me), rcounts[me], ty(me));
     } else {
         s.add_send(sendbuf, scount, stype, root);
     }
@@ -37,20 +38,21 @@ void build_gatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_Data
 }
 
 void build_scatterv(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts, const int *displs, MPI_Datatype stype,
-                    void *recvbuf, int rcount, MPI_Datatype rtype, int root) {
+                    void *recvbuf, int rcount, MPI_Datatype rtype, int root, const MPI_Datatype *types) {
     const int n = s.size(), me = s.rank();
     root = s.root(root);
     if (root < 0) return s.next_round();
     if (me == root) {
         scounts = s.per_rank(scounts);  // significant at the root only
         displs = s.per_rank(displs);
+        types = s.per_rank(types);
+        const auto ty = [&](int i) { return types != nullptr ? types[i] : stype; };
+        const auto block = [&](int i) { return at(sendbuf, static_cast<std::size_t>(displs[i]), ty(i)); };
         for (int k = 1; k < n; ++k) {
             const int i = (root + k) % n;
-            s.add_send(at(sendbuf, static_cast<std::size_t>(displs[i]), stype), scounts[i], stype, i);
+            s.add_send(block(i), scounts[i], ty(i), i);
         }
-        if (recvbuf != MPI_IN_PLACE)
-            s.add_copy(at(sendbuf, static_cast<std::size_t>(displs[me]), stype), scounts[me], stype, recvbuf, rcount,
-                       rtype);
+        if (recvbuf != MPI_IN_PLACE) s.add_copy(block(me), scounts[me], ty(me), recvbuf, rcount, rtype);
     } else {
         s.add_recv(recvbuf, rcount, rtype, root);
     }
@@ -58,21 +60,23 @@ void build_scatterv(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts,
 }
 
 void build_allgatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                      const int *rcounts, const int *displs, MPI_Datatype rtype) {
+                      const int *rcounts, const int *displs, MPI_Datatype rtype, const MPI_Datatype *types) {
     const int n = s.size(), me = s.rank();
     rcounts = s.per_rank(rcounts);
     displs = s.per_rank(displs);
+    types = s.per_rank(types);
+    const auto ty = [&](int i) { return types != nullptr ? types[i] : rtype; };
+    const auto block = [&](int i) { return at(recvbuf, static_cast<std::size_t>(displs[i]), ty(i)); };
     if (sendbuf != MPI_IN_PLACE) {
-        s.add_copy(sendbuf, scount, stype, at(recvbuf, static_cast<std::size_t>(displs[me]), rtype), rcounts[me],
-                   rtype);
+        s.add_copy(sendbuf, scount, stype, block(me), rcounts[me], ty(me));
         s.next_round();
     }
     const int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int st = 0; st < n - 1; ++st) {
         const int sb = ((me - st) % n + n) % n;
         const int rb = ((me - st - 1) % n + n) % n;
-        s.add_send(at(recvbuf, static_cast<std::size_t>(displs[sb]), rtype), rcounts[sb], rtype, right);
-        s.add_recv(at(recvbuf, static_cast<std::size_t>(displs[rb]), rtype), rcounts[rb], rtype, left);
+        s.add_send(block(sb), rcounts[sb], ty(sb), right);
+        s.add_recv(block(rb), rcounts[rb], ty(rb), left);
         s.next_round();
     }
     s.next_round();
@@ -157,7 +161,7 @@ struct RootedSide {
 
 int check_rooted(const char *call, MPI_Comm comm, int root, RootedSide single, int single_count,
                  MPI_Datatype single_type, RootedSide many, const int *many_counts, const int *displs,
-                 MPI_Datatype many_type, bool v) {
+                 MPI_Datatype many_type, bool v, const MPI_Datatype *types) {
     FTMPI_TRY(check_coll_start(call, comm));
 #if FTMPI_ARG_CHECKS
     FTMPI_TRY(check_root(call, comm, root));
@@ -178,32 +182,38 @@ int check_rooted(const char *call, MPI_Comm comm, int root, RootedSide single, i
         FTMPI_TRY(check_type(call, comm, many_type, many.type_arg));
         if (v) FTMPI_TRY(check_counts(call, comm, many_counts, displs, many.count_arg, "displs"));
         else FTMPI_TRY(check_count(call, comm, many_counts[0], many.count_arg));
+        const auto ty = [&](int i) { return types != nullptr ? types[i] : many_type; };
         FTMPI_TRY(check_rank_buffers(
-            call, comm, many.buf, [&](int i) { return many_counts[v ? i : 0]; }, [&](int) { return many_type; },
-            [&](int i) { return static_cast<MPI_Aint>(v ? displs[i] : i * many_counts[0]) * many_type->extent; },
+            call, comm, many.buf, [&](int i) { return many_counts[v ? i : 0]; }, ty,
+            [&](int i) { return static_cast<MPI_Aint>(v ? displs[i] : i * many_counts[0]) * ty(i)->extent; },
             many.buf_arg));
     }
 #else
     (void)root, (void)single, (void)single_count, (void)single_type, (void)many, (void)many_counts, (void)displs,
-        (void)many_type, (void)v;
+        (void)many_type, (void)v, (void)types;
 #endif
     return MPI_SUCCESS;
 }
 
 int check_gather(const char *call, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype,
-                 const void *recvbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, int root, bool v) {
+                 const void *recvbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, int root, bool v,
+                 const MPI_Datatype *types = nullptr) {
     return check_rooted(call, comm, root, {sendbuf, "sendbuf", "sendcount", "sendtype"}, scount, stype,
-                        {recvbuf, "recvbuf", v ? "recvcounts" : "recvcount", "recvtype"}, rcounts, displs, rtype, v);
+                        {recvbuf, "recvbuf", v ? "recvcounts" : "recvcount", "recvtype"}, rcounts, displs, rtype, v,
+                        types);
 }
 
 int check_scatter(const char *call, MPI_Comm comm, const void *sendbuf, const int *scounts, const int *displs,
-                  MPI_Datatype stype, const void *recvbuf, int rcount, MPI_Datatype rtype, int root, bool v) {
+                  MPI_Datatype stype, const void *recvbuf, int rcount, MPI_Datatype rtype, int root, bool v,
+                  const MPI_Datatype *types = nullptr) {
     return check_rooted(call, comm, root, {recvbuf, "recvbuf", "recvcount", "recvtype"}, rcount, rtype,
-                        {sendbuf, "sendbuf", v ? "sendcounts" : "sendcount", "sendtype"}, scounts, displs, stype, v);
+                        {sendbuf, "sendbuf", v ? "sendcounts" : "sendcount", "sendtype"}, scounts, displs, stype, v,
+                        types);
 }
 
 int check_allgather(const char *call, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype,
-                    const void *recvbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, bool v) {
+                    const void *recvbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, bool v,
+                    const MPI_Datatype *types = nullptr) {
     FTMPI_TRY(check_coll_start(call, comm));
 #if FTMPI_ARG_CHECKS
     if (comm->inter) FTMPI_TRY(check_no_in_place(call, comm, sendbuf, "sendbuf"));
@@ -213,11 +223,13 @@ int check_allgather(const char *call, MPI_Comm comm, const void *sendbuf, int sc
     FTMPI_TRY(check_type(call, comm, rtype, "recvtype"));
     if (v) FTMPI_TRY(check_counts(call, comm, rcounts, displs, "recvcounts", "displs"));
     else FTMPI_TRY(check_count(call, comm, rcounts[0], "recvcount"));
+    const auto ty = [&](int i) { return types != nullptr ? types[i] : rtype; };
     FTMPI_TRY(check_rank_buffers(
-        call, comm, recvbuf, [&](int i) { return rcounts[v ? i : 0]; }, [&](int) { return rtype; },
-        [&](int i) { return static_cast<MPI_Aint>(v ? displs[i] : i * rcounts[0]) * rtype->extent; }, "recvbuf"));
+        call, comm, recvbuf, [&](int i) { return rcounts[v ? i : 0]; }, ty,
+        [&](int i) { return static_cast<MPI_Aint>(v ? displs[i] : i * rcounts[0]) * ty(i)->extent; }, "recvbuf"));
 #else
-    (void)sendbuf, (void)scount, (void)stype, (void)recvbuf, (void)rcounts, (void)displs, (void)rtype, (void)v;
+    (void)sendbuf, (void)scount, (void)stype, (void)recvbuf, (void)rcounts, (void)displs, (void)rtype, (void)v,
+        (void)types;
 #endif
     return MPI_SUCCESS;
 }
@@ -302,14 +314,14 @@ int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf,
 
 int gatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
             void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
-            Run run = Run::nonblocking) {
-    FTMPI_TRY(
-        check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, true));
+            Run run = Run::nonblocking, const MPI_Datatype *types = nullptr) {
+    FTMPI_TRY(check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, true,
+                           types));
     return FTMPI_COLL(
         call, nb, request,
         comm->inter
-            ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
-            : build_gatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root));
+            ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, types)
+            : build_gatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, types));
 }
 
 int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -326,14 +338,14 @@ int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf
 
 int scatterv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
              const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-             MPI_Comm comm, Run run = Run::nonblocking) {
-    FTMPI_TRY(
-        check_scatter(call, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, true));
-    return FTMPI_COLL(
-        call, nb, request,
-        comm->inter
-            ? build_inter_scatterv(s, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
-            : build_scatterv(s, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root));
+             MPI_Comm comm, Run run = Run::nonblocking, const MPI_Datatype *types = nullptr) {
+    FTMPI_TRY(check_scatter(call, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, true,
+                            types));
+    return FTMPI_COLL(call, nb, request,
+                      comm->inter ? build_inter_scatterv(s, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                                         recvtype, root, types)
+                                  : build_scatterv(s, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                                   recvtype, root, types));
 }
 
 int allgather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
@@ -350,12 +362,14 @@ int allgather(const char *call, bool nb, MPI_Request *request, const void *sendb
 
 int allgatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-               MPI_Comm comm, Run run = Run::nonblocking) {
-    FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, true));
+               MPI_Comm comm, Run run = Run::nonblocking, const MPI_Datatype *types = nullptr) {
+    FTMPI_TRY(
+        check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, true, types));
     return FTMPI_COLL(
         call, nb, request,
-        comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
-                    : build_allgatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
+        comm->inter
+            ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, types)
+            : build_allgatherv(s, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, types));
 }
 
 int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -398,6 +412,31 @@ int alltoallw(const char *call, bool nb, MPI_Request *request, const void *sendb
 }
 
 }  // namespace
+
+namespace ftmpi::mpi {
+
+int coll_gatherv(const char *call, bool nb, Run run, MPI_Request *request, const void *sendbuf, int sendcount,
+                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, const MPI_Datatype *types) {
+    return gatherv(call, nb, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm,
+                   run, types);
+}
+
+int coll_scatterv(const char *call, bool nb, Run run, MPI_Request *request, const void *sendbuf, const int sendcounts[],
+                  const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, const MPI_Datatype *types) {
+    return scatterv(call, nb, request, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                    run, types);
+}
+
+int coll_allgatherv(const char *call, bool nb, Run run, MPI_Request *request, const void *sendbuf, int sendcount,
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[],
+                    MPI_Datatype recvtype, MPI_Comm comm, const MPI_Datatype *types) {
+    return allgatherv(call, nb, request, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, run,
+                      types);
+}
+
+}  // namespace ftmpi::mpi
 
 extern "C" {
 

@@ -21,6 +21,8 @@
 //   own group).
 #include "mpi/coll/inter.hpp"
 
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "mpi/coll/common.hpp"
@@ -125,11 +127,14 @@ void build_inter_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, co
 }
 
 void build_inter_gatherv(Sched &s, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                         const int *rcounts, const int *displs, MPI_Datatype rtype, int root) {
+                         const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
+                         const MPI_Datatype *types) {
     if (root == MPI_PROC_NULL) return;
     if (root == MPI_ROOT) {
-        for (int j = 0; j < s.remote_size(); ++j)
-            s.add_cross_recv(at(recvbuf, static_cast<std::size_t>(displs[j]), rtype), rcounts[j], rtype, j);
+        for (int j = 0; j < s.remote_size(); ++j) {
+            const MPI_Datatype t = types != nullptr ? types[j] : rtype;
+            s.add_cross_recv(at(recvbuf, static_cast<std::size_t>(displs[j]), t), rcounts[j], t, j);
+        }
     } else {
         s.add_cross_send(sendbuf, scount, stype, root);
     }
@@ -137,36 +142,87 @@ void build_inter_gatherv(Sched &s, const void *sendbuf, int scount, MPI_Datatype
 }
 
 void build_inter_scatterv(Sched &s, const void *sendbuf, const int *scounts, const int *displs, MPI_Datatype stype,
-                          void *recvbuf, int rcount, MPI_Datatype rtype, int root) {
+                          void *recvbuf, int rcount, MPI_Datatype rtype, int root, const MPI_Datatype *types) {
     if (root == MPI_PROC_NULL) return;
     if (root == MPI_ROOT) {
-        for (int j = 0; j < s.remote_size(); ++j)
-            s.add_cross_send(at(sendbuf, static_cast<std::size_t>(displs[j]), stype), scounts[j], stype, j);
+        for (int j = 0; j < s.remote_size(); ++j) {
+            const MPI_Datatype t = types != nullptr ? types[j] : stype;
+            s.add_cross_send(at(sendbuf, static_cast<std::size_t>(displs[j]), t), scounts[j], t, j);
+        }
     } else {
         s.add_cross_recv(recvbuf, rcount, rtype, root);
     }
     s.next_round();
 }
 
-// The leader receives the other group's blocks packed (rcounts elements of
-// rtype each, in remote rank order), bcasts them, and every member unpacks.
+// `n` bytes as a count and type: MPI_BYTE, or beyond INT_MAX one element of
+// a type the schedule holds.
+std::pair<int, MPI_Datatype> bytes_as(Sched &s, std::size_t n) {
+    if (n <= 0x7fffffff) return {static_cast<int>(n), MPI_BYTE};
+    // Out of memory: nothing moves, and the sizes disagree (MPI_ERR_TRUNCATE).
+    const MPI_Datatype t = s.adopt(elements_type(static_cast<MPI_Count>(n), MPI_BYTE));
+    return t == MPI_DATATYPE_NULL ? std::pair{0, MPI_BYTE} : std::pair{1, t};
+}
+
+// The leader receives the other group's blocks packed (their bytes, in
+// remote rank order), bcasts them, and every member unpacks. Every member of
+// a group sees the same counts, so all describe the packed bytes alike.
 void build_inter_allgatherv(Sched &s, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                            const int *rcounts, const int *displs, MPI_Datatype rtype) {
+                            const int *rcounts, const int *displs, MPI_Datatype rtype, const MPI_Datatype *types) {
     const int r = s.remote_size();
-    std::vector<std::size_t> off;
-    const int total = packed_offsets(rcounts, r, off);
-    void *packed = s.scratch(total, rtype);
+    const auto ty = [&](int j) { return types != nullptr ? types[j] : rtype; };
+    std::vector<std::size_t> off(static_cast<std::size_t>(r) + 1, 0);
+    for (int j = 0; j < r; ++j)
+        off[static_cast<std::size_t>(j) + 1] =
+            off[static_cast<std::size_t>(j)] + static_cast<std::size_t>(rcounts[j]) * ty(j)->size;
+    char *packed = static_cast<char *>(s.scratch_bytes(off.back()));
+    const auto block = [&](int j) {
+        return bytes_as(s, off[static_cast<std::size_t>(j) + 1] - off[static_cast<std::size_t>(j)]);
+    };
     s.add_cross_send(sendbuf, scount, stype, k_leader);
     if (is_leader(s))
-        for (int j = 0; j < r; ++j)
-            s.add_cross_recv(at(packed, off[static_cast<std::size_t>(j)], rtype), rcounts[j], rtype, j);
+        for (int j = 0; j < r; ++j) {
+            const auto [n, t] = block(j);
+            s.add_cross_recv(packed + off[static_cast<std::size_t>(j)], n, t, j);
+        }
     s.next_round();
     leader_swap(s, nullptr, nullptr, 0, MPI_BYTE);
-    build_bcast(s, s.local_comm(), packed, total, rtype, k_leader);
-    for (int j = 0; j < r; ++j)
-        s.add_copy(at(packed, off[static_cast<std::size_t>(j)], rtype), rcounts[j], rtype,
-                   at(recvbuf, static_cast<std::size_t>(displs[j]), rtype), rcounts[j], rtype);
+    const auto [n, t] = bytes_as(s, off.back());
+    build_bcast(s, s.local_comm(), packed, n, t, k_leader);
+    for (int j = 0; j < r; ++j) {
+        const auto [bn, bt] = block(j);
+        s.add_copy(packed + off[static_cast<std::size_t>(j)], bn, bt,
+                   at(recvbuf, static_cast<std::size_t>(displs[j]), ty(j)), rcounts[j], ty(j));
+    }
     s.next_round();
+}
+
+// A vector longer than INT_MAX elements: the whole vector as one element of
+// a type, each member's block as one element of a type placed where the
+// block starts (the counts are the same at every member of a group, and
+// both groups' vectors have one length, so all take this path together).
+void build_inter_reduce_scatter_wide(Sched &s, const void *sendbuf, void *recvbuf, const MPI_Count *counts,
+                                     MPI_Datatype t) {
+    // Out of memory for a type: that block moves nothing (the sizes disagree: MPI_ERR_TRUNCATE).
+    const auto elements = [&](MPI_Count c, MPI_Aint at) {
+        const MPI_Datatype b = c > 0 ? s.adopt(elements_type(c, t, at)) : MPI_DATATYPE_NULL;
+        return b == MPI_DATATYPE_NULL ? std::pair{0, t} : std::pair{1, b};
+    };
+    const auto n = static_cast<std::size_t>(s.size());
+    MPI_Count total = 0;
+    std::vector<int> ones(n), zeros(n, 0);
+    std::vector<MPI_Datatype> blocks(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        std::tie(ones[i], blocks[i]) = elements(counts[i], static_cast<MPI_Aint>(total) * t->extent);
+        total += counts[i];
+    }
+    const auto [wn, whole] = elements(total, 0);
+    void *partial = is_leader(s) ? s.scratch(wn, whole) : nullptr;
+    void *theirs = is_leader(s) ? s.scratch(wn, whole) : nullptr;
+    build_reduce(s, s.local_comm(), sendbuf, partial, wn, whole, k_leader);
+    leader_swap(s, partial, theirs, wn, whole);
+    const auto [mn, mine] = elements(counts[static_cast<std::size_t>(s.rank())], 0);
+    build_scatterv(s, s.local_comm(), theirs, ones.data(), zeros.data(), t, recvbuf, mn, mine, k_leader, blocks.data());
 }
 
 void build_inter_alltoallw(Sched &s, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,

@@ -30,11 +30,16 @@ void build_inter_allreduce(Sched &s, const void *sendbuf, void *recvbuf, int cou
 // counts: per local rank (their sum is the length of every member's vector).
 void build_inter_reduce_scatter(Sched &s, const void *sendbuf, void *recvbuf, const int *counts, MPI_Datatype t);
 void build_inter_gatherv(Sched &s, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                         const int *rcounts, const int *displs, MPI_Datatype rtype, int root);
+                         const int *rcounts, const int *displs, MPI_Datatype rtype, int root,
+                         const MPI_Datatype *types = nullptr);
 void build_inter_scatterv(Sched &s, const void *sendbuf, const int *scounts, const int *displs, MPI_Datatype stype,
-                          void *recvbuf, int rcount, MPI_Datatype rtype, int root);
+                          void *recvbuf, int rcount, MPI_Datatype rtype, int root, const MPI_Datatype *types = nullptr);
 void build_inter_allgatherv(Sched &s, const void *sendbuf, int scount, MPI_Datatype stype, void *recvbuf,
-                            const int *rcounts, const int *displs, MPI_Datatype rtype);
+                            const int *rcounts, const int *displs, MPI_Datatype rtype,
+                            const MPI_Datatype *types = nullptr);
+// A vector longer than INT_MAX elements (MPI_Count counts, per local rank).
+void build_inter_reduce_scatter_wide(Sched &s, const void *sendbuf, void *recvbuf, const MPI_Count *counts,
+                                     MPI_Datatype t);
 // Displacements in bytes, one type per remote rank.
 void build_inter_alltoallw(Sched &s, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
                            const MPI_Datatype *stypes, void *recvbuf, const int *rcounts, const MPI_Aint *rdispls,

@@ -2,6 +2,7 @@
 // MPI_Op_commutative, and the elementwise kernels behind every reduction.
 #include "mpi/coll/ops.hpp"
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <type_traits>
@@ -176,12 +177,25 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
     if (count <= 0) return;
     if (!op.predefined) {
         MPI_Datatype t = type;
+        MPI_Count len = count;
+        char *a = byte_at(in, 0), *b = byte_at(inout, 0);
+        const ftmpi_dt_derived_s *d = type->derived;
+        if (d != nullptr && d->element != nullptr && count == 1) {  // a large count: the user's own type
+            t = d->element;
+            len = d->elements;
+            a = byte_at(a, d->elements_at);
+            b = byte_at(b, d->elements_at);
+        }
         if (op.fn_c != nullptr) {
-            MPI_Count len = count;
-            op.fn_c(const_cast<void *>(in), inout, &len, &t);
-        } else {
-            int len = count;
-            op.fn(const_cast<void *>(in), inout, &len, &t);
+            op.fn_c(a, b, &len, &t);
+            return;
+        }
+        for (MPI_Count done = 0; done < len;) {  // MPI_User_function's count is an int
+            const int chunk = static_cast<int>(std::min<MPI_Count>(len - done, 0x7fffffff));
+            const MPI_Aint off = static_cast<MPI_Aint>(done) * t->extent;
+            int n = chunk;
+            op.fn(byte_at(a, off), byte_at(b, off), &n, &t);
+            done += chunk;
         }
         return;
     }
@@ -209,8 +223,13 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
         for (int e = 0; e < count; ++e) {
             for_each_block(l, [&](MPI_Aint block_off, std::size_t len) {
                 const MPI_Aint off = static_cast<MPI_Aint>(e) * l.extent() + block_off;
-                kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)),
-                          reinterpret_cast<T *>(byte_at(inout, off)), static_cast<int>(len / basic->size));
+                // A block of a large-count type may hold more than INT_MAX elements.
+                constexpr std::size_t k_run = std::size_t{1} << 30;
+                const std::size_t n = len / basic->size;
+                for (std::size_t done = 0; done < n; done += k_run)
+                    kernel<T>(op.id, reinterpret_cast<const T *>(byte_at(in, off)) + done,
+                              reinterpret_cast<T *>(byte_at(inout, off)) + done,
+                              static_cast<int>(std::min(k_run, n - done)));
             });
         }
     });

@@ -8,6 +8,7 @@
 // doubling. Non-commutative ops always combine in rank order.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "mpi/coll/common.hpp"
 #include "mpi/coll/inter.hpp"
@@ -317,24 +318,6 @@ int check_reduce(const char *call, MPI_Comm comm, const void *sendbuf, void *rec
     return check_reduction(call, comm, sendbuf, recvbuf, count, t, op, !(comm->inter && root_here), root_here);
 }
 
-// counts: one per member of the process's own group.
-int check_rs(const char *call, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts, MPI_Datatype t,
-             MPI_Op op) {
-    FTMPI_TRY(check_coll_start(call, comm));
-    const int n = group_size(comm);
-    FTMPI_CHECK(check_counts(call, comm, counts, nullptr, "recvcounts", nullptr, n));
-    FTMPI_CHECK(check_type(call, comm, t));
-    FTMPI_CHECK(check_op_type(call, comm, op, t));
-    if (comm->inter) FTMPI_CHECK(check_no_in_place(call, comm, sendbuf, "sendbuf"));
-    FTMPI_CHECK(check_no_in_place(call, comm, recvbuf, "recvbuf"));
-    int total = 0;
-    for (int i = 0; i < n; ++i) total += counts[i];
-    if (sendbuf != MPI_IN_PLACE) FTMPI_CHECK(check_typed_buffer(call, comm, sendbuf, total, t, "sendbuf"));
-    FTMPI_CHECK(
-        check_typed_buffer(call, comm, recvbuf, sendbuf == MPI_IN_PLACE ? total : counts[comm->rank], t, "recvbuf"));
-    return MPI_SUCCESS;
-}
-
 // The schedules of each kind of communicator.
 void bcast_sched(Sched &s, MPI_Comm comm, void *buf, int count, MPI_Datatype t, int root) {
     if (comm->inter) build_inter_bcast(s, buf, count, t, root);
@@ -358,13 +341,6 @@ void allreduce_sched(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf
     set_op(s, op);
     if (comm->inter) build_inter_allreduce(s, sendbuf, recvbuf, count, t);
     else build_allreduce(s, comm, sendbuf, recvbuf, count, t);
-}
-
-void reduce_scatter_sched(Sched &s, MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts,
-                          MPI_Datatype t, MPI_Op op) {
-    set_op(s, op);
-    if (comm->inter) build_inter_reduce_scatter(s, sendbuf, recvbuf, counts, t);
-    else build_reduce_scatter(s, comm, sendbuf, recvbuf, counts, t);
 }
 
 }  // namespace
@@ -451,74 +427,6 @@ int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
                        MPI_Info info, MPI_Request *request) {
     FTMPI_TRY(check_init_info("MPI_Allreduce_init", comm, info));
     return allreduce_start("MPI_Allreduce_init", sendbuf, recvbuf, count, datatype, op, comm, request, Run::persistent);
-}
-
-int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm) {
-    FTMPI_TRY(check_rs("MPI_Reduce_scatter", comm, sendbuf, recvbuf, recvcounts, datatype, op));
-    return run_blocking("MPI_Reduce_scatter", comm,
-                        [&](Sched &s) { reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op); });
-}
-
-static int reduce_scatter_start(const char *call, const void *sendbuf, void *recvbuf, const int recvcounts[],
-                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, Run run) {
-    FTMPI_TRY(check_rs(call, comm, sendbuf, recvbuf, recvcounts, datatype, op));
-    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
-    return run_nonblocking(comm, request, run, [&](Sched &s) {
-        reduce_scatter_sched(s, comm, sendbuf, recvbuf, recvcounts, datatype, op);
-    });
-}
-
-int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                        MPI_Comm comm, MPI_Request *request) {
-    return reduce_scatter_start("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, datatype, op, comm, request,
-                                Run::nonblocking);
-}
-
-// MPI 4.0
-int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
-                            MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    FTMPI_TRY(check_init_info("MPI_Reduce_scatter_init", comm, info));
-    return reduce_scatter_start("MPI_Reduce_scatter_init", sendbuf, recvbuf, recvcounts, datatype, op, comm, request,
-                                Run::persistent);
-}
-
-// Each member's vector holds (its group's size) * recvcount elements.
-int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
-                             MPI_Comm comm) {
-    FTMPI_TRY(check_coll_start("MPI_Reduce_scatter_block", comm));
-    FTMPI_CHECK(check_count("MPI_Reduce_scatter_block", comm, recvcount, "recvcount"));
-    std::vector<int> counts(static_cast<std::size_t>(group_size(comm)), recvcount);
-    FTMPI_TRY(check_rs("MPI_Reduce_scatter_block", comm, sendbuf, recvbuf, counts.data(), datatype, op));
-    return run_blocking("MPI_Reduce_scatter_block", comm, [&](Sched &s) {
-        reduce_scatter_sched(s, comm, sendbuf, recvbuf, counts.data(), datatype, op);
-    });
-}
-
-static int reduce_scatter_block_start(const char *call, const void *sendbuf, void *recvbuf, int recvcount,
-                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request, Run run) {
-    FTMPI_TRY(check_coll_start(call, comm));
-    FTMPI_CHECK(check_count(call, comm, recvcount, "recvcount"));
-    FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
-    std::vector<int> counts(static_cast<std::size_t>(group_size(comm)), recvcount);
-    FTMPI_TRY(check_rs(call, comm, sendbuf, recvbuf, counts.data(), datatype, op));
-    return run_nonblocking(comm, request, run, [&](Sched &s) {
-        reduce_scatter_sched(s, comm, sendbuf, recvbuf, counts.data(), datatype, op);
-    });
-}
-
-int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
-                              MPI_Comm comm, MPI_Request *request) {
-    return reduce_scatter_block_start("MPI_Ireduce_scatter_block", sendbuf, recvbuf, recvcount, datatype, op, comm,
-                                      request, Run::nonblocking);
-}
-
-// MPI 4.0
-int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-    FTMPI_TRY(check_init_info("MPI_Reduce_scatter_block_init", comm, info));
-    return reduce_scatter_block_start("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, recvcount, datatype, op, comm,
-                                      request, Run::persistent);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {

@@ -29,6 +29,21 @@ Sched::Sched(MPI_Comm comm, int tag)
     }
 }
 
+Sched::~Sched() {
+    for (MPI_Datatype t : held_) dt_release(t);
+}
+
+void Sched::hold(MPI_Datatype t) {
+    if (t == nullptr || t->derived == nullptr) return;  // predefined
+    dt_acquire(t);
+    held_.push_back(t);
+}
+
+void Sched::hold_xfer_types() {
+    for (const Round &rd : rounds_)
+        for (const Xfer &x : rd.xfers) hold(x.type);
+}
+
 // The error a start finds (at the call, or at each MPI_Start of a
 // persistent one). A revoked communicator (ULFM): the call fails, a
 // one-member communicator's (no transfer to refuse) too, and an
@@ -175,6 +190,7 @@ MPI_Request Sched::start_nonblocking() {
     r->complete = false;
     r->owner = this;
     user_ = r;
+    hold_xfer_types();
     advance();  // may finish (and delete this) at once
     return r;
 }
@@ -188,6 +204,7 @@ MPI_Request Sched::make_persistent() {
     r->persist = &ops;
     user_ = r;
     persistent_ = true;
+    hold_xfer_types();
     plan_err_ = err_;
     return r;
 }

@@ -60,6 +60,7 @@ public:
     // whichever communicator numbers the operation, e.g. an
     // inter-communicator's for a schedule over its fault-tolerance view).
     Sched(MPI_Comm comm, int tag);
+    ~Sched();
     Sched(const Sched &) = delete;
     Sched &operator=(const Sched &) = delete;
 
@@ -93,6 +94,16 @@ public:
     // returned pointer is where element 0 goes (lower bound accounted for).
     void *scratch(int count, MPI_Datatype t);
     void *scratch_bytes(std::size_t n);
+    // A reference on derived type `t` for the schedule's life (types built
+    // for the call). A nonblocking or persistent schedule also holds the
+    // types of its transfers: the user may free them once the call returns.
+    void hold(MPI_Datatype t);
+    // A type the caller built for the call: the schedule takes over its
+    // reference (released with the schedule). Returns t.
+    MPI_Datatype adopt(MPI_Datatype t) {
+        if (t != MPI_DATATYPE_NULL) held_.push_back(t);
+        return t;
+    }
     ftmpi_op_s op;  // copy of the reduction op (user may free the handle early)
 
     // The ranks builders work with. After MPI_Comm_validate recognized
@@ -144,6 +155,7 @@ private:
     void advance();
     void finish();
     void start_error();
+    void hold_xfer_types();
 
     MPI_Comm call_comm_;  // the call's communicator
     MPI_Comm comm_;       // where local transfers go: call_comm_, or its local group's hidden communicator
@@ -164,6 +176,7 @@ private:
     int plan_err_ = MPI_SUCCESS;  // persistent: what building found (a failed root)
     MPI_Request user_ = MPI_REQUEST_NULL;
     std::vector<std::unique_ptr<std::byte[]>> bufs_;
+    std::vector<MPI_Datatype> held_;
     void (*then_)(void *, int) = nullptr;
     void *then_ctx_ = nullptr;
 };

@@ -170,6 +170,13 @@ void dt_release(MPI_Datatype t);
 // predefined types and on MPI_Type_create_f90_* types.
 void dt_new_handle(MPI_Datatype t);
 
+// `count` elements of committed type `t`, `at` bytes from the buffer, as one
+// element of a committed derived type (blocks of 2^30 elements and the
+// rest): how ftmpi's int-counted code paths carry counts and displacements
+// beyond INT_MAX. The caller frees it; MPI_DATATYPE_NULL when memory runs out.
+MPI_Datatype elements_type(MPI_Count count, MPI_Datatype t, MPI_Aint at = 0);
+
+
 // Copies `count` elements at `buf` into `out` (count * t->size bytes).
 void pack(const void *buf, std::size_t count, MPI_Datatype t, void *out);
 // Copies `bytes` packed bytes (at most count * t->size; a partial last element
@@ -199,5 +206,10 @@ struct ftmpi_dt_derived_s {
     // MPI_Type_create_f90_*: predefined as far as the user is concerned (never
     // freed, returned as is by MPI_Type_get_contents).
     bool permanent = false;
+    // elements_type's: `elements` elements of `element`, `elements_at` bytes
+    // in (a user reduction function is given those, not this type).
+    MPI_Datatype element = nullptr;
+    MPI_Count elements = 0;
+    MPI_Aint elements_at = 0;
     char name[MPI_MAX_OBJECT_NAME] = {};
 };

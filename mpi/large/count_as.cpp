@@ -23,36 +23,6 @@ void neighbor_degrees(MPI_Comm comm, Shape &s) {
     s.out = out;
 }
 
-constexpr MPI_Count k_chunk = MPI_Count{1} << 30;
-
-// `count` (> INT_MAX) elements of committed type `t` as one committed
-// derived type, or MPI_DATATYPE_NULL when memory runs out.
-MPI_Datatype build(MPI_Count count, MPI_Datatype t) {
-    const MPI_Count q = count / k_chunk, r = count % k_chunk;
-    MPI_Datatype chunk = MPI_DATATYPE_NULL, chunks = MPI_DATATYPE_NULL, rest = MPI_DATATYPE_NULL,
-                 out = MPI_DATATYPE_NULL;
-    if (MPI_Type_contiguous(static_cast<int>(k_chunk), t, &chunk) != MPI_SUCCESS) return MPI_DATATYPE_NULL;
-    if (MPI_Type_contiguous(static_cast<int>(q), chunk, &chunks) != MPI_SUCCESS) {
-        MPI_Type_free(&chunk);
-        return MPI_DATATYPE_NULL;
-    }
-    MPI_Type_free(&chunk);
-    if (r == 0) {
-        out = chunks;
-    } else {
-        if (MPI_Type_contiguous(static_cast<int>(r), t, &rest) == MPI_SUCCESS) {
-            const int lens[2] = {1, 1};
-            const MPI_Aint disps[2] = {0, static_cast<MPI_Aint>(q * k_chunk) * t->extent};
-            const MPI_Datatype types[2] = {chunks, rest};
-            if (MPI_Type_create_struct(2, lens, disps, types, &out) != MPI_SUCCESS) out = MPI_DATATYPE_NULL;
-            MPI_Type_free(&rest);
-        }
-        MPI_Type_free(&chunks);
-    }
-    if (out != MPI_DATATYPE_NULL) MPI_Type_commit(&out);
-    return out;
-}
-
 }  // namespace
 
 CountAs::CountAs(MPI_Count count, MPI_Datatype type) : count_(int_or_invalid(count)), type_(type) {
@@ -61,7 +31,7 @@ CountAs::CountAs(MPI_Count count, MPI_Datatype type) : count_(int_or_invalid(cou
         count_ = 0;  // the twin reports the type
         return;
     }
-    const MPI_Datatype big = build(count, type);
+    const MPI_Datatype big = elements_type(count, type);
     if (big == MPI_DATATYPE_NULL) return;  // out of memory: the twin reports count -1
     count_ = 1;
     type_ = big;

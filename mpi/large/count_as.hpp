@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "mpi/dt/derived.hpp"
 #include "mpi/errors.hpp"
 
 namespace ftmpi::mpi {
