@@ -43,6 +43,56 @@ int indexed(const char *call, int combiner, int count, const int *lens, int same
     return finish_type(build_layout(pieces), std::move(c), newtype);
 }
 
+// MPI_Type_create_subarray, and (I = MPI_Count) MPI_Type_create_subarray_c
+// with values beyond INT_MAX: its contents then hold them as large counts.
+template <typename I>
+int subarray(const char *call, int ndims, const I *array_of_sizes, const I *array_of_subsizes, const I *array_of_starts,
+             int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    FTMPI_TRY(check_constructor(call, 0, oldtype, newtype));
+    FTMPI_TRY(check_array_shape(call, ndims,
+                                {{array_of_sizes, "array_of_sizes"},
+                                 {array_of_subsizes, "array_of_subsizes"},
+                                 {array_of_starts, "array_of_starts"}},
+                                order));
+    for (int d = 0; d < ndims; ++d) {
+        const auto size = static_cast<long long>(array_of_sizes[d]), sub = static_cast<long long>(array_of_subsizes[d]),
+                   start = static_cast<long long>(array_of_starts[d]);
+        if (size <= 0)
+            return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_sizes[%d] is %lld (must be positive)", d, size);
+        if (sub < 0 || sub > size)
+            return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_subsizes[%d] is %lld (must be in 0..%lld)", d, sub,
+                         size);
+        if (start < 0 || start > size - sub)
+            return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_starts[%d] is %lld (must be in 0..%lld)", d, start,
+                         size - sub);
+    }
+    const auto n = static_cast<std::size_t>(ndims);
+    std::vector<MPI_Aint> sizes(array_of_sizes, array_of_sizes + n);
+    std::vector<std::vector<IndexRun>> runs(n);
+    for (std::size_t d = 0; d < n; ++d)
+        runs[d].push_back({static_cast<MPI_Aint>(array_of_starts[d]), static_cast<MPI_Aint>(array_of_subsizes[d])});
+    Contents c{MPI_COMBINER_SUBARRAY, {ndims}, {}, {oldtype}};
+    for (const I *a : {array_of_sizes, array_of_subsizes, array_of_starts}) {
+        if constexpr (std::is_same_v<I, int>) c.ints.insert(c.ints.end(), a, a + n);
+        else c.large.insert(c.large.end(), a, a + n);
+    }
+    c.ints.push_back(order);
+    return finish_type(array_layout(sizes, runs, order, oldtype), std::move(c), newtype);
+}
+
+}  // namespace
+
+namespace ftmpi::mpi {
+
+int subarray_large(const char *call, int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
+                   const MPI_Count *starts, int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return subarray(call, ndims, sizes, subsizes, starts, order, oldtype, newtype);
+}
+
+}  // namespace ftmpi::mpi
+
+namespace {
+
 // Names set on predefined types (their `name` points into this map).
 std::map<MPI_Datatype, std::string> g_predefined_names;
 
@@ -135,32 +185,8 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, 
 
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                              const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    const char *call = "MPI_Type_create_subarray";
-    FTMPI_TRY(check_constructor(call, 0, oldtype, newtype));
-    FTMPI_TRY(check_array_shape(call, ndims,
-                                {{array_of_sizes, "array_of_sizes"},
-                                 {array_of_subsizes, "array_of_subsizes"},
-                                 {array_of_starts, "array_of_starts"}},
-                                order));
-    for (int d = 0; d < ndims; ++d) {
-        if (array_of_sizes[d] <= 0)
-            return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_sizes[%d] is %d (must be positive)", d,
-                         array_of_sizes[d]);
-        if (array_of_subsizes[d] < 0 || array_of_subsizes[d] > array_of_sizes[d])
-            return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_subsizes[%d] is %d (must be in 0..%d)", d,
-                         array_of_subsizes[d], array_of_sizes[d]);
-        if (array_of_starts[d] < 0 || array_of_starts[d] > array_of_sizes[d] - array_of_subsizes[d])
-            return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "array_of_starts[%d] is %d (must be in 0..%d)", d,
-                         array_of_starts[d], array_of_sizes[d] - array_of_subsizes[d]);
-    }
-    const auto n = static_cast<std::size_t>(ndims);
-    std::vector<MPI_Aint> sizes(array_of_sizes, array_of_sizes + n);
-    std::vector<std::vector<IndexRun>> runs(n);
-    for (std::size_t d = 0; d < n; ++d) runs[d].push_back({array_of_starts[d], array_of_subsizes[d]});
-    Contents c{MPI_COMBINER_SUBARRAY, {ndims}, {}, {oldtype}};
-    for (const int *a : {array_of_sizes, array_of_subsizes, array_of_starts}) c.ints.insert(c.ints.end(), a, a + n);
-    c.ints.push_back(order);
-    return finish_type(array_layout(sizes, runs, order, oldtype), std::move(c), newtype);
+    return subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
+                    oldtype, newtype);
 }
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {

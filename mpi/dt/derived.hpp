@@ -78,6 +78,9 @@ struct Contents {
     std::vector<int> ints;
     std::vector<MPI_Aint> addrs;
     std::vector<MPI_Datatype> types;
+    // A large-count constructor's (values beyond INT_MAX): its count-valued
+    // arguments, which only MPI_Type_get_envelope_c / _contents_c report.
+    std::vector<MPI_Count> large = {};
 };
 
 // The address `off` bytes from `buf`, by integer arithmetic: with MPI_BOTTOM
@@ -176,6 +179,10 @@ void dt_new_handle(MPI_Datatype t);
 // beyond INT_MAX. The caller frees it; MPI_DATATYPE_NULL when memory runs out.
 MPI_Datatype elements_type(MPI_Count count, MPI_Datatype t, MPI_Aint at = 0);
 
+
+// MPI_Type_create_subarray_c with values beyond INT_MAX (mpi/dt/constructors.cpp).
+int subarray_large(const char *call, int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
+                   const MPI_Count *starts, int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
 
 // Copies `count` elements at `buf` into `out` (count * t->size bytes).
 void pack(const void *buf, std::size_t count, MPI_Datatype t, void *out);

@@ -59,7 +59,7 @@ inline int check_constructor(const char *call, int count, MPI_Datatype old, MPI_
 // (MPI_ERR_DIMS), each per-dimension array (pointer, argument name) non-null,
 // and order MPI_ORDER_C or MPI_ORDER_FORTRAN.
 inline int check_array_shape(const char *call, int ndims,
-                             std::initializer_list<std::pair<const int *, const char *>> arrays, int order) {
+                             std::initializer_list<std::pair<const void *, const char *>> arrays, int order) {
     if (ndims <= 0) return raise(MPI_COMM_NULL, MPI_ERR_DIMS, call, "ndims is %d (must be positive)", ndims);
     for (const auto &[array, arg] : arrays) FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, array, arg));
     if (order == MPI_ORDER_C || order == MPI_ORDER_FORTRAN) return MPI_SUCCESS;

@@ -1,7 +1,9 @@
 // The large-count (_c) functions about datatypes, packing, windows, files
 // and operations: queries answer in MPI_Count; constructors and packing run
-// their int twins when the values fit in an int (contiguous types and
-// packing also past that), and otherwise say MPI_ERR_UNSUPPORTED_OPERATION.
+// their int twins when the values fit in an int. Past that, the constructors
+// build the type here (the same layouts, their counts recorded as large
+// counts for MPI_Type_get_contents_c) and packing goes by byte counts;
+// darray types beyond INT_MAX say MPI_ERR_UNSUPPORTED_OPERATION.
 #include <mpi.h>
 
 #include <cstdint>
@@ -19,25 +21,91 @@ namespace {
 
 bool fits(MPI_Count v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
-// A constructor whose count-valued arguments (`n` of them in `v`, and the
-// arrays) fit in ints: `make` runs the int twin with them.
-template <typename Make>
-int construct(const char *call, MPI_Count count, std::initializer_list<const MPI_Count *> arrays, Make make) {
-    if (!fits(count) || count < 0) {
-        if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, call, "negative count %lld", count);
-        return too_large(MPI_COMM_NULL, call, "count");
-    }
+// A constructor whose count (>= 0), scalars and arrays (count entries each)
+// all fit in ints runs its int twin: small(count, the arrays as ints).
+// Otherwise large() builds the type with MPI_Count inside.
+template <typename Small, typename Large>
+int construct(const char *call, MPI_Count count, std::initializer_list<MPI_Count> scalars,
+              std::initializer_list<const MPI_Count *> arrays, Small small, Large large) {
+    CallAlias alias(call);
+    if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, call, "negative count %lld", count);
+    bool ok = fits(count);
+    for (MPI_Count v : scalars) ok = ok && fits(v);
     std::vector<std::vector<int>> ints;
     for (const MPI_Count *a : arrays) {
-        ints.emplace_back(a != nullptr ? static_cast<std::size_t>(count) : 0);
-        if (a != nullptr && !ints_of(a, static_cast<int>(count), ints.back().data()))
-            return too_large(MPI_COMM_NULL, call, "a block length or displacement");
+        ints.emplace_back(ok && a != nullptr ? static_cast<std::size_t>(count) : 0);
+        ok = ok && (a == nullptr || ints_of(a, static_cast<int>(count), ints.back().data()));
     }
-    CallAlias alias(call);
-    return make(static_cast<int>(count), ints);
+    return ok ? small(static_cast<int>(count), ints) : large();
 }
 
 const int *or_null(const std::vector<int> &v, const MPI_Count *orig) { return orig != nullptr ? v.data() : nullptr; }
+
+// The checks of a constructor built here: the old type (or types), where the
+// new one goes, block lengths >= 0 (MPI_ERR_ARG, as the int forms say).
+int check_large(const char *call, MPI_Datatype old, MPI_Datatype *newtype) {
+    if (old != nullptr) FTMPI_CHECK(check_type(call, MPI_COMM_NULL, old, "oldtype"));
+    return check_nonnull(call, MPI_COMM_NULL, newtype, "newtype");
+}
+int check_length(const char *call, MPI_Count len, const char *arg, MPI_Count index = -1) {
+    if (len >= 0) return MPI_SUCCESS;
+    if (index >= 0) return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "negative %s[%lld] %lld", arg, index, len);
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "negative %s %lld", arg, len);
+}
+int check_lengths(const char *call, MPI_Count n, const MPI_Count *lens, const char *arg) {
+    if (n > 0) FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, lens, arg));
+    for (MPI_Count i = 0; i < n; ++i) FTMPI_CHECK(check_length(call, lens[i], arg, i));
+    return MPI_SUCCESS;
+}
+
+// The indexed family built here: block i is lens[i] (or len) elements of
+// old (or types[i]) at displs[i] * unit bytes. Contents: the count, the
+// block lengths (or the one), the displacements, as large counts.
+int indexed_large(const char *call, int combiner, MPI_Count count, const MPI_Count *lens, MPI_Count len,
+                  const MPI_Count *displs, MPI_Aint unit, MPI_Datatype old, const MPI_Datatype *types,
+                  MPI_Datatype *newtype) {
+    FTMPI_CHECK(check_large(call, old, newtype));
+    if (lens != nullptr || types != nullptr) FTMPI_CHECK(check_lengths(call, count, lens, "array_of_blocklengths"));
+    else FTMPI_CHECK(check_length(call, len, "blocklength"));
+    if (count > 0) FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, displs, "array_of_displacements"));
+    if (types != nullptr || old == nullptr) {
+        if (count > 0) FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, types, "array_of_types"));
+        for (MPI_Count i = 0; i < count; ++i)
+            if (!valid_type(types[i]))
+                return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call, "invalid datatype (argument array_of_types[%lld])", i);
+    }
+    const auto n = static_cast<std::size_t>(count);
+    std::vector<Piece> pieces(n);
+    Contents c{combiner, {}, {}, {}, {count}};
+    for (std::size_t i = 0; i < n; ++i) {
+        const MPI_Count l = lens != nullptr ? lens[i] : len;
+        pieces[i] = {static_cast<MPI_Aint>(displs[i]) * unit, static_cast<std::size_t>(l),
+                     types != nullptr ? types[i] : old};
+        if (lens != nullptr) c.large.push_back(l);
+    }
+    if (lens == nullptr) c.large.push_back(len);
+    c.large.insert(c.large.end(), displs, displs + n);
+    if (types != nullptr) c.types.assign(types, types + n);
+    else c.types.push_back(old);
+    return finish_type(build_layout(pieces, types != nullptr), std::move(c), newtype);
+}
+
+// vector and hvector built here (stride in bytes).
+int strided_large(const char *call, int combiner, MPI_Count count, MPI_Count len, MPI_Count stride,
+                  MPI_Aint stride_bytes, MPI_Datatype old, MPI_Datatype *newtype) {
+    FTMPI_CHECK(check_large(call, old, newtype));
+    FTMPI_CHECK(check_length(call, len, "blocklength"));
+    return finish_type(
+        strided_layout(static_cast<std::size_t>(count), static_cast<std::size_t>(len), stride_bytes, old),
+        {combiner, {}, {}, {old}, {count, len, stride}}, newtype);
+}
+
+MPI_Aint extent_of(MPI_Datatype t) { return valid_type(t) ? t->extent : 0; }
+
+// The h forms' MPI_Count displacements are bytes (MPI_Aint for the int twin).
+std::vector<MPI_Aint> aints(const MPI_Count *v, int n) {
+    return v != nullptr ? std::vector<MPI_Aint>(v, v + n) : std::vector<MPI_Aint>{};
+}
 
 }  // namespace
 
@@ -74,82 +142,123 @@ int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *
 
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_contiguous_c";
-    CallAlias alias(call);
-    if (fits(count)) return MPI_Type_contiguous(static_cast<int>(count), oldtype, newtype);
-    FTMPI_CHECK(check_type(call, MPI_COMM_NULL, oldtype, "oldtype"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, newtype, "newtype"));
-    if (!oldtype->committed) return too_large(MPI_COMM_NULL, call, "count (of an uncommitted oldtype)");
-    CountAs c(count, oldtype);  // one element of `count` oldtypes
-    if (c.count() != 1) return raise(MPI_COMM_NULL, MPI_ERR_NO_MEM, call, "cannot build the type");
-    return MPI_Type_dup(c.type(), newtype);
+    return construct(
+        call, count, {}, {}, [&](int n, auto &) { return MPI_Type_contiguous(n, oldtype, newtype); },
+        [&] {
+            FTMPI_CHECK(check_large(call, oldtype, newtype));
+            return finish_type(build_layout({{0, static_cast<std::size_t>(count), oldtype}}),
+                               {MPI_COMBINER_CONTIGUOUS, {}, {}, {oldtype}, {count}}, newtype);
+        });
 }
 
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                       MPI_Datatype *newtype) {
-    const MPI_Count scalars[2] = {blocklength, stride};
-    return construct("MPI_Type_vector_c", count, {}, [&](int n, auto &) {
-        int s[2];
-        if (!ints_of(scalars, 2, s)) return too_large(MPI_COMM_NULL, "MPI_Type_vector_c", "blocklength or stride");
-        return MPI_Type_vector(n, s[0], s[1], oldtype, newtype);
-    });
+    const char *call = "MPI_Type_vector_c";
+    return construct(
+        call, count, {blocklength, stride}, {},
+        [&](int n, auto &) {
+            return MPI_Type_vector(n, static_cast<int>(blocklength), static_cast<int>(stride), oldtype, newtype);
+        },
+        [&] {
+            return strided_large(call, MPI_COMBINER_VECTOR, count, blocklength, stride,
+                                 static_cast<MPI_Aint>(stride) * extent_of(oldtype), oldtype, newtype);
+        });
 }
 
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                               MPI_Datatype *newtype) {
-    return construct("MPI_Type_create_hvector_c", count, {}, [&](int n, auto &) {
-        if (!fits(blocklength)) return too_large(MPI_COMM_NULL, "MPI_Type_create_hvector_c", "blocklength");
-        return MPI_Type_create_hvector(n, static_cast<int>(blocklength), static_cast<MPI_Aint>(stride), oldtype,
-                                       newtype);
-    });
+    const char *call = "MPI_Type_create_hvector_c";
+    return construct(
+        call, count, {blocklength}, {},
+        [&](int n, auto &) {
+            return MPI_Type_create_hvector(n, static_cast<int>(blocklength), static_cast<MPI_Aint>(stride), oldtype,
+                                           newtype);
+        },
+        [&] {
+            return strided_large(call, MPI_COMBINER_HVECTOR, count, blocklength, stride, static_cast<MPI_Aint>(stride),
+                                 oldtype, newtype);
+        });
 }
 
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return construct("MPI_Type_indexed_c", count, {array_of_blocklengths, array_of_displacements}, [&](int n, auto &v) {
-        return MPI_Type_indexed(n, or_null(v[0], array_of_blocklengths), or_null(v[1], array_of_displacements), oldtype,
-                                newtype);
-    });
+    const char *call = "MPI_Type_indexed_c";
+    return construct(
+        call, count, {}, {array_of_blocklengths, array_of_displacements},
+        [&](int n, auto &v) {
+            return MPI_Type_indexed(n, or_null(v[0], array_of_blocklengths), or_null(v[1], array_of_displacements),
+                                    oldtype, newtype);
+        },
+        [&] {
+            return indexed_large(call, MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0, array_of_displacements,
+                                 extent_of(oldtype), oldtype, nullptr, newtype);
+        });
 }
 
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return construct("MPI_Type_create_hindexed_c", count, {array_of_blocklengths}, [&](int n, auto &v) {
-        std::vector<MPI_Aint> d(array_of_displacements != nullptr ? static_cast<std::size_t>(n) : 0);
-        for (std::size_t i = 0; i < d.size(); ++i) d[i] = static_cast<MPI_Aint>(array_of_displacements[i]);
-        return MPI_Type_create_hindexed(n, or_null(v[0], array_of_blocklengths),
-                                        array_of_displacements != nullptr ? d.data() : nullptr, oldtype, newtype);
-    });
+    const char *call = "MPI_Type_create_hindexed_c";
+    return construct(
+        call, count, {}, {array_of_blocklengths},
+        [&](int n, auto &v) {
+            const std::vector<MPI_Aint> d = aints(array_of_displacements, n);
+            return MPI_Type_create_hindexed(n, or_null(v[0], array_of_blocklengths),
+                                            array_of_displacements != nullptr ? d.data() : nullptr, oldtype, newtype);
+        },
+        [&] {
+            return indexed_large(call, MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, array_of_displacements,
+                                 1, oldtype, nullptr, newtype);
+        });
 }
 
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                     MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return construct("MPI_Type_create_indexed_block_c", count, {array_of_displacements}, [&](int n, auto &v) {
-        if (!fits(blocklength)) return too_large(MPI_COMM_NULL, "MPI_Type_create_indexed_block_c", "blocklength");
-        return MPI_Type_create_indexed_block(n, static_cast<int>(blocklength), or_null(v[0], array_of_displacements),
-                                             oldtype, newtype);
-    });
+    const char *call = "MPI_Type_create_indexed_block_c";
+    return construct(
+        call, count, {blocklength}, {array_of_displacements},
+        [&](int n, auto &v) {
+            return MPI_Type_create_indexed_block(n, static_cast<int>(blocklength),
+                                                 or_null(v[0], array_of_displacements), oldtype, newtype);
+        },
+        [&] {
+            return indexed_large(call, MPI_COMBINER_INDEXED_BLOCK, count, nullptr, blocklength, array_of_displacements,
+                                 extent_of(oldtype), oldtype, nullptr, newtype);
+        });
 }
 
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                      MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return construct("MPI_Type_create_hindexed_block_c", count, {}, [&](int n, auto &) {
-        if (!fits(blocklength)) return too_large(MPI_COMM_NULL, "MPI_Type_create_hindexed_block_c", "blocklength");
-        std::vector<MPI_Aint> d(array_of_displacements != nullptr ? static_cast<std::size_t>(n) : 0);
-        for (std::size_t i = 0; i < d.size(); ++i) d[i] = static_cast<MPI_Aint>(array_of_displacements[i]);
-        return MPI_Type_create_hindexed_block(n, static_cast<int>(blocklength),
-                                              array_of_displacements != nullptr ? d.data() : nullptr, oldtype, newtype);
-    });
+    const char *call = "MPI_Type_create_hindexed_block_c";
+    return construct(
+        call, count, {blocklength}, {},
+        [&](int n, auto &) {
+            const std::vector<MPI_Aint> d = aints(array_of_displacements, n);
+            return MPI_Type_create_hindexed_block(n, static_cast<int>(blocklength),
+                                                  array_of_displacements != nullptr ? d.data() : nullptr, oldtype,
+                                                  newtype);
+        },
+        [&] {
+            return indexed_large(call, MPI_COMBINER_HINDEXED_BLOCK, count, nullptr, blocklength, array_of_displacements,
+                                 1, oldtype, nullptr, newtype);
+        });
 }
 
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                              const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
                              MPI_Datatype *newtype) {
-    return construct("MPI_Type_create_struct_c", count, {array_of_blocklengths}, [&](int n, auto &v) {
-        std::vector<MPI_Aint> d(array_of_displacements != nullptr ? static_cast<std::size_t>(n) : 0);
-        for (std::size_t i = 0; i < d.size(); ++i) d[i] = static_cast<MPI_Aint>(array_of_displacements[i]);
-        return MPI_Type_create_struct(n, or_null(v[0], array_of_blocklengths),
-                                      array_of_displacements != nullptr ? d.data() : nullptr, array_of_types, newtype);
-    });
+    const char *call = "MPI_Type_create_struct_c";
+    return construct(
+        call, count, {}, {array_of_blocklengths},
+        [&](int n, auto &v) {
+            const std::vector<MPI_Aint> d = aints(array_of_displacements, n);
+            return MPI_Type_create_struct(n, or_null(v[0], array_of_blocklengths),
+                                          array_of_displacements != nullptr ? d.data() : nullptr, array_of_types,
+                                          newtype);
+        },
+        [&] {
+            return indexed_large(call, MPI_COMBINER_STRUCT, count, array_of_blocklengths, 0, array_of_displacements, 1,
+                                 nullptr, array_of_types, newtype);
+        });
 }
 
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) {
@@ -160,52 +269,30 @@ int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count exte
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
                                MPI_Datatype *newtype) {
+    const char *call = "MPI_Type_create_subarray_c";
     return construct(
-        "MPI_Type_create_subarray_c", ndims, {array_of_sizes, array_of_subsizes, array_of_starts}, [&](int n, auto &v) {
+        call, ndims, {}, {array_of_sizes, array_of_subsizes, array_of_starts},
+        [&](int n, auto &v) {
             return MPI_Type_create_subarray(n, or_null(v[0], array_of_sizes), or_null(v[1], array_of_subsizes),
                                             or_null(v[2], array_of_starts), order, oldtype, newtype);
+        },
+        [&] {
+            return subarray_large(call, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype,
+                                  newtype);
         });
 }
 
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
                              const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return construct("MPI_Type_create_darray_c", ndims, {array_of_gsizes}, [&](int n, auto &v) {
-        return MPI_Type_create_darray(size, rank, n, or_null(v[0], array_of_gsizes), array_of_distribs, array_of_dargs,
-                                      array_of_psizes, order, oldtype, newtype);
-    });
-}
-
-// ftmpi builds no type with large-count arguments (the _c constructors
-// above make int-argument types), so num_large_counts is 0.
-int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses,
-                            MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) {
-    const char *call = "MPI_Type_get_envelope_c";
-    CallAlias alias(call);
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, num_integers, "num_integers"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, num_addresses, "num_addresses"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, num_large_counts, "num_large_counts"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, num_datatypes, "num_datatypes"));
-    int ni = 0, na = 0, nd = 0;
-    const int rc = MPI_Type_get_envelope(datatype, &ni, &na, &nd, combiner);
-    if (rc != MPI_SUCCESS) return rc;
-    *num_integers = ni;
-    *num_addresses = na;
-    *num_large_counts = 0;
-    *num_datatypes = nd;
-    return MPI_SUCCESS;
-}
-
-int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
-                            MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
-                            MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
-                            MPI_Datatype array_of_datatypes[]) {
-    (void)max_large_counts;  // none to return (see MPI_Type_get_envelope_c)
-    (void)array_of_large_counts;
-    auto clamp = [](MPI_Count v) { return v > INT32_MAX ? INT32_MAX : static_cast<int>(v); };
-    CallAlias alias("MPI_Type_get_contents_c");
-    return MPI_Type_get_contents(datatype, clamp(max_integers), clamp(max_addresses), clamp(max_datatypes),
-                                 array_of_integers, array_of_addresses, array_of_datatypes);
+    const char *call = "MPI_Type_create_darray_c";
+    return construct(
+        call, ndims, {}, {array_of_gsizes},
+        [&](int n, auto &v) {
+            return MPI_Type_create_darray(size, rank, n, or_null(v[0], array_of_gsizes), array_of_distribs,
+                                          array_of_dargs, array_of_psizes, order, oldtype, newtype);
+        },
+        [&] { return too_large(MPI_COMM_NULL, call, "a global size"); });
 }
 
 }  // extern "C"

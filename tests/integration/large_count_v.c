@@ -12,7 +12,9 @@
  * user's datatype. On an inter-communicator (at 3 ranks): allgatherv and
  * reduce-scatter likewise. A derived type freed while a nonblocking alltoallw that
  * uses it runs. A negative count among counts beyond INT_MAX is
- * MPI_ERR_COUNT.
+ * MPI_ERR_COUNT. The datatype constructors with counts, strides and
+ * displacements beyond INT_MAX: data through them, their contents
+ * (MPI_Type_get_envelope_c / _contents_c; the int forms refuse them).
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -262,6 +264,133 @@ static void reduce_scatter(int rank, int size) {
     free(out);
 }
 
+/* Sends one element of t from far to itself, received as n ints, each the
+   value of the element it came from (far[i] = i - FAR, where set). */
+static void self_copy(MPI_Datatype t, int *far, const MPI_Aint *at, int n, const char *what) {
+    int got[16] = {0}, me;
+    MPI_Comm_rank(MPI_COMM_WORLD, &me);
+    for (int i = 0; i < n; ++i) far[at[i]] = (int)(at[i] % 100000) + 1;
+    MPI_OK(MPI_Sendrecv(far, 1, t, me, 5, got, n, MPI_INT, me, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int i = 0; i < n; ++i)
+        CHECK(got[i] == (int)(at[i] % 100000) + 1, "%s: int %d is %d, expected %d", what, i, got[i],
+              (int)(at[i] % 100000) + 1);
+}
+
+/* The envelope and contents of a type made with counts beyond INT_MAX:
+   only the _c forms report them. */
+static void check_contents(MPI_Datatype t, int combiner, const MPI_Count *large, int nlarge, const char *what) {
+    MPI_Count ni = -1, na = -1, nl = -1, nd = -1;
+    int comb = -1;
+    MPI_OK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb));
+    CHECK(comb == combiner && ni == 0 && na == 0 && nl == nlarge, "%s: envelope_c %d %lld %lld %lld", what, comb,
+          (long long)ni, (long long)na, (long long)nl);
+    MPI_Count got[8] = {0};
+    MPI_Datatype types[4];
+    MPI_OK(MPI_Type_get_contents_c(t, 0, 0, 8, 4, NULL, NULL, got, types));
+    for (int i = 0; i < nlarge; ++i)
+        CHECK(got[i] == large[i], "%s: large count %d is %lld, expected %lld", what, i, (long long)got[i],
+              (long long)large[i]);
+    for (MPI_Count i = 0; i < nd; ++i)
+        if (types[i] != MPI_INT && types[i] != MPI_BYTE && types[i] != MPI_DOUBLE) MPI_Type_free(&types[i]);
+    int a, b, c, d;
+    int rc = MPI_Type_get_envelope(t, &a, &b, &c, &d);
+    CHECK(tl_class_of(rc) == MPI_ERR_TYPE, "%s: the int MPI_Type_get_envelope gave %d", what, rc);
+}
+
+/* Datatype constructors with counts, strides and displacements beyond
+   INT_MAX, moving data through a sparse buffer. */
+static void constructors(int *far) {
+    MPI_Datatype t;
+    /* Two blocks of 3 ints FAR ints apart. */
+    MPI_OK(MPI_Type_vector_c(2, 3, FAR, MPI_INT, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    const MPI_Aint vec_at[6] = {0, 1, 2, FAR, FAR + 1, FAR + 2};
+    self_copy(t, far, vec_at, 6, "vector_c");
+    const MPI_Count vec_large[3] = {2, 3, FAR};
+    check_contents(t, MPI_COMBINER_VECTOR, vec_large, 3, "vector_c");
+    MPI_Type_free(&t);
+    /* hvector: the same in bytes. */
+    MPI_OK(MPI_Type_create_hvector_c(2, 3, FAR * (MPI_Count)sizeof(int), MPI_INT, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    self_copy(t, far, vec_at, 6, "hvector_c");
+    MPI_Type_free(&t);
+    /* indexed: 2 ints at FAR + 10, 1 at 4. */
+    const MPI_Count lens[2] = {2, 1}, idx[2] = {FAR + 10, 4};
+    MPI_OK(MPI_Type_indexed_c(2, lens, idx, MPI_INT, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    const MPI_Aint idx_at[3] = {FAR + 10, FAR + 11, 4};
+    self_copy(t, far, idx_at, 3, "indexed_c");
+    const MPI_Count idx_large[5] = {2, 2, 1, FAR + 10, 4};
+    check_contents(t, MPI_COMBINER_INDEXED, idx_large, 5, "indexed_c");
+    MPI_Type_free(&t);
+    /* hindexed, indexed_block, hindexed_block, struct: the same places. */
+    const MPI_Count bytes[2] = {(FAR + 10) * 4, 16};
+    MPI_OK(MPI_Type_create_hindexed_c(2, lens, bytes, MPI_INT, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    self_copy(t, far, idx_at, 3, "hindexed_c");
+    MPI_Type_free(&t);
+    const MPI_Count one[2] = {FAR + 20, 7};
+    MPI_OK(MPI_Type_create_indexed_block_c(2, 1, one, MPI_INT, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    const MPI_Aint block_at[2] = {FAR + 20, 7};
+    self_copy(t, far, block_at, 2, "indexed_block_c");
+    MPI_Type_free(&t);
+    const MPI_Count one_bytes[2] = {(FAR + 20) * 4, 28};
+    MPI_OK(MPI_Type_create_hindexed_block_c(2, 1, one_bytes, MPI_INT, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    self_copy(t, far, block_at, 2, "hindexed_block_c");
+    MPI_Type_free(&t);
+    const MPI_Datatype ints[2] = {MPI_INT, MPI_INT};
+    MPI_OK(MPI_Type_create_struct_c(2, lens, bytes, ints, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    self_copy(t, far, idx_at, 3, "struct_c");
+    MPI_Type_free(&t);
+    /* A struct with a block beyond INT_MAX (no data). */
+    const MPI_Count struct_lens[2] = {FAR, 1}, struct_at[2] = {0, FAR + 8};
+    const MPI_Datatype mixed[2] = {MPI_BYTE, MPI_DOUBLE};
+    MPI_OK(MPI_Type_create_struct_c(2, struct_lens, struct_at, mixed, &t));
+    MPI_Count struct_size = 0;
+    MPI_OK(MPI_Type_size_c(t, &struct_size));
+    CHECK(struct_size == FAR + 8, "struct_c beyond INT_MAX: size %lld", (long long)struct_size);
+    const MPI_Count struct_large[5] = {2, FAR, 1, 0, FAR + 8};
+    check_contents(t, MPI_COMBINER_STRUCT, struct_large, 5, "struct_c");
+    MPI_Type_free(&t);
+    /* Sizes past INT_MAX (no data): a contiguous type of an uncommitted
+       type, and a block length beyond INT_MAX. */
+    MPI_Datatype pair, big;
+    MPI_OK(MPI_Type_contiguous(2, MPI_BYTE, &pair));
+    MPI_OK(MPI_Type_contiguous_c(FAR, pair, &big));
+    MPI_Count size = 0;
+    MPI_OK(MPI_Type_size_c(big, &size));
+    CHECK(size == 2 * FAR, "contiguous_c of an uncommitted type: size %lld", (long long)size);
+    const MPI_Count count_large[1] = {FAR};
+    check_contents(big, MPI_COMBINER_CONTIGUOUS, count_large, 1, "contiguous_c");
+    MPI_Type_free(&big);
+    MPI_Type_free(&pair);
+    MPI_OK(MPI_Type_create_indexed_block_c(2, FAR, one, MPI_BYTE, &big));
+    MPI_OK(MPI_Type_size_c(big, &size));
+    CHECK(size == 2 * FAR, "indexed_block_c of blocks beyond INT_MAX: size %lld", (long long)size);
+    MPI_Type_free(&big);
+    /* A subarray of a 1 x FAR array: 3 ints at FAR - 10. */
+    const MPI_Count sizes[2] = {1, FAR}, subsizes[2] = {1, 3}, starts[2] = {0, FAR - 10};
+    MPI_OK(MPI_Type_create_subarray_c(2, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT, &t));
+    MPI_OK(MPI_Type_commit(&t));
+    const MPI_Aint sub_at[3] = {FAR - 10, FAR - 9, FAR - 8};
+    self_copy(t, far, sub_at, 3, "subarray_c");
+    MPI_Count ni = 0, na = 0, nl = 0, nd = 0, got[6] = {0};
+    int comb = 0, order_etc[2] = {0};
+    MPI_OK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb));
+    CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 2 && na == 0 && nl == 6 && nd == 1, "subarray_c: envelope_c");
+    MPI_Datatype old;
+    MPI_OK(MPI_Type_get_contents_c(t, 2, 0, 6, 1, order_etc, NULL, got, &old));
+    CHECK(order_etc[0] == 2 && order_etc[1] == MPI_ORDER_C && got[1] == FAR && got[5] == FAR - 10 && old == MPI_INT,
+          "subarray_c: contents %d %d %lld %lld", order_etc[0], order_etc[1], (long long)got[1], (long long)got[5]);
+    MPI_Type_free(&t);
+    MPI_Count neg[2] = {FAR, -1};
+    int rc = MPI_Type_indexed_c(2, neg, one, MPI_INT, &big);
+    CHECK(tl_class_of(rc) == MPI_ERR_ARG, "a negative block length among large ones: %d", rc);
+}
+
 /* An inter-communicator between the even and the odd ranks: an allgatherv
    beyond INT_MAX, and a reduce-scatter of a vector longer than the split
    threshold (45: 20 + 25 in the even group, 45 in the odd one). */
@@ -336,6 +465,7 @@ int main(int argc, char **argv) {
     neighbors(rank, size, a, b);
     reduce_scatter(rank, size);
     freed_type(rank, size);
+    constructors(a);
     if (size == 3) inter(rank, size, a);
     /* Counts beyond INT_MAX with a negative one. */
     MPI_Count bad[16];
