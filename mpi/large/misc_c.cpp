@@ -2,8 +2,7 @@
 // and operations: queries answer in MPI_Count; constructors and packing run
 // their int twins when the values fit in an int. Past that, the constructors
 // build the type here (the same layouts, their counts recorded as large
-// counts for MPI_Type_get_contents_c) and packing goes by byte counts;
-// darray types beyond INT_MAX say MPI_ERR_UNSUPPORTED_OPERATION.
+// counts for MPI_Type_get_contents_c) and packing goes by byte counts.
 #include <mpi.h>
 
 #include <cstdint>
@@ -292,7 +291,10 @@ int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arra
             return MPI_Type_create_darray(size, rank, n, or_null(v[0], array_of_gsizes), array_of_distribs,
                                           array_of_dargs, array_of_psizes, order, oldtype, newtype);
         },
-        [&] { return too_large(MPI_COMM_NULL, call, "a global size"); });
+        [&] {
+            return darray_large(call, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                                array_of_psizes, order, oldtype, newtype);
+        });
 }
 
 }  // extern "C"

@@ -386,6 +386,15 @@ static void constructors(int *far) {
     CHECK(order_etc[0] == 2 && order_etc[1] == MPI_ORDER_C && got[1] == FAR && got[5] == FAR - 10 && old == MPI_INT,
           "subarray_c: contents %d %d %lld %lld", order_etc[0], order_etc[1], (long long)got[1], (long long)got[5]);
     MPI_Type_free(&t);
+    /* A darray of one process over FAR bytes (no data). */
+    const MPI_Count gsizes[1] = {FAR};
+    const int distribs[1] = {MPI_DISTRIBUTE_BLOCK}, dargs[1] = {MPI_DISTRIBUTE_DFLT_DARG}, psizes[1] = {1};
+    MPI_OK(MPI_Type_create_darray_c(1, 0, 1, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_BYTE, &t));
+    MPI_OK(MPI_Type_size_c(t, &size));
+    MPI_OK(MPI_Type_get_envelope_c(t, &ni, &na, &nl, &nd, &comb));
+    CHECK(size == FAR && comb == MPI_COMBINER_DARRAY && ni == 7 && nl == 1, "darray_c: size %lld, %lld ints",
+          (long long)size, (long long)ni);
+    MPI_Type_free(&t);
     MPI_Count neg[2] = {FAR, -1};
     int rc = MPI_Type_indexed_c(2, neg, one, MPI_INT, &big);
     CHECK(tl_class_of(rc) == MPI_ERR_ARG, "a negative block length among large ones: %d", rc);
