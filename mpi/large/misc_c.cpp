@@ -1,8 +1,8 @@
-// The large-count (_c) functions about datatypes, packing, windows, files
-// and operations: queries answer in MPI_Count; constructors and packing run
-// their int twins when the values fit in an int. Past that, the constructors
-// build the type here (the same layouts, their counts recorded as large
-// counts for MPI_Type_get_contents_c) and packing goes by byte counts.
+// The large-count (_c) functions about datatypes: queries answer in
+// MPI_Count, and the constructors build their types here with MPI_Count
+// inside (the layouts of the int forms), recording their count-valued
+// arguments as large counts, as MPI 4.0's decoding tables say, for
+// MPI_Type_get_envelope_c / _contents_c (mpi/dt/envelope.cpp).
 #include <mpi.h>
 
 #include <cstdint>
@@ -18,27 +18,15 @@ using namespace ftmpi::mpi;
 
 namespace {
 
-bool fits(MPI_Count v) { return v >= INT32_MIN && v <= INT32_MAX; }
-
-// A constructor whose count (>= 0), scalars and arrays (count entries each)
-// all fit in ints runs its int twin: small(count, the arrays as ints).
-// Otherwise large() builds the type with MPI_Count inside.
-template <typename Small, typename Large>
-int construct(const char *call, MPI_Count count, std::initializer_list<MPI_Count> scalars,
-              std::initializer_list<const MPI_Count *> arrays, Small small, Large large) {
+// Every _c constructor builds its type here, with MPI_Count inside, and
+// records its count-valued arguments as large counts (MPI 4.0's decoding
+// tables), whatever their values: large() after the count's check.
+template <typename Large>
+int construct(const char *call, MPI_Count count, Large large) {
     CallAlias alias(call);
     if (count < 0) return raise(MPI_COMM_NULL, MPI_ERR_COUNT, call, "negative count %lld", count);
-    bool ok = fits(count);
-    for (MPI_Count v : scalars) ok = ok && fits(v);
-    std::vector<std::vector<int>> ints;
-    for (const MPI_Count *a : arrays) {
-        ints.emplace_back(ok && a != nullptr ? static_cast<std::size_t>(count) : 0);
-        ok = ok && (a == nullptr || ints_of(a, static_cast<int>(count), ints.back().data()));
-    }
-    return ok ? small(static_cast<int>(count), ints) : large();
+    return large();
 }
-
-const int *or_null(const std::vector<int> &v, const MPI_Count *orig) { return orig != nullptr ? v.data() : nullptr; }
 
 // The checks of a constructor built here: the old type (or types), where the
 // new one goes, block lengths >= 0 (MPI_ERR_ARG, as the int forms say).
@@ -101,11 +89,6 @@ int strided_large(const char *call, int combiner, MPI_Count count, MPI_Count len
 
 MPI_Aint extent_of(MPI_Datatype t) { return valid_type(t) ? t->extent : 0; }
 
-// The h forms' MPI_Count displacements are bytes (MPI_Aint for the int twin).
-std::vector<MPI_Aint> aints(const MPI_Count *v, int n) {
-    return v != nullptr ? std::vector<MPI_Aint>(v, v + n) : std::vector<MPI_Aint>{};
-}
-
 }  // namespace
 
 extern "C" {
@@ -141,160 +124,104 @@ int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *
 
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_contiguous_c";
-    return construct(
-        call, count, {}, {}, [&](int n, auto &) { return MPI_Type_contiguous(n, oldtype, newtype); },
-        [&] {
-            FTMPI_CHECK(check_large(call, oldtype, newtype));
-            return finish_type(build_layout({{0, static_cast<std::size_t>(count), oldtype}}),
-                               {MPI_COMBINER_CONTIGUOUS, {}, {}, {oldtype}, {count}}, newtype);
-        });
+    return construct(call, count, [&] {
+        FTMPI_CHECK(check_large(call, oldtype, newtype));
+        return finish_type(build_layout({{0, static_cast<std::size_t>(count), oldtype}}),
+                           {MPI_COMBINER_CONTIGUOUS, {}, {}, {oldtype}, {count}}, newtype);
+    });
 }
 
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                       MPI_Datatype *newtype) {
     const char *call = "MPI_Type_vector_c";
-    return construct(
-        call, count, {blocklength, stride}, {},
-        [&](int n, auto &) {
-            return MPI_Type_vector(n, static_cast<int>(blocklength), static_cast<int>(stride), oldtype, newtype);
-        },
-        [&] {
-            return strided_large(call, MPI_COMBINER_VECTOR, count, blocklength, stride,
-                                 static_cast<MPI_Aint>(stride) * extent_of(oldtype), oldtype, newtype);
-        });
+    return construct(call, count, [&] {
+        return strided_large(call, MPI_COMBINER_VECTOR, count, blocklength, stride,
+                             static_cast<MPI_Aint>(stride) * extent_of(oldtype), oldtype, newtype);
+    });
 }
 
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
                               MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_hvector_c";
-    return construct(
-        call, count, {blocklength}, {},
-        [&](int n, auto &) {
-            return MPI_Type_create_hvector(n, static_cast<int>(blocklength), static_cast<MPI_Aint>(stride), oldtype,
-                                           newtype);
-        },
-        [&] {
-            return strided_large(call, MPI_COMBINER_HVECTOR, count, blocklength, stride, static_cast<MPI_Aint>(stride),
-                                 oldtype, newtype);
-        });
+    return construct(call, count, [&] {
+        return strided_large(call, MPI_COMBINER_HVECTOR, count, blocklength, stride, static_cast<MPI_Aint>(stride),
+                             oldtype, newtype);
+    });
 }
 
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_indexed_c";
-    return construct(
-        call, count, {}, {array_of_blocklengths, array_of_displacements},
-        [&](int n, auto &v) {
-            return MPI_Type_indexed(n, or_null(v[0], array_of_blocklengths), or_null(v[1], array_of_displacements),
-                                    oldtype, newtype);
-        },
-        [&] {
-            return indexed_large(call, MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0, array_of_displacements,
-                                 extent_of(oldtype), oldtype, nullptr, newtype);
-        });
+    return construct(call, count, [&] {
+        return indexed_large(call, MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0, array_of_displacements,
+                             extent_of(oldtype), oldtype, nullptr, newtype);
+    });
 }
 
+// The h forms' displacements are bytes.
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_hindexed_c";
-    return construct(
-        call, count, {}, {array_of_blocklengths},
-        [&](int n, auto &v) {
-            const std::vector<MPI_Aint> d = aints(array_of_displacements, n);
-            return MPI_Type_create_hindexed(n, or_null(v[0], array_of_blocklengths),
-                                            array_of_displacements != nullptr ? d.data() : nullptr, oldtype, newtype);
-        },
-        [&] {
-            return indexed_large(call, MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, array_of_displacements,
-                                 1, oldtype, nullptr, newtype);
-        });
+    return construct(call, count, [&] {
+        return indexed_large(call, MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, array_of_displacements, 1,
+                             oldtype, nullptr, newtype);
+    });
 }
 
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                     MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_indexed_block_c";
-    return construct(
-        call, count, {blocklength}, {array_of_displacements},
-        [&](int n, auto &v) {
-            return MPI_Type_create_indexed_block(n, static_cast<int>(blocklength),
-                                                 or_null(v[0], array_of_displacements), oldtype, newtype);
-        },
-        [&] {
-            return indexed_large(call, MPI_COMBINER_INDEXED_BLOCK, count, nullptr, blocklength, array_of_displacements,
-                                 extent_of(oldtype), oldtype, nullptr, newtype);
-        });
+    return construct(call, count, [&] {
+        return indexed_large(call, MPI_COMBINER_INDEXED_BLOCK, count, nullptr, blocklength, array_of_displacements,
+                             extent_of(oldtype), oldtype, nullptr, newtype);
+    });
 }
 
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
                                      MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_hindexed_block_c";
-    return construct(
-        call, count, {blocklength}, {},
-        [&](int n, auto &) {
-            const std::vector<MPI_Aint> d = aints(array_of_displacements, n);
-            return MPI_Type_create_hindexed_block(n, static_cast<int>(blocklength),
-                                                  array_of_displacements != nullptr ? d.data() : nullptr, oldtype,
-                                                  newtype);
-        },
-        [&] {
-            return indexed_large(call, MPI_COMBINER_HINDEXED_BLOCK, count, nullptr, blocklength, array_of_displacements,
-                                 1, oldtype, nullptr, newtype);
-        });
+    return construct(call, count, [&] {
+        return indexed_large(call, MPI_COMBINER_HINDEXED_BLOCK, count, nullptr, blocklength, array_of_displacements, 1,
+                             oldtype, nullptr, newtype);
+    });
 }
 
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                              const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
                              MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_struct_c";
-    return construct(
-        call, count, {}, {array_of_blocklengths},
-        [&](int n, auto &v) {
-            const std::vector<MPI_Aint> d = aints(array_of_displacements, n);
-            return MPI_Type_create_struct(n, or_null(v[0], array_of_blocklengths),
-                                          array_of_displacements != nullptr ? d.data() : nullptr, array_of_types,
-                                          newtype);
-        },
-        [&] {
-            return indexed_large(call, MPI_COMBINER_STRUCT, count, array_of_blocklengths, 0, array_of_displacements, 1,
-                                 nullptr, array_of_types, newtype);
-        });
+    return construct(call, count, [&] {
+        return indexed_large(call, MPI_COMBINER_STRUCT, count, array_of_blocklengths, 0, array_of_displacements, 1,
+                             nullptr, array_of_types, newtype);
+    });
 }
 
+// The int form's type, its bounds recorded as large counts.
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) {
     CallAlias alias("MPI_Type_create_resized_c");
-    return MPI_Type_create_resized(oldtype, static_cast<MPI_Aint>(lb), static_cast<MPI_Aint>(extent), newtype);
+    const int rc = MPI_Type_create_resized(oldtype, static_cast<MPI_Aint>(lb), static_cast<MPI_Aint>(extent), newtype);
+    if (rc != MPI_SUCCESS) return rc;
+    Contents &c = (*newtype)->derived->contents;
+    c.addrs.clear();
+    c.large = {lb, extent};
+    return MPI_SUCCESS;
 }
 
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
                                MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_subarray_c";
-    return construct(
-        call, ndims, {}, {array_of_sizes, array_of_subsizes, array_of_starts},
-        [&](int n, auto &v) {
-            return MPI_Type_create_subarray(n, or_null(v[0], array_of_sizes), or_null(v[1], array_of_subsizes),
-                                            or_null(v[2], array_of_starts), order, oldtype, newtype);
-        },
-        [&] {
-            return subarray_large(call, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype,
-                                  newtype);
-        });
+    CallAlias alias(call);
+    return subarray_large(call, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype);
 }
 
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
                              const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     const char *call = "MPI_Type_create_darray_c";
-    return construct(
-        call, ndims, {}, {array_of_gsizes},
-        [&](int n, auto &v) {
-            return MPI_Type_create_darray(size, rank, n, or_null(v[0], array_of_gsizes), array_of_distribs,
-                                          array_of_dargs, array_of_psizes, order, oldtype, newtype);
-        },
-        [&] {
-            return darray_large(call, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
-                                array_of_psizes, order, oldtype, newtype);
-        });
+    CallAlias alias(call);
+    return darray_large(call, size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes,
+                        order, oldtype, newtype);
 }
 
 }  // extern "C"

@@ -309,6 +309,16 @@ static void constructors(int *far) {
     const MPI_Count vec_large[3] = {2, 3, FAR};
     check_contents(t, MPI_COMBINER_VECTOR, vec_large, 3, "vector_c");
     MPI_Type_free(&t);
+    /* Small values too: a _c constructor's counts are large counts. */
+    MPI_OK(MPI_Type_vector_c(2, 3, 4, MPI_INT, &t));
+    const MPI_Count small_large[3] = {2, 3, 4};
+    check_contents(t, MPI_COMBINER_VECTOR, small_large, 3, "vector_c of small values");
+    MPI_Datatype r;
+    MPI_OK(MPI_Type_create_resized_c(t, 0, 64, &r));
+    const MPI_Count resized_large[2] = {0, 64};
+    check_contents(r, MPI_COMBINER_RESIZED, resized_large, 2, "resized_c");
+    MPI_Type_free(&r);
+    MPI_Type_free(&t);
     /* hvector: the same in bytes. */
     MPI_OK(MPI_Type_create_hvector_c(2, 3, FAR * (MPI_Count)sizeof(int), MPI_INT, &t));
     MPI_OK(MPI_Type_commit(&t));
@@ -355,6 +365,12 @@ static void constructors(int *far) {
     const MPI_Count struct_large[5] = {2, FAR, 1, 0, FAR + 8};
     check_contents(t, MPI_COMBINER_STRUCT, struct_large, 5, "struct_c");
     MPI_Type_free(&t);
+}
+
+/* Constructors with sizes beyond INT_MAX (no data), and their contents. */
+static void large_types(int *far) {
+    MPI_Datatype t;
+    const MPI_Count one[2] = {FAR + 20, 7};
     /* Sizes past INT_MAX (no data): a contiguous type of an uncommitted
        type, and a block length beyond INT_MAX. */
     MPI_Datatype pair, big;
@@ -475,6 +491,7 @@ int main(int argc, char **argv) {
     reduce_scatter(rank, size);
     freed_type(rank, size);
     constructors(a);
+    large_types(a);
     if (size == 3) inter(rank, size, a);
     /* Counts beyond INT_MAX with a negative one. */
     MPI_Count bad[16];
