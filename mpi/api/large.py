@@ -27,11 +27,12 @@ import pmpi
 
 HANDWRITTEN = {  # mpi/large/misc_c.cpp, pack_win_c.cpp
     "MPI_Get_count_c", "MPI_Get_elements_c", "MPI_Type_size_c", "MPI_Type_get_extent_c",
-    "MPI_Type_get_true_extent_c", "MPI_Type_contiguous_c", "MPI_Type_vector_c", "MPI_Type_create_hvector_c",
-    "MPI_Type_indexed_c", "MPI_Type_create_hindexed_c", "MPI_Type_create_indexed_block_c",
-    "MPI_Type_create_hindexed_block_c", "MPI_Type_create_struct_c", "MPI_Type_create_resized_c",
-    "MPI_Type_create_subarray_c", "MPI_Type_create_darray_c",
-    "MPI_Type_get_envelope_c", "MPI_Type_get_contents_c",  # mpi/dt/envelope.cpp
+    "MPI_Type_get_true_extent_c",
+    # mpi/dt/constructors.cpp, darray.cpp, envelope.cpp: MPI_Count inside
+    "MPI_Type_contiguous_c", "MPI_Type_vector_c", "MPI_Type_create_hvector_c", "MPI_Type_indexed_c",
+    "MPI_Type_create_hindexed_c", "MPI_Type_create_indexed_block_c", "MPI_Type_create_hindexed_block_c",
+    "MPI_Type_create_struct_c", "MPI_Type_create_resized_c", "MPI_Type_create_subarray_c", "MPI_Type_create_darray_c",
+    "MPI_Type_get_envelope_c", "MPI_Type_get_contents_c",
     "MPI_Pack_c", "MPI_Unpack_c", "MPI_Pack_size_c", "MPI_Pack_external_c", "MPI_Unpack_external_c",
     "MPI_Pack_external_size_c", "MPI_Win_create_c", "MPI_Win_allocate_c", "MPI_Win_allocate_shared_c",
     "MPI_Win_shared_query_c", "MPI_File_get_type_extent_c", "MPI_Op_create_c",

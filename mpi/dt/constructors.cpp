@@ -18,33 +18,109 @@ using namespace ftmpi::mpi;
 
 namespace {
 
-// Indexed family: displacement i is disp[i] * unit bytes. Contents: count,
-// the block lengths (or the one block length), then the displacements, with
-// the ints (int displacements) or as addresses (MPI_Aint ones).
-template <typename Disp>
-int indexed(const char *call, int combiner, int count, const int *lens, int same_len, const Disp *disps, MPI_Aint unit,
-            MPI_Datatype old, MPI_Datatype *newtype) {
-    FTMPI_TRY(check_constructor(call, count, old, newtype));
-    if (lens != nullptr) FTMPI_CHECK(check_array(call, lens, count, "array_of_blocklengths"));
-    else FTMPI_CHECK(check_blocklength(call, same_len));
-    FTMPI_CHECK(check_array(call, disps, count, "array_of_displacements"));
-    std::vector<Piece> pieces;
-    pieces.reserve(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i) {
-        const int len = lens != nullptr ? lens[i] : same_len;
-        if (lens != nullptr) FTMPI_CHECK(check_blocklength(call, len, "array_of_blocklengths", i));
-        pieces.push_back({static_cast<MPI_Aint>(disps[i]) * unit, static_cast<std::size_t>(len), old});
-    }
-    Contents c{combiner, {count}, {}, {old}};
-    if (lens != nullptr) c.ints.insert(c.ints.end(), lens, lens + count);
-    else c.ints.push_back(same_len);
-    if constexpr (std::is_same_v<Disp, int>) c.ints.insert(c.ints.end(), disps, disps + count);
-    else c.addrs.assign(disps, disps + count);
-    return finish_type(build_layout(pieces), std::move(c), newtype);
+// C is int (the MPI 3.1 constructors) or MPI_Count (their _c forms, whose
+// contents record every count-valued argument as a large count).
+template <typename C>
+constexpr bool k_large = std::is_same_v<C, MPI_Count>;
+
+// The arguments every constructor has: a count, the old type (unless
+// `types` gives one per block) and where the new one goes.
+template <typename C>
+int check_start(const char *call, C count, MPI_Datatype old, MPI_Datatype *newtype, bool has_old = true) {
+    if (count < 0)
+        return raise(MPI_COMM_NULL, MPI_ERR_COUNT, call, "negative count %lld", static_cast<long long>(count));
+    if (has_old) FTMPI_CHECK(check_type(call, MPI_COMM_NULL, old, "oldtype"));
+    return check_nonnull(call, MPI_COMM_NULL, newtype, "newtype");
 }
 
-// MPI_Type_create_subarray, and (I = MPI_Count) MPI_Type_create_subarray_c
-// with values beyond INT_MAX: its contents then hold them as large counts.
+template <typename C>
+int check_len(const char *call, C len, const char *arg = "blocklength", long long index = -1) {
+    if (len >= 0) return MPI_SUCCESS;
+    if (index >= 0)
+        return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "negative %s[%lld] %lld", arg, index,
+                     static_cast<long long>(len));
+    return raise(MPI_COMM_NULL, MPI_ERR_ARG, call, "negative %s %lld", arg, static_cast<long long>(len));
+}
+
+// An array argument of `count` entries (NULL only when count is 0).
+template <typename C>
+int check_entries(const char *call, const void *p, C count, const char *arg) {
+    return check_array(call, p, static_cast<int>(std::min<MPI_Count>(count, 0x7fffffff)), arg);
+}
+
+// The indexed family and struct: block i is lens[i] (the _block forms: the
+// one len) elements of old (struct: types[i]) at disps[i] * unit bytes. Contents: count,
+// the block lengths (or the one), the displacements: ints for int ones,
+// addresses for MPI_Aint ones, large counts for all of a _c form's.
+template <typename C, typename D>
+int indexed(const char *call, int combiner, C count, const std::type_identity_t<C> *lens, std::type_identity_t<C> len,
+            const D *disps, MPI_Aint unit, MPI_Datatype old, const MPI_Datatype *types, MPI_Datatype *newtype) {
+    const bool is_struct = combiner == MPI_COMBINER_STRUCT;
+    const bool per_block = combiner != MPI_COMBINER_INDEXED_BLOCK && combiner != MPI_COMBINER_HINDEXED_BLOCK;
+    FTMPI_TRY(check_start(call, count, old, newtype, !is_struct));
+    if (per_block) FTMPI_CHECK(check_entries(call, lens, count, "array_of_blocklengths"));
+    else FTMPI_CHECK(check_len(call, len));
+    FTMPI_CHECK(check_entries(call, disps, count, "array_of_displacements"));
+    if (is_struct) FTMPI_CHECK(check_entries(call, types, count, "array_of_types"));
+    const auto n = static_cast<std::size_t>(count);
+    std::vector<Piece> pieces;
+    pieces.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const C l = per_block ? lens[i] : len;
+        if (per_block) FTMPI_CHECK(check_len(call, l, "array_of_blocklengths", static_cast<long long>(i)));
+        if (is_struct && !valid_type(types[i]))
+            return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call, "invalid datatype (argument array_of_types[%zu])", i);
+        pieces.push_back(
+            {static_cast<MPI_Aint>(disps[i]) * unit, static_cast<std::size_t>(l), is_struct ? types[i] : old});
+    }
+    Contents c{combiner, {}, {}, {}};
+    auto &counts = c.ints;
+    if constexpr (k_large<C>) {
+        c.large.push_back(count);
+        if (per_block) c.large.insert(c.large.end(), lens, lens + n);
+        else c.large.push_back(len);
+        c.large.insert(c.large.end(), disps, disps + n);
+    } else {
+        counts.push_back(count);
+        if (per_block) counts.insert(counts.end(), lens, lens + n);
+        else counts.push_back(len);
+        if constexpr (std::is_same_v<D, int>) counts.insert(counts.end(), disps, disps + n);
+        else c.addrs.assign(disps, disps + n);
+    }
+    if (is_struct) c.types.assign(types, types + n);
+    else c.types.push_back(old);
+    return finish_type(build_layout(pieces, is_struct), std::move(c), newtype);
+}
+
+// vector (stride in elements, recorded as an int) and hvector (in bytes,
+// recorded as an address), or either's _c form (large counts).
+template <typename C, typename S>
+int strided(const char *call, int combiner, C count, C len, S stride, MPI_Aint stride_bytes, MPI_Datatype old,
+            MPI_Datatype *newtype) {
+    FTMPI_TRY(check_start(call, count, old, newtype));
+    FTMPI_CHECK(check_len(call, len));
+    Contents c{combiner, {}, {}, {old}};
+    if constexpr (k_large<C>) c.large = {count, len, stride};
+    else if constexpr (std::is_same_v<S, int>) c.ints = {count, len, stride};
+    else c.ints = {count, len}, c.addrs = {stride};
+    return finish_type(
+        strided_layout(static_cast<std::size_t>(count), static_cast<std::size_t>(len), stride_bytes, old), std::move(c),
+        newtype);
+}
+
+template <typename C>
+int contiguous(const char *call, C count, MPI_Datatype old, MPI_Datatype *newtype) {
+    FTMPI_TRY(check_start(call, count, old, newtype));
+    Contents c{MPI_COMBINER_CONTIGUOUS, {}, {}, {old}};
+    if constexpr (k_large<C>) c.large = {count};
+    else c.ints = {count};
+    return finish_type(build_layout({{0, static_cast<std::size_t>(count), old}}), std::move(c), newtype);
+}
+
+MPI_Aint extent_of(MPI_Datatype t) { return valid_type(t) ? t->extent : 0; }
+
+// MPI_Type_create_subarray, and (I = MPI_Count) MPI_Type_create_subarray_c,
+// whose contents hold the sizes, subsizes and starts as large counts.
 template <typename I>
 int subarray(const char *call, int ndims, const I *array_of_sizes, const I *array_of_subsizes, const I *array_of_starts,
              int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
@@ -80,19 +156,6 @@ int subarray(const char *call, int ndims, const I *array_of_sizes, const I *arra
     return finish_type(array_layout(sizes, runs, order, oldtype), std::move(c), newtype);
 }
 
-}  // namespace
-
-namespace ftmpi::mpi {
-
-int subarray_large(const char *call, int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
-                   const MPI_Count *starts, int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return subarray(call, ndims, sizes, subsizes, starts, order, oldtype, newtype);
-}
-
-}  // namespace ftmpi::mpi
-
-namespace {
-
 // Names set on predefined types (their `name` points into this map).
 std::map<MPI_Datatype, std::string> g_predefined_names;
 
@@ -101,80 +164,86 @@ std::map<MPI_Datatype, std::string> g_predefined_names;
 extern "C" {
 
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    FTMPI_TRY(check_constructor("MPI_Type_contiguous", count, oldtype, newtype));
-    return finish_type(build_layout({{0, static_cast<std::size_t>(count), oldtype}}),
-                       {MPI_COMBINER_CONTIGUOUS, {count}, {}, {oldtype}}, newtype);
+    return contiguous("MPI_Type_contiguous", count, oldtype, newtype);
 }
-
-int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    const char *call = "MPI_Type_create_hvector";
-    FTMPI_TRY(check_constructor(call, count, oldtype, newtype));
-    FTMPI_CHECK(check_blocklength(call, blocklength));
-    return finish_type(
-        strided_layout(static_cast<std::size_t>(count), static_cast<std::size_t>(blocklength), stride, oldtype),
-        {MPI_COMBINER_HVECTOR, {count, blocklength}, {stride}, {oldtype}}, newtype);
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return contiguous("MPI_Type_contiguous_c", count, oldtype, newtype);
 }
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    const char *call = "MPI_Type_vector";
-    FTMPI_TRY(check_constructor(call, count, oldtype, newtype));
-    FTMPI_CHECK(check_blocklength(call, blocklength));
-    return finish_type(strided_layout(static_cast<std::size_t>(count), static_cast<std::size_t>(blocklength),
-                                      static_cast<MPI_Aint>(stride) * oldtype->extent, oldtype),
-                       {MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {oldtype}}, newtype);
+    return strided("MPI_Type_vector", MPI_COMBINER_VECTOR, count, blocklength, stride,
+                   static_cast<MPI_Aint>(stride) * extent_of(oldtype), oldtype, newtype);
+}
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype) {
+    return strided("MPI_Type_vector_c", MPI_COMBINER_VECTOR, count, blocklength, stride,
+                   static_cast<MPI_Aint>(stride) * extent_of(oldtype), oldtype, newtype);
+}
+
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return strided("MPI_Type_create_hvector", MPI_COMBINER_HVECTOR, count, blocklength, stride, stride, oldtype,
+                   newtype);
+}
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                              MPI_Datatype *newtype) {
+    return strided("MPI_Type_create_hvector_c", MPI_COMBINER_HVECTOR, count, blocklength, stride,
+                   static_cast<MPI_Aint>(stride), oldtype, newtype);
 }
 
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[],
                      MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    const char *call = "MPI_Type_indexed";
-    FTMPI_CHECK(check_array(call, array_of_blocklengths, count, "array_of_blocklengths"));
-    return indexed(call, MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0, array_of_displacements,
-                   valid_type(oldtype) ? oldtype->extent : 0, oldtype, newtype);
+    return indexed("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0, array_of_displacements,
+                   extent_of(oldtype), oldtype, nullptr, newtype);
+}
+int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                       const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return indexed("MPI_Type_indexed_c", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0, array_of_displacements,
+                   extent_of(oldtype), oldtype, nullptr, newtype);
 }
 
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                              MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    const char *call = "MPI_Type_create_hindexed";
-    FTMPI_CHECK(check_array(call, array_of_blocklengths, count, "array_of_blocklengths"));
-    return indexed(call, MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0, array_of_displacements, 1, oldtype,
-                   newtype);
+    return indexed("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
+                   array_of_displacements, 1, oldtype, nullptr, newtype);
+}
+int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return indexed("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
+                   array_of_displacements, 1, oldtype, nullptr, newtype);
 }
 
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
                                   MPI_Datatype *newtype) {
     return indexed("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, nullptr, blocklength,
-                   array_of_displacements, valid_type(oldtype) ? oldtype->extent : 0, oldtype, newtype);
+                   array_of_displacements, extent_of(oldtype), oldtype, nullptr, newtype);
+}
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
+                                    MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return indexed("MPI_Type_create_indexed_block_c", MPI_COMBINER_INDEXED_BLOCK, count, nullptr, blocklength,
+                   array_of_displacements, extent_of(oldtype), oldtype, nullptr, newtype);
 }
 
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype *newtype) {
     return indexed("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, nullptr, blocklength,
-                   array_of_displacements, 1, oldtype, newtype);
+                   array_of_displacements, 1, oldtype, nullptr, newtype);
+}
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[],
+                                     MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return indexed("MPI_Type_create_hindexed_block_c", MPI_COMBINER_HINDEXED_BLOCK, count, nullptr, blocklength,
+                   array_of_displacements, 1, oldtype, nullptr, newtype);
 }
 
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-    const char *call = "MPI_Type_create_struct";
-    FTMPI_CHECK(check_count(call, MPI_COMM_NULL, count));
-    FTMPI_CHECK(check_array(call, array_of_blocklengths, count, "array_of_blocklengths"));
-    FTMPI_CHECK(check_array(call, array_of_displacements, count, "array_of_displacements"));
-    FTMPI_CHECK(check_array(call, array_of_types, count, "array_of_types"));
-    FTMPI_CHECK(check_nonnull(call, MPI_COMM_NULL, newtype, "newtype"));
-    std::vector<Piece> pieces;
-    pieces.reserve(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i) {
-        FTMPI_CHECK(check_blocklength(call, array_of_blocklengths[i], "array_of_blocklengths", i));
-        if (!valid_type(array_of_types[i]))
-            return raise(MPI_COMM_NULL, MPI_ERR_TYPE, call, "invalid datatype (argument array_of_types[%d])", i);
-        pieces.push_back(
-            {array_of_displacements[i], static_cast<std::size_t>(array_of_blocklengths[i]), array_of_types[i]});
-    }
-    Contents c{MPI_COMBINER_STRUCT,
-               {count},
-               {array_of_displacements, array_of_displacements + count},
-               {array_of_types, array_of_types + count}};
-    c.ints.insert(c.ints.end(), array_of_blocklengths, array_of_blocklengths + count);
-    return finish_type(build_layout(pieces, true), std::move(c), newtype);
+    return indexed("MPI_Type_create_struct", MPI_COMBINER_STRUCT, count, array_of_blocklengths, 0,
+                   array_of_displacements, 1, MPI_DATATYPE_NULL, array_of_types, newtype);
+}
+int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                             const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
+                             MPI_Datatype *newtype) {
+    return indexed("MPI_Type_create_struct_c", MPI_COMBINER_STRUCT, count, array_of_blocklengths, 0,
+                   array_of_displacements, 1, MPI_DATATYPE_NULL, array_of_types, newtype);
 }
 
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
@@ -182,10 +251,21 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, 
     return finish_type(resized_layout(layout_of(oldtype), lb, extent),
                        {MPI_COMBINER_RESIZED, {}, {lb, extent}, {oldtype}}, newtype);
 }
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) {
+    FTMPI_TRY(check_constructor("MPI_Type_create_resized_c", 0, oldtype, newtype));
+    return finish_type(resized_layout(layout_of(oldtype), static_cast<MPI_Aint>(lb), static_cast<MPI_Aint>(extent)),
+                       {MPI_COMBINER_RESIZED, {}, {}, {oldtype}, {lb, extent}}, newtype);
+}
 
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
                              const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
     return subarray("MPI_Type_create_subarray", ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
+                    oldtype, newtype);
+}
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[],
+                               const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype) {
+    return subarray("MPI_Type_create_subarray_c", ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
                     oldtype, newtype);
 }
 

@@ -69,8 +69,8 @@ int check_dimension(const char *call, int d, long long gsize, int distrib, int d
     return MPI_SUCCESS;
 }
 
-// MPI_Type_create_darray, and (G = MPI_Count) MPI_Type_create_darray_c with
-// global sizes beyond INT_MAX: its contents then hold them as large counts.
+// MPI_Type_create_darray, and (G = MPI_Count) MPI_Type_create_darray_c,
+// whose contents hold the global sizes as large counts.
 template <typename G>
 int darray(const char *call, int size, int rank, int ndims, const G array_of_gsizes[], const int array_of_distribs[],
            const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
@@ -113,21 +113,18 @@ int darray(const char *call, int size, int rank, int ndims, const G array_of_gsi
 
 }  // namespace
 
-namespace ftmpi::mpi {
-
-int darray_large(const char *call, int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs,
-                 const int *dargs, const int *psizes, int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-    return darray(call, size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype);
-}
-
-}  // namespace ftmpi::mpi
-
 extern "C" {
 
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
                            const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
                            MPI_Datatype *newtype) {
     return darray("MPI_Type_create_darray", size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                  array_of_psizes, order, oldtype, newtype);
+}
+int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                             const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+                             int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
+    return darray("MPI_Type_create_darray_c", size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
                   array_of_psizes, order, oldtype, newtype);
 }
 

@@ -180,13 +180,6 @@ void dt_new_handle(MPI_Datatype t);
 MPI_Datatype elements_type(MPI_Count count, MPI_Datatype t, MPI_Aint at = 0);
 
 
-// MPI_Type_create_subarray_c and _darray_c with values beyond INT_MAX
-// (mpi/dt/constructors.cpp, darray.cpp).
-int darray_large(const char *call, int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs,
-                 const int *dargs, const int *psizes, int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
-int subarray_large(const char *call, int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
-                   const MPI_Count *starts, int order, MPI_Datatype oldtype, MPI_Datatype *newtype);
-
 // Copies `count` elements at `buf` into `out` (count * t->size bytes).
 void pack(const void *buf, std::size_t count, MPI_Datatype t, void *out);
 // Copies `bytes` packed bytes (at most count * t->size; a partial last element

@@ -53,6 +53,7 @@ static struct knob knobs[] = {
     {"FTMPI_FT_PROVIDER", K_STRING, "net", 0},
     {"FTMPI_LAUNCHER_EVENTS", K_INT, "1", 0},
     {"FTMPI_TEST_KILL_AT", K_STRING, "", 0},
+    {"FTMPI_TEST_SPLIT_ABOVE", K_INT, "0", 0},
     {"FTMPI_FT", K_INT, "1", 0},
     {"FTMPI_ERRHANDLER", K_STRING, "mpi_errors_are_fatal", 0},
     {"FTMPI_RMA_SHM", K_INT, "1", 0},
