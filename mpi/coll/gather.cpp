@@ -94,25 +94,31 @@ void build_alltoallw(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts
     rtypes = s.per_rank(rtypes);
     const char *sbase = static_cast<const char *>(sendbuf);
     if (sendbuf == MPI_IN_PLACE) {
-        // The data to send is what recvbuf holds now: copy its whole span first.
-        std::size_t span = 0;
+        // The data to send is what recvbuf holds now: copy the bytes its
+        // blocks span first, from the first data byte to one past the last.
+        MPI_Aint lo = 0, hi = 0;
+        bool any = false;
         for (int i = 0; i < n; ++i) {
             if (rcounts[i] == 0) continue;
-            // One past the last data byte: (count - 1) extents + the element's true ub.
             const MPI_Datatype t = rtypes[i];
-            const MPI_Aint true_ub = type_layout(t).true_ub;
-            const auto end = static_cast<std::size_t>(rdispls[i] + (rcounts[i] - 1) * t->extent + true_ub);
-            span = std::max(span, end);
+            const Layout &l = type_layout(t);
+            const MPI_Aint first = rdispls[i] + std::min<MPI_Aint>(0, (rcounts[i] - 1) * t->extent) + l.true_lb;
+            const MPI_Aint end = rdispls[i] + std::max<MPI_Aint>(0, (rcounts[i] - 1) * t->extent) + l.true_ub;
+            lo = any ? std::min(lo, first) : first;
+            hi = any ? std::max(hi, end) : end;
+            any = true;
         }
+        const auto span = static_cast<std::size_t>(hi - lo);
         char *copy = static_cast<char *>(s.scratch_bytes(span));
-        if (span > 0) s.add_local([=] { std::memcpy(copy, recvbuf, span); });
-        sbase = copy;
+        const char *from = byte_at(recvbuf, lo);
+        if (span > 0) s.add_local([=] { std::memcpy(copy, from, span); });
+        sbase = byte_at(copy, -lo);
         sendbuf = copy;
         sdispls = rdispls;
         scounts = rcounts;
         stypes = rtypes;
     }
-    auto sp = [&](int i) { return sbase + sdispls[i]; };
+    auto sp = [&](int i) { return byte_at(sbase, sdispls[i]); };  // integer arithmetic: sbase may lie outside the copy
     auto rp = [&](int i) { return static_cast<char *>(recvbuf) + rdispls[i]; };
     s.add_copy(sp(me), scounts[me], stypes[me], rp(me), rcounts[me], rtypes[me]);
     for (int k = 1; k < n; ++k) {

@@ -3,7 +3,7 @@
  * INT_MAX (8 GiB into sparse buffers: only the pages holding data are
  * touched), blocking, nonblocking and persistent: gatherv (MPI_IN_PLACE at
  * the root too), scatterv, allgatherv, alltoallv, alltoallw (byte
- * displacements), the neighborhood allgatherv and alltoallv on a ring.
+ * displacements; both in place too), the neighborhood allgatherv and alltoallv on a ring.
  * Members mix the forms: the root of a gatherv takes the typed path, the
  * others their int one. Reduce-scatter of a vector longer than the split
  * threshold (lowered by FTMPI_TEST_SPLIT_ABOVE, so the path a vector over
@@ -163,6 +163,16 @@ static void alltoall(int rank, int size, int *sfar, int *rfar, int w) {
                 CHECK(rfar[FAR + 100 * p + j] == 10000 * p + 100 * rank + j, "alltoall%s_c (%s): from %d [%d] = %d",
                       w ? "w" : "v", form_name[f], p, j, rfar[FAR + 100 * p + j]);
     }
+    /* In place: the receive buffer holds what goes out (only the bytes its
+       blocks span are copied aside, not the 8 GiB before them). */
+    for (int p = 0; p < size; ++p)
+        for (int j = 0; j < 2 + rank + p; ++j) rfar[FAR + 100 * p + j] = 10000 * rank + 100 * p + j;
+    if (w) MPI_OK(MPI_Alltoallw_c(MPI_IN_PLACE, NULL, NULL, NULL, rfar, rc, rd, types, MPI_COMM_WORLD));
+    else MPI_OK(MPI_Alltoallv_c(MPI_IN_PLACE, NULL, NULL, MPI_INT, rfar, rc, rd, MPI_INT, MPI_COMM_WORLD));
+    for (int p = 0; p < size; ++p)
+        for (int j = 0; j < 2 + rank + p; ++j)
+            CHECK(rfar[FAR + 100 * p + j] == 10000 * p + 100 * rank + j, "alltoall%s_c in place: from %d [%d] = %d",
+                  w ? "w" : "v", p, j, rfar[FAR + 100 * p + j]);
 }
 
 /* A periodic ring: in-neighbours and out-neighbours are (left, right). */
