@@ -10,9 +10,8 @@ by hand (HANDWRITTEN), the twin MPI_name's declaration says what changed:
   - an int array of counts or displacements that became MPI_Count or
     MPI_Aint is converted to ints (Ints), the entries this process's role
     makes significant (Shape): a root's, the send side unless MPI_IN_PLACE;
-    one beyond INT_MAX sends a v or w collective to its typed form
-    (WIDE: mpi/large/wide.hpp), anything else to MPI_ERR_UNSUPPORTED_OPERATION
-    (too_large);
+    one beyond INT_MAX sends the v or w collective to its typed form
+    (WIDE: mpi/large/wide.hpp; another family with arrays is a build error);
   - a request the call makes holds the built types (CountAs::keep).
 So a _c function added to mpi.h gets its implementation by construction,
 and a twin's argument checks and error classes serve both (errors name the
@@ -101,7 +100,7 @@ def wrapper(ret, name, p, twin_p):
             rest = ", ".join(n for n in names if n not in ("request", "info"))
             fallback = f"wide_{family}(call, {nb}, {run}, {req}, {info}, {rest})"
         else:
-            fallback = "too_large(comm, call)"
+            raise SystemExit(f"large.py: {name}: an array beyond INT_MAX has no typed form (add it to WIDE)")
         body.append("    if (" + " || ".join(f"!{a}.ok()" for a in arrays) + f") return {fallback};")
     for n, t in counts:
         body.append(f"    const CountAs n_{n}({n}, {t});")

@@ -94,12 +94,10 @@ public:
     // returned pointer is where element 0 goes (lower bound accounted for).
     void *scratch(int count, MPI_Datatype t);
     void *scratch_bytes(std::size_t n);
-    // A reference on derived type `t` for the schedule's life (types built
-    // for the call). A nonblocking or persistent schedule also holds the
-    // types of its transfers: the user may free them once the call returns.
-    void hold(MPI_Datatype t);
     // A type the caller built for the call: the schedule takes over its
-    // reference (released with the schedule). Returns t.
+    // reference (released with the schedule). Returns t. (A nonblocking or
+    // persistent schedule also holds the types of its transfers: the user
+    // may free them once the call returns.)
     MPI_Datatype adopt(MPI_Datatype t) {
         if (t != MPI_DATATYPE_NULL) held_.push_back(t);
         return t;
@@ -155,6 +153,7 @@ private:
     void advance();
     void finish();
     void start_error();
+    void hold(MPI_Datatype t);  // a reference on derived type t for the schedule's life
     void hold_xfer_types();
 
     MPI_Comm call_comm_;  // the call's communicator

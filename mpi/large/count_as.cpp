@@ -60,17 +60,4 @@ Shape shape_of(MPI_Comm comm, bool neighbor, int root) {
     return s;
 }
 
-int too_large(MPI_Comm comm, const char *call, const char *what) {
-    return raise(comm, MPI_ERR_UNSUPPORTED_OPERATION, call,
-                 "%s beyond INT_MAX: not supported by ftmpi yet for this call", what);
-}
-
-bool ints_of(const MPI_Count *v, int n, int *out) {
-    for (int i = 0; i < n; ++i) {
-        if (v[i] < -0x7fffffffLL - 1 || v[i] > 0x7fffffff) return false;
-        out[i] = static_cast<int>(v[i]);
-    }
-    return true;
-}
-
 }  // namespace ftmpi::mpi

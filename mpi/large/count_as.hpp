@@ -44,9 +44,6 @@ private:
 // that fits nowhere is an error of the right class, never wrapped around).
 inline int int_or_invalid(MPI_Count v) { return v >= -0x7fffffffLL - 1 && v <= 0x7fffffff ? static_cast<int>(v) : -1; }
 
-// The values of `n` MPI_Counts as ints, or false when one does not fit.
-bool ints_of(const MPI_Count *v, int n, int *out);
-
 // The v and w collectives' arrays (mpi/api/large.py): how many entries each
 // has at this process, -1 when the communicator is not valid (the twin
 // reports it) or the process's role makes the array insignificant.
@@ -79,9 +76,5 @@ private:
     bool null_;
     bool ok_ = true;
 };
-
-// MPI_ERR_UNSUPPORTED_OPERATION from `call`: `what` is beyond INT_MAX where
-// ftmpi's implementation takes ints.
-int too_large(MPI_Comm comm, const char *call, const char *what = "a count or displacement");
 
 }  // namespace ftmpi::mpi
