@@ -1,12 +1,15 @@
 // Handle conversions between C handles and Fortran integer handles
-// (MPI_Comm_c2f ... MPI_Message_f2c), and MPI_Status_c2f/f2c.
+// (MPI_Comm_c2f ... MPI_Session_f2c), and MPI_Status_c2f/f2c.
 //
 // C handles are pointers; the Fortran side is an int. Each kind of handle has
-// a table: the first conversion of a handle gives it the next index, and the
-// index names that address from then on (an object created later at the
-// address of a freed one takes over its index). Index 0 is the null handle.
-// MPI_*_f2c of an index that was never handed out returns the null handle.
+// a table. The predefined handles come first, numbered from 1 in mpi.h's
+// order (the generated fortran_handles.h; mpif.h's constants are the same
+// numbers). Other handles are numbered at their first conversion, and the
+// number names that address from then on (an object created later at the
+// address of a freed one takes over its number). 0 is the null handle.
+// MPI_*_f2c of a number never handed out returns the null handle.
 #include <cstring>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -15,10 +18,19 @@
 namespace ftmpi::mpi {
 namespace {
 
+#include "fortran_handles.h"
+
 template <typename H>
 struct HandleTable {
     std::vector<H> by_index{H{}};  // [0]: the null handle
     std::unordered_map<H, MPI_Fint> index;
+
+    explicit HandleTable(std::span<const H> predefined) {
+        for (H h : predefined) {
+            if (h != H{}) index.emplace(h, static_cast<MPI_Fint>(by_index.size()));
+            by_index.push_back(h);  // a handle this build lacks keeps its number, null
+        }
+    }
 
     MPI_Fint c2f(H h) {
         if (h == H{}) return 0;
@@ -33,7 +45,7 @@ struct HandleTable {
 
 template <typename H>
 HandleTable<H> &table() {
-    static HandleTable<H> t;
+    static HandleTable<H> t(fortran_predefined(static_cast<H *>(nullptr)));
     return t;
 }
 
@@ -66,6 +78,7 @@ FTMPI_HANDLE_CONVERSIONS(Info, MPI_Info)
 FTMPI_HANDLE_CONVERSIONS(Win, MPI_Win)
 FTMPI_HANDLE_CONVERSIONS(Message, MPI_Message)
 FTMPI_HANDLE_CONVERSIONS(File, MPI_File)
+FTMPI_HANDLE_CONVERSIONS(Session, MPI_Session)
 
 static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "an MPI_F08_status holds a C status's bytes");
 static MPI_F08_status f08_status_ignore_storage[1];

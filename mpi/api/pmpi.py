@@ -110,12 +110,19 @@ def block(decls):
     return "\n".join(lines)
 
 
-def main(argv):
+def command_line(argv, usage):
+    """(mode, path of mpi.h, its text) of a generator's command line, else None (usage printed)."""
     if len(argv) < 3:
-        print(__doc__, file=sys.stderr)
+        print(usage, file=sys.stderr)
+        return None
+    return argv[1], argv[-1], open(argv[-1]).read()
+
+
+def main(argv):
+    args = command_line(argv, __doc__)
+    if args is None:
         return 2
-    mode, path = argv[1], argv[-1]
-    text = open(path).read()
+    mode, path, text = args
     decls = declarations(text)
     if mode == "--ldscript":
         with open(argv[2], "w") as f:

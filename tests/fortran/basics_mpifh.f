@@ -1,0 +1,80 @@
+! A token ring and the basics, through mpif.h in fixed form, as an MPI-1
+! program is written: statuses and their fields, MPI_Get_count,
+! MPI_STATUS_IGNORE, a reduction, strings out, a predefined attribute,
+! MPI_Waitall with MPI_STATUSES_IGNORE and MPI_Waitany's 1-based index.
+      PROGRAM BASICS
+      IMPLICIT NONE
+      INCLUDE 'mpif.h'
+      INTEGER IERR, RANK, NPROCS, TOKEN, NEXT, PREV, N, I, IDX
+      INTEGER STATUS(MPI_STATUS_SIZE), REQS(2), SUM, LEN
+      INTEGER(KIND=MPI_ADDRESS_KIND) TAGUB
+      LOGICAL FLAG
+      CHARACTER*(MPI_MAX_PROCESSOR_NAME) HOST
+      CHARACTER*(MPI_MAX_OBJECT_NAME) CNAME
+      CALL MPI_INIT(IERR)
+      CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
+      CALL MPI_COMM_SIZE(MPI_COMM_WORLD, NPROCS, IERR)
+      NEXT = MOD(RANK + 1, NPROCS)
+      PREV = MOD(RANK + NPROCS - 1, NPROCS)
+      IF (RANK .EQ. 0) THEN
+        TOKEN = 100
+        CALL MPI_SEND(TOKEN, 1, MPI_INTEGER, NEXT, 7, MPI_COMM_WORLD,
+     &                IERR)
+        CALL MPI_RECV(TOKEN, 1, MPI_INTEGER, PREV, 7, MPI_COMM_WORLD,
+     &                STATUS, IERR)
+      ELSE
+        CALL MPI_RECV(TOKEN, 1, MPI_INTEGER, MPI_ANY_SOURCE,
+     &                MPI_ANY_TAG, MPI_COMM_WORLD, STATUS, IERR)
+        TOKEN = TOKEN + RANK
+        CALL MPI_SEND(TOKEN, 1, MPI_INTEGER, NEXT, 7, MPI_COMM_WORLD,
+     &                IERR)
+      END IF
+      CALL MPI_GET_COUNT(STATUS, MPI_INTEGER, N, IERR)
+      IF (STATUS(MPI_SOURCE) .NE. PREV .OR. STATUS(MPI_TAG) .NE. 7
+     &    .OR. N .NE. 1) THEN
+        PRINT *, 'bad status', STATUS(MPI_SOURCE), STATUS(MPI_TAG), N
+        CALL MPI_ABORT(MPI_COMM_WORLD, 1, IERR)
+      END IF
+      IF (RANK .EQ. 0 .AND. TOKEN .NE. 100 + NPROCS*(NPROCS-1)/2) THEN
+        PRINT *, 'bad token', TOKEN
+        CALL MPI_ABORT(MPI_COMM_WORLD, 1, IERR)
+      END IF
+      CALL MPI_ALLREDUCE(RANK, SUM, 1, MPI_INTEGER, MPI_SUM,
+     &                   MPI_COMM_WORLD, IERR)
+      IF (SUM .NE. NPROCS*(NPROCS-1)/2) CALL MPI_ABORT(MPI_COMM_WORLD,
+     &                                                 2, IERR)
+      CALL MPI_IRECV(N, 1, MPI_INTEGER, PREV, 8, MPI_COMM_WORLD,
+     &               REQS(1), IERR)
+      CALL MPI_ISEND(RANK, 1, MPI_INTEGER, NEXT, 8, MPI_COMM_WORLD,
+     &               REQS(2), IERR)
+      CALL MPI_WAITALL(2, REQS, MPI_STATUSES_IGNORE, IERR)
+      IF (N .NE. PREV .OR. REQS(1) .NE. MPI_REQUEST_NULL)
+     &  CALL MPI_ABORT(MPI_COMM_WORLD, 3, IERR)
+      CALL MPI_IRECV(N, 1, MPI_INTEGER, PREV, 9, MPI_COMM_WORLD,
+     &               REQS(2), IERR)
+      REQS(1) = MPI_REQUEST_NULL
+      CALL MPI_SEND(RANK, 1, MPI_INTEGER, NEXT, 9, MPI_COMM_WORLD,
+     &              IERR)
+      CALL MPI_WAITANY(2, REQS, IDX, MPI_STATUS_IGNORE, IERR)
+      IF (IDX .NE. 2) CALL MPI_ABORT(MPI_COMM_WORLD, 4, IERR)
+      CALL MPI_WAITANY(2, REQS, IDX, STATUS, IERR)
+      IF (IDX .NE. MPI_UNDEFINED) CALL MPI_ABORT(MPI_COMM_WORLD, 5,
+     &                                           IERR)
+      CALL MPI_GET_PROCESSOR_NAME(HOST, LEN, IERR)
+      IF (LEN .LE. 0 .OR. HOST(LEN+1:) .NE. ' ')
+     &  CALL MPI_ABORT(MPI_COMM_WORLD, 6, IERR)
+      CALL MPI_COMM_SET_NAME(MPI_COMM_WORLD, '  the world  ', IERR)
+      CALL MPI_COMM_GET_NAME(MPI_COMM_WORLD, CNAME, LEN, IERR)
+      IF (CNAME .NE. 'the world' .OR. LEN .NE. 9)
+     &  CALL MPI_ABORT(MPI_COMM_WORLD, 7, IERR)
+      CALL MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_TAG_UB, TAGUB, FLAG,
+     &                       IERR)
+      IF (.NOT. FLAG .OR. TAGUB .LT. 32767)
+     &  CALL MPI_ABORT(MPI_COMM_WORLD, 8, IERR)
+      DO I = 1, 1
+        CALL MPI_BARRIER(MPI_COMM_WORLD, IERR)
+      END DO
+      IF (RANK .EQ. 0) PRINT '(A,I0,A,I0)', 'basics mpif.h: ', NPROCS,
+     &  ' ranks, token ', TOKEN
+      CALL MPI_FINALIZE(IERR)
+      END
