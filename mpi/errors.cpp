@@ -12,6 +12,7 @@
 #include <string>
 
 #include "runtime/config.hpp"
+#include "mpi/fortran_hooks.hpp"
 #include "mpi/objects.hpp"
 #include "mpi/state.hpp"
 
@@ -231,6 +232,17 @@ int act(MPI_Errhandler h, int code, int returned, const char *call, const char *
     ::_exit(code != 0 ? code : 1);
 }
 
+// Calls a user's handler with a pointer to its object's handle (a Fortran
+// handler: with the handle's Fortran number).
+void call_handler(MPI_Errhandler eh, void *handle, int *code) {
+    if (eh->to_fortran != nullptr) {
+        MPI_Fint f = eh->to_fortran(handle);
+        reinterpret_cast<void (*)(MPI_Fint *, int *)>(eh->fn)(&f, code);
+        return;
+    }
+    reinterpret_cast<void (*)(void *, int *, ...)>(eh->fn)(handle, code);
+}
+
 // Invokes comm's error handler with `code`; the call then returns `returned`.
 // A communicator the user freed while a request on it was pending still has
 // its handler (MPI: the object lives until its pending operations complete;
@@ -247,17 +259,17 @@ int vraise(MPI_Comm comm, int code, int returned, const char *call, const char *
         switch (target->handler_of) {
         case ftmpi_comm_s::HandlerOf::win: {
             MPI_Win w = target->win != nullptr ? target->win : MPI_WIN_NULL;
-            reinterpret_cast<MPI_Win_errhandler_function *>(eh->fn)(&w, c);
+            call_handler(eh, &w, c);
             break;
         }
         case ftmpi_comm_s::HandlerOf::file: {
             MPI_File f = target->file != nullptr ? target->file : MPI_FILE_NULL;
-            reinterpret_cast<MPI_File_errhandler_function *>(eh->fn)(&f, c);
+            call_handler(eh, &f, c);
             break;
         }
         case ftmpi_comm_s::HandlerOf::comm: {
             MPI_Comm cm = target;
-            eh->fn(&cm, c);
+            call_handler(eh, &cm, c);
             break;
         }
         }
@@ -287,9 +299,8 @@ int vraise_via(MPI_Errhandler h, void *object, const char *label, int code, cons
                va_list ap) {
     char msg[768];
     std::vsnprintf(msg, sizeof msg, fmt, ap);
-    return act(
-        h != nullptr ? h : MPI_ERRORS_ARE_FATAL, code, code, call, msg, label,
-        [object](MPI_Errhandler eh, int *c) { reinterpret_cast<void (*)(void *, int *, ...)>(eh->fn)(object, c); });
+    return act(h != nullptr ? h : MPI_ERRORS_ARE_FATAL, code, code, call, msg, label,
+               [object](MPI_Errhandler eh, int *c) { call_handler(eh, object, c); });
 }
 }  // namespace
 
@@ -324,6 +335,13 @@ int raise_in_status(MPI_Comm comm, int code, const char *call, const char *fmt, 
     const int rc = vraise(comm, code, MPI_ERR_IN_STATUS, call, fmt, ap);
     va_end(ap);
     return rc;
+}
+
+int set_errhandler_fortran(MPI_Errhandler errhandler, MPI_Fint (*to_fortran)(const void *handle)) {
+    if (errhandler == MPI_ERRHANDLER_NULL || errhandler->magic != Magic::errhandler || errhandler->predefined)
+        return raise(MPI_COMM_NULL, MPI_ERR_ERRHANDLER, "MPI_Comm_create_errhandler", "not a user's error handler");
+    errhandler->to_fortran = to_fortran;
+    return MPI_SUCCESS;
 }
 
 }  // namespace ftmpi::mpi

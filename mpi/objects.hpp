@@ -63,6 +63,7 @@ struct ftmpi_op_s {
     bool commute;
     bool predefined;
     MPI_User_function_c *fn_c = nullptr;  // MPI_Op_create_c's (fn is null then)
+    bool fortran = false;                 // fn is Fortran's (mpi/fortran_hooks.hpp)
 };
 
 struct ftmpi_errhandler_s {
@@ -71,6 +72,8 @@ struct ftmpi_errhandler_s {
     MPI_Comm_errhandler_function *fn;
     bool predefined;
     int refs = 1;  // the user's handle plus every communicator using it
+    // fn is Fortran's: it gets the handle as to_fortran makes it (mpi/fortran_hooks.hpp)
+    MPI_Fint (*to_fortran)(const void *handle) = nullptr;
 };
 
 struct ftmpi_group_s {

@@ -122,6 +122,10 @@ def body(call, ps):
             post.append(f"if (rc == MPI_SUCCESS) fort::one_based({n}, *outcount);")
         elif k == "logical_array_out":
             post.append(f"if (rc == MPI_SUCCESS) fort::logicals({n}, {K.LOGICAL_ARRAY_OUT[(call, n)]});")
+    if call in K.COMPLETES:
+        reqs, count = K.COMPLETES[call]
+        pre.insert(0, f"const fort::Completions done({reqs}, {count});")
+        post.append(f"done.finish({reqs});")
     return pre, args, post
 
 

@@ -112,8 +112,18 @@ def sentinel_lines(free):
 
 
 def externals():
-    return ["DOUBLE PRECISION MPI_WTIME, MPI_WTICK", "EXTERNAL MPI_WTIME, MPI_WTICK",
-            "INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF", "EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF"]
+    """mpif.h's functions, and the predefined attribute functions (mpi/fortran/callbacks.cpp)."""
+    out = ["DOUBLE PRECISION MPI_WTIME, MPI_WTICK", "EXTERNAL MPI_WTIME, MPI_WTICK",
+           "INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF", "EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF"]
+    return out + attr_functions()
+
+
+def attr_functions():
+    out = []
+    for kind in ("COMM_", "TYPE_", "WIN_", ""):
+        out.append(f"EXTERNAL MPI_{kind}NULL_COPY_FN, MPI_{kind}DUP_FN")
+        out.append(f"EXTERNAL MPI_{kind}NULL_DELETE_FN")
+    return out
 
 
 def mpifh(text, calls, ext):
@@ -144,7 +154,7 @@ def module(text, calls, ext):
     for ftype, cname, value in constant_lines(text, ext, free=True):
         lines.append(f"  {ftype}, PARAMETER :: {cname} = {value}")
     if not ext:
-        lines += ["  " + s for s in sentinel_lines(free=True)]
+        lines += ["  " + s for s in sentinel_lines(free=True) + attr_functions()]
     lines.append("  INTERFACE")
     for _, cname, ps in calls:
         if cname.startswith("MPIX_") == ext:

@@ -11,6 +11,7 @@
 #include "mpi/dt/type_checks.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/dt/predefined.hpp"
+#include "mpi/fortran_hooks.hpp"
 
 extern "C" {
 #define FTMPI_DEFINE_OP(name, id) \
@@ -190,11 +191,15 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
             op.fn_c(a, b, &len, &t);
             return;
         }
+        MPI_Fint ft = op.fortran ? MPI_Type_c2f(t) : 0;
         for (MPI_Count done = 0; done < len;) {  // MPI_User_function's count is an int
             const int chunk = static_cast<int>(std::min<MPI_Count>(len - done, 0x7fffffff));
             const MPI_Aint off = static_cast<MPI_Aint>(done) * t->extent;
             int n = chunk;
-            op.fn(byte_at(a, off), byte_at(b, off), &n, &t);
+            if (op.fortran)
+                reinterpret_cast<void (*)(void *, void *, MPI_Fint *, MPI_Fint *)>(op.fn)(byte_at(a, off),
+                                                                                          byte_at(b, off), &n, &ft);
+            else op.fn(byte_at(a, off), byte_at(b, off), &n, &t);
             done += chunk;
         }
         return;
@@ -249,6 +254,12 @@ int check_op_type(const char *call, MPI_Comm comm, MPI_Op op, MPI_Datatype type)
         return raise(comm, e, call,
                      "predefined ops on derived datatype %s (not made of one basic type) are not supported",
                      type->name ? type->name : "(unnamed)");
+    return MPI_SUCCESS;
+}
+
+int set_op_fortran(MPI_Op op) {
+    FTMPI_TRY(check_op("MPI_Op_create", MPI_COMM_NULL, op));
+    op->fortran = !op->predefined;
     return MPI_SUCCESS;
 }
 

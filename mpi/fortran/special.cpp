@@ -13,10 +13,6 @@ using namespace ftmpi::fortran;
 
 namespace {
 
-void set(MPI_Fint *ierr, int rc) {
-    if (ierr != nullptr) *ierr = rc;
-}
-
 // A predefined attribute's C value points to its value (MPI_WIN_BASE is
 // the base address itself): Fortran gets the value.
 MPI_Aint comm_value(int keyval, void *v) {
@@ -51,7 +47,7 @@ void get_attr(H h, MPI_Fint keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *i
     const int rc = get(h, keyval, &v, &f);
     if (rc == MPI_SUCCESS && f) *value = value_of(keyval, v);
     *flag = f != 0;
-    set(ierr, rc);
+    set_ierr(ierr, rc);
 }
 
 MPI_Aint plain_value(int, void *v) { return reinterpret_cast<MPI_Aint>(v); }
@@ -71,24 +67,24 @@ void string_with_length(char *value, std::size_t value_len, MPI_Fint *len, MPI_F
         *len = clen > 0 ? clen - 1 : 0;
     }
     if (flag != nullptr) *flag = f != 0;
-    set(ierr, rc);
+    set_ierr(ierr, rc);
 }
 
 }  // namespace
 
 extern "C" {
 
-void mpi_init_(MPI_Fint *ierr) { set(ierr, PMPI_Init(nullptr, nullptr)); }
+void mpi_init_(MPI_Fint *ierr) { set_ierr(ierr, PMPI_Init(nullptr, nullptr)); }
 
 void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
-    set(ierr, PMPI_Init_thread(nullptr, nullptr, *required, provided));
+    set_ierr(ierr, PMPI_Init_thread(nullptr, nullptr, *required, provided));
 }
 
 void mpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierr) {
     MPI_Info c = MPI_INFO_NULL;
     const int rc = PMPI_Info_create_env(0, nullptr, &c);
     if (rc == MPI_SUCCESS) *info = PMPI_Info_c2f(c);
-    set(ierr, rc);
+    set_ierr(ierr, rc);
 }
 
 void mpi_pcontrol_(MPI_Fint *level) { PMPI_Pcontrol(*level); }
@@ -101,17 +97,17 @@ MPI_Aint mpi_aint_diff_(MPI_Aint *addr1, MPI_Aint *addr2) { return PMPI_Aint_dif
 // BUFFER_ADDR is a choice argument in Fortran: the C address is not returned.
 void mpi_buffer_detach_(void *, MPI_Fint *size, MPI_Fint *ierr) {
     void *addr = nullptr;
-    set(ierr, PMPI_Buffer_detach(&addr, size));
+    set_ierr(ierr, PMPI_Buffer_detach(&addr, size));
 }
 
 void mpi_comm_detach_buffer_(MPI_Fint *comm, void *, MPI_Fint *size, MPI_Fint *ierr) {
     void *addr = nullptr;
-    set(ierr, PMPI_Comm_detach_buffer(PMPI_Comm_f2c(*comm), &addr, size));
+    set_ierr(ierr, PMPI_Comm_detach_buffer(PMPI_Comm_f2c(*comm), &addr, size));
 }
 
 void mpi_session_detach_buffer_(MPI_Fint *session, void *, MPI_Fint *size, MPI_Fint *ierr) {
     void *addr = nullptr;
-    set(ierr, PMPI_Session_detach_buffer(PMPI_Session_f2c(*session), &addr, size));
+    set_ierr(ierr, PMPI_Session_detach_buffer(PMPI_Session_f2c(*session), &addr, size));
 }
 
 // Attributes set from Fortran are stored by value.
@@ -120,7 +116,7 @@ void mpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_F
 }
 
 void mpi_comm_set_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *ierr) {
-    set(ierr, PMPI_Comm_set_attr(PMPI_Comm_f2c(*comm), *keyval, as_pointer(*value)));
+    set_ierr(ierr, PMPI_Comm_set_attr(PMPI_Comm_f2c(*comm), *keyval, as_pointer(*value)));
 }
 
 void mpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr) {
@@ -128,7 +124,7 @@ void mpi_win_get_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fin
 }
 
 void mpi_win_set_attr_(MPI_Fint *win, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *ierr) {
-    set(ierr, PMPI_Win_set_attr(PMPI_Win_f2c(*win), *keyval, as_pointer(*value)));
+    set_ierr(ierr, PMPI_Win_set_attr(PMPI_Win_f2c(*win), *keyval, as_pointer(*value)));
 }
 
 void mpi_type_get_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr) {
@@ -136,7 +132,7 @@ void mpi_type_get_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_F
 }
 
 void mpi_type_set_attr_(MPI_Fint *type, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *ierr) {
-    set(ierr, PMPI_Type_set_attr(PMPI_Type_f2c(*type), *keyval, as_pointer(*value)));
+    set_ierr(ierr, PMPI_Type_set_attr(PMPI_Type_f2c(*type), *keyval, as_pointer(*value)));
 }
 
 // MPI-1's forms: the value is a default INTEGER.
@@ -147,7 +143,7 @@ void mpi_attr_get_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *
 }
 
 void mpi_attr_put_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *ierr) {
-    set(ierr, PMPI_Attr_put(PMPI_Comm_f2c(*comm), *keyval, as_pointer(*value)));
+    set_ierr(ierr, PMPI_Attr_put(PMPI_Comm_f2c(*comm), *keyval, as_pointer(*value)));
 }
 
 void mpi_info_get_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierr,
@@ -158,7 +154,7 @@ void mpi_info_get_(MPI_Fint *info, const char *key, MPI_Fint *valuelen, char *va
     const int rc = PMPI_Info_get(PMPI_Info_f2c(*info), k.get(), *valuelen, buf.data(), &f);
     if (rc == MPI_SUCCESS && f) to_fortran(buf.data(), value, value_len);
     *flag = f != 0;
-    set(ierr, rc);
+    set_ierr(ierr, rc);
 }
 
 void mpi_info_get_string_(MPI_Fint *info, const char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,

@@ -32,6 +32,10 @@ extern MPI_Fint ftmpi_fc_weights_empty_;
 
 namespace ftmpi::fortran {
 
+inline void set_ierr(MPI_Fint *ierr, int rc) {
+    if (ierr != nullptr) *ierr = rc;
+}
+
 // A choice buffer: MPI_BOTTOM and MPI_IN_PLACE become C's.
 const void *buffer(const void *p);
 void *buffer(void *p);
@@ -120,6 +124,18 @@ private:
     char *f_;
     std::size_t len_;
     std::vector<char> c_;
+};
+
+// The Fortran MPI_Wait/MPI_Test family: handles that C writes at completion
+// (completion.cpp) reach the user's INTEGERs once their request is done.
+// Costs nothing while no such handle is pending.
+class Completions {
+public:
+    Completions(const MPI_Fint *requests, int n);
+    void finish(const MPI_Fint *requests) const;
+
+private:
+    std::vector<MPI_Fint> before_;
 };
 
 // Copies a C string into a Fortran one, padded with blanks.

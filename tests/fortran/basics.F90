@@ -3,6 +3,7 @@
 ! absolute addresses, a vector type over an array's row, MPI_Testall's
 ! LOGICAL flag, MPI_Waitsome's 1-based indices, info strings, error strings.
 program basics
+  use testlib
 #ifdef MPIFH
   implicit none
   include 'mpif.h'
@@ -101,15 +102,4 @@ program basics
   if (rank == 0) print '(a,i0,a)', 'basics: ', nprocs, ' ranks passed'
   call MPI_Finalize(ierr)
 
-contains
-
-  subroutine check(ok, what)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    integer :: e
-    if (.not. ok) then
-      print '(a,i0,2a)', 'rank ', rank, ': failed: ', what
-      call MPI_Abort(MPI_COMM_WORLD, 1, e)
-    end if
-  end subroutine check
 end program basics

@@ -4,6 +4,7 @@
 ! shrink, agree (an INTEGER flag, ANDed bitwise), acknowledge the failure
 ! and go on. The new communicator's rank 0 prints "ulfm: N survivors agreed".
 program ulfm
+  use testlib
   use, intrinsic :: iso_c_binding, only: c_int
 #ifdef MPIFH
   implicit none
@@ -79,16 +80,4 @@ program ulfm
   call MPI_Comm_free(priv, ierr)
   call MPI_Finalize(ierr)
 
-contains
-
-  subroutine check(ok, what, value)
-    logical, intent(in) :: ok
-    character(len=*), intent(in) :: what
-    integer, intent(in) :: value
-    integer :: e
-    if (.not. ok) then
-      print '(a,i0,3a,i0)', 'rank ', rank, ': failed: ', what, ': ', value
-      call MPI_Abort(MPI_COMM_WORLD, 1, e)
-    end if
-  end subroutine check
 end program ulfm

@@ -1,0 +1,18 @@
+// What the core offers the Fortran bindings (mpi/fortran/): callbacks
+// written in Fortran take INTEGER handles and lengths by reference, so the
+// core converts before calling them.
+#pragma once
+
+#include <mpi.h>
+
+namespace ftmpi::mpi {
+
+// The op's function is Fortran's: called as fn(invec, inoutvec, INTEGER len,
+// INTEGER datatype).
+int set_op_fortran(MPI_Op op);
+
+// The handler's function is Fortran's: called as fn(INTEGER handle, INTEGER
+// code), the handle being to_fortran(pointer to the C handle it is given).
+int set_errhandler_fortran(MPI_Errhandler errhandler, MPI_Fint (*to_fortran)(const void *handle));
+
+}  // namespace ftmpi::mpi

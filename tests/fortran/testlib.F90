@@ -1,0 +1,24 @@
+! What the Fortran tests share: check(ok, what [, value]) aborts the job
+! with a message naming the rank and the check when ok is false.
+module testlib
+  implicit none
+  private
+  public :: check
+  include 'mpif.h'
+contains
+  subroutine check(ok, what, value)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    integer, intent(in), optional :: value
+    integer :: rank, e
+    if (ok) return
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank, e)
+    if (present(value)) then
+      print '(a,i0,3a,i0)', 'rank ', rank, ': failed: ', what, ': ', value
+    else
+      print '(a,i0,2a)', 'rank ', rank, ': failed: ', what
+    end if
+    flush(6)
+    call MPI_Abort(MPI_COMM_WORLD, 1, e)
+  end subroutine check
+end module testlib
