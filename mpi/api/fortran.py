@@ -15,6 +15,11 @@ usage:
   fortran.py --ldscript OUT mpi.h    the other linker names of every wrapper
   fortran.py --mpifh OUT mpi.h       mpif.h       (--mpifh-ext: mpif-ext.h)
   fortran.py --module OUT mpi.h      mpi.F90, the `mpi` module (--module-ext: `mpi_ext`)
+  fortran.py --f08-types OUT mpi.h   mpi_f08_types.F90: mpi_f08's types, constants and operators
+  fortran.py --f08-module OUT mpi.h  mpi_f08.F90 (--f08-module-ext: mpi_f08_ext.F90)
+  fortran.py --f08-wrappers OUT mpi.h  the Fortran wrappers of calls with choice buffers
+  fortran.py --f08-shims OUT mpi.h   their C shims (C++)
+  fortran.py --f08-ldscript OUT mpi.h  --ldscript's names and mpi_f08's specific names
   fortran.py --names mpi.h           the calls with a Fortran binding, one per line
 """
 import os
@@ -69,6 +74,10 @@ class Param:
         if t in ("MPI_Aint", "MPI_Offset", "MPI_Count"):
             return "wide_ptr" if self.ptr or self.array else "wide"
         if t == "void" and self.ptr == 1 and not self.array:
+            if n in ("attribute_val", "extra_state"):
+                return "attr"  # INTEGER(KIND=MPI_ADDRESS_KIND) (MPI-1's: INTEGER) by value
+            if n == "buffer_addr":
+                return "detach"  # a choice buffer in Fortran 77, TYPE(C_PTR) in mpi_f08
             return "baseptr" if n in K.BASEPTR else "choice"
         if t == "MPI_Status":
             if self.array:
@@ -114,6 +123,7 @@ def main(argv):
             print(name)
         return 0
     import fortran_c  # noqa: E402
+    import fortran_f08  # noqa: E402
     outputs = {
         "--handles": lambda: fortran_c.handles(text),
         "--wrappers": lambda: fortran_c.wrappers(calls),
@@ -122,6 +132,12 @@ def main(argv):
         "--mpifh-ext": lambda: fortran_text.mpifh(text, calls, ext=True),
         "--module": lambda: fortran_text.module(text, calls, ext=False),
         "--module-ext": lambda: fortran_text.module(text, calls, ext=True),
+        "--f08-types": lambda: fortran_f08.types_module(text),
+        "--f08-module": lambda: fortran_f08.module(text, calls, ext=False),
+        "--f08-module-ext": lambda: fortran_f08.module(text, calls, ext=True),
+        "--f08-wrappers": lambda: fortran_f08.wrappers(calls),
+        "--f08-shims": lambda: fortran_f08.shims(calls),
+        "--f08-ldscript": lambda: fortran_c.ldscript(calls) + fortran_f08.ldscript(calls),
     }
     if mode not in outputs:
         print(__doc__, file=sys.stderr)

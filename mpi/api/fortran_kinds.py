@@ -74,21 +74,34 @@ SPECIAL |= {
 COMPLETES = {"MPI_Wait": ("request", "1"), "MPI_Test": ("request", "1"),
              "MPI_Waitany": ("array_of_requests", "*count"), "MPI_Testany": ("array_of_requests", "*count"),
              "MPI_Waitall": ("array_of_requests", "*count"), "MPI_Testall": ("array_of_requests", "*count"),
-             "MPI_Waitsome": ("array_of_requests", "*incount"), "MPI_Testsome": ("array_of_requests", "*incount")}
+             "MPI_Waitsome": ("array_of_requests", "*incount"), "MPI_Testsome": ("array_of_requests", "*incount"),
+             # freed before completion: what was pending is kept, not run
+             "MPI_Request_free": ("request", "1, false")}
 
 # Not yet bound: the wrapper returns MPI_ERR_UNSUPPORTED_OPERATION naming the call.
 PENDING = {"MPI_Register_datarep"}
 
 # No Fortran binding: the handle and status conversions are C-only, MPI_T has
-# no Fortran interface, the large-count `_c` forms exist in mpi_f08 only, the
-# predefined callbacks are provided as Fortran-callable functions apart, and
-# MPI-1's address calls (removed in MPI-3) took INTEGER addresses in Fortran.
+# no Fortran interface, the predefined callbacks are provided as
+# Fortran-callable functions apart, and MPI-1's address calls (removed in
+# MPI-3) took INTEGER addresses in Fortran.
 REMOVED_MPI1 = {"MPI_Address", "MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub", "MPI_Type_hvector",
                 "MPI_Type_hindexed", "MPI_Type_struct"}
 
 
+# Large-count forms not bound yet (mpi_f08 only): a Fortran MPI_User_function_c
+# and datarep functions need core support, the detach calls a TYPE(C_PTR) form.
+LARGE_LATER = {"MPI_Op_create_c", "MPI_Register_datarep_c", "MPI_Buffer_detach_c", "MPI_Comm_detach_buffer_c",
+               "MPI_Session_detach_buffer_c"}
+
+
+def large(name):
+    """A large-count form (MPI_Send_c): bound in mpi_f08 only."""
+    return name.endswith("_c")
+
+
 def unbound(name):
-    return (name.startswith("MPI_T_") or name.endswith("_c") or name.endswith("_FN") or name in REMOVED_MPI1
+    return (name.startswith("MPI_T_") or name in LARGE_LATER or name.endswith("_FN") or name in REMOVED_MPI1
             or re.search(r"_(c2f|f2c|c2f08|f082c|f2f08|f082f)$", name) is not None)
 
 
@@ -163,30 +176,30 @@ def int_value(value, known):
 
 
 def constants(text):
-    """(name, Fortran type, value) of every integer constant and predefined handle."""
+    """(name, Fortran type, value, C handle type or None) of every integer
+    constant and predefined handle."""
     out, known = [], {}
     handles = {}
     for ctype, objs in predefined(text).items():
         for i, (_, names) in enumerate(objs, 1):
             for n in names:
-                handles[n] = i
+                handles[n] = (i, ctype)
     for name, value in defines(text):
         if name.startswith("MPI_T_") or name.startswith("MPI_F_"):
             continue
+        null = NULL_HANDLE.match(value)
         if name in handles:
-            out.append((name, "INTEGER", handles[name]))
-            continue
-        if NULL_HANDLE.match(value):
-            out.append((name, "INTEGER", 0))
-            continue
-        if name == "MPI_DISPLACEMENT_CURRENT":
-            out.append((name, "INTEGER(KIND=MPI_OFFSET_KIND)", int(re.search(r"-?\d+", value).group(0))))
-            continue
-        v = int_value(value, known)
-        if v is None:
-            continue
-        known[name] = v
-        if name in MAX_STRINGS:
-            v -= 1  # a Fortran string of this length holds any result (no NUL)
-        out.append((name, "INTEGER", v))
+            out.append((name, "INTEGER", handles[name][0], handles[name][1]))
+        elif null:
+            out.append((name, "INTEGER", 0, null.group(1)))
+        elif name == "MPI_DISPLACEMENT_CURRENT":
+            out.append((name, "INTEGER(KIND=MPI_OFFSET_KIND)", int(re.search(r"-?\d+", value).group(0)), None))
+        else:
+            v = int_value(value, known)
+            if v is None:
+                continue
+            known[name] = v
+            if name in MAX_STRINGS:
+                v -= 1  # a Fortran string of this length holds any result (no NUL)
+            out.append((name, "INTEGER", v, None))
     return out

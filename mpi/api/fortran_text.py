@@ -21,7 +21,7 @@ def declaration(p):
     """The declaration lines of one dummy argument in an interface body."""
     n, k = p.name, p.kind
     logical = K.is_logical(p.call, n)
-    if k == "choice" or n == "buffer_addr":
+    if k in ("choice", "detach"):
         return [f"!GCC$ ATTRIBUTES NO_ARG_CHECK :: {n}", f"TYPE(*), DIMENSION(*) :: {n}"]
     if k in ("int", "int_ptr", "logical_out", "index_out"):
         return [f"{'LOGICAL' if logical else 'INTEGER'} :: {n}"]
@@ -44,7 +44,7 @@ def declaration(p):
         return [f"CHARACTER(LEN=*) :: {n}"]
     if p.type.endswith("_function"):
         return [f"EXTERNAL :: {n}"]
-    if n in ("attribute_val", "extra_state"):
+    if k == "attr":
         return [f"INTEGER{'' if p.call in MPI1_ATTR else '(KIND=MPI_ADDRESS_KIND)'} :: {n}"]
     if p.type == "char" and n == "array_of_argv":
         return [f"CHARACTER(LEN=*) :: {n}(count,*)"]
@@ -97,7 +97,7 @@ def constant_lines(text, ext, free):
                 ("INTEGER", "MPI_TAG", 2), ("INTEGER", "MPI_ERROR", 3),
                 ("LOGICAL", "MPI_SUBARRAYS_SUPPORTED", ".FALSE."),
                 ("LOGICAL", "MPI_ASYNC_PROTECTS_NONBLOCKING", ".FALSE.")]
-    for name, ftype, value in K.constants(text):
+    for name, ftype, value, _ in K.constants(text):
         if name.startswith("MPIX_") == ext:
             out.append((ftype, name, value))
     return out
@@ -157,7 +157,7 @@ def module(text, calls, ext):
         lines += ["  " + s for s in sentinel_lines(free=True) + attr_functions()]
     lines.append("  INTERFACE")
     for _, cname, ps in calls:
-        if cname.startswith("MPIX_") == ext:
+        if cname.startswith("MPIX_") == ext and not K.large(cname):
             lines += interface(cname, ps)
     lines += ["  END INTERFACE", f"END MODULE {name}"]
     return "\n".join(lines) + "\n"

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "mpi/fortran/support.hpp"
 
@@ -18,14 +19,12 @@ using ftmpi::fortran::set_ierr;
 namespace {
 
 std::mutex g_lock;
-std::unordered_map<MPI_Fint, std::function<void()>> g_outputs;  // by the request's Fortran number
+// by the request's Fortran number
+std::unordered_map<MPI_Fint, std::vector<std::function<void()>>> g_outputs;
+// those of requests freed before they completed: kept (they may own memory
+// MPI still uses), never run
+std::vector<std::function<void()>> g_orphans;
 std::atomic<bool> g_any{false};
-
-void at_completion(MPI_Fint request, std::function<void()> write) {
-    std::lock_guard<std::mutex> guard(g_lock);
-    g_outputs[request] = std::move(write);
-    g_any.store(true, std::memory_order_relaxed);
-}
 
 template <typename Out, MPI_Fint (*C2F)(Out), typename Start>
 void start(MPI_Fint *out, MPI_Fint *request, MPI_Fint *ierr, Start start_call) {
@@ -34,7 +33,7 @@ void start(MPI_Fint *out, MPI_Fint *request, MPI_Fint *ierr, Start start_call) {
     const int rc = start_call(cell.get(), &r);
     if (rc == MPI_SUCCESS) {
         *request = PMPI_Request_c2f(r);
-        at_completion(*request, [cell, out] { *out = C2F(*cell); });
+        ftmpi::fortran::at_completion(*request, [cell, out] { *out = C2F(*cell); });
     }
     set_ierr(ierr, rc);
 }
@@ -43,7 +42,13 @@ void start(MPI_Fint *out, MPI_Fint *request, MPI_Fint *ierr, Start start_call) {
 
 namespace ftmpi::fortran {
 
-Completions::Completions(const MPI_Fint *requests, int n) {
+void at_completion(MPI_Fint request, std::function<void()> done) {
+    std::lock_guard<std::mutex> guard(g_lock);
+    g_outputs[request].push_back(std::move(done));
+    g_any.store(true, std::memory_order_relaxed);
+}
+
+Completions::Completions(const MPI_Fint *requests, int n, bool run) : run_(run) {
     if (!g_any.load(std::memory_order_relaxed) || n <= 0) return;
     before_.assign(requests, requests + n);
 }
@@ -55,7 +60,10 @@ void Completions::finish(const MPI_Fint *requests) const {
         if (requests[i] != 0 || before_[i] == 0) continue;  // not completed here
         auto it = g_outputs.find(before_[i]);
         if (it == g_outputs.end()) continue;
-        it->second();
+        for (auto &f : it->second) {
+            if (run_) f();
+            else g_orphans.push_back(std::move(f));
+        }
         g_outputs.erase(it);
     }
     if (g_outputs.empty()) g_any.store(false, std::memory_order_relaxed);

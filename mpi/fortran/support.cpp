@@ -7,15 +7,15 @@
 #include "mpi/errors.hpp"
 
 extern "C" {
-alignas(8) MPI_Fint ftmpi_fc_bottom_;
-alignas(8) MPI_Fint ftmpi_fc_in_place_;
-alignas(8) MPI_Fint ftmpi_fc_status_ignore_[6];
-alignas(8) MPI_Fint ftmpi_fc_statuses_ignore_[6];
-alignas(8) MPI_Fint ftmpi_fc_errcodes_ignore_;
-alignas(8) char ftmpi_fc_argv_null_;
-alignas(8) char ftmpi_fc_argvs_null_;
-alignas(8) MPI_Fint ftmpi_fc_unweighted_;
-alignas(8) MPI_Fint ftmpi_fc_weights_empty_;
+alignas(16) MPI_Fint ftmpi_fc_bottom_;
+alignas(16) MPI_Fint ftmpi_fc_in_place_;
+alignas(16) MPI_Fint ftmpi_fc_status_ignore_[6];
+alignas(16) MPI_Fint ftmpi_fc_statuses_ignore_[6];
+alignas(16) MPI_Fint ftmpi_fc_errcodes_ignore_;
+alignas(16) char ftmpi_fc_argv_null_;
+alignas(16) char ftmpi_fc_argvs_null_;
+alignas(16) MPI_Fint ftmpi_fc_unweighted_;
+alignas(16) MPI_Fint ftmpi_fc_weights_empty_;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -126,16 +127,22 @@ private:
     std::vector<char> c_;
 };
 
-// The Fortran MPI_Wait/MPI_Test family: handles that C writes at completion
+// Runs `done` when the request whose Fortran number is `request` completes
+// in a Fortran MPI_Wait/MPI_Test call (Completions).
+void at_completion(MPI_Fint request, std::function<void()> done);
+
+// The Fortran MPI_Wait/MPI_Test family: array sections (section.hpp) and handles that C writes at completion
 // (completion.cpp) reach the user's INTEGERs once their request is done.
-// Costs nothing while no such handle is pending.
+// Costs nothing while no such handle is pending. MPI_Request_free (run
+// false) keeps what was pending and runs none of it.
 class Completions {
 public:
-    Completions(const MPI_Fint *requests, int n);
+    Completions(const MPI_Fint *requests, int n, bool run = true);
     void finish(const MPI_Fint *requests) const;
 
 private:
     std::vector<MPI_Fint> before_;
+    bool run_;
 };
 
 // Copies a C string into a Fortran one, padded with blanks.

@@ -5,7 +5,6 @@
 ! and go on. The new communicator's rank 0 prints "ulfm: N survivors agreed".
 program ulfm
   use testlib
-  use, intrinsic :: iso_c_binding, only: c_int
 #ifdef MPIFH
   implicit none
   include 'mpif.h'
@@ -15,13 +14,6 @@ program ulfm
   use mpi_ext
   implicit none
 #endif
-  interface
-    integer(c_int) function c_raise(sig) bind(c, name='raise')
-      import :: c_int
-      integer(c_int), value :: sig
-    end function c_raise
-  end interface
-  integer, parameter :: sigkill = 9
   integer :: ierr, rc, rank, nprocs, victim, priv, shrunk, srank, ssize, flag, x, cls, acked, nacked
   logical :: revoked
 
@@ -32,10 +24,7 @@ program ulfm
   call MPI_Comm_dup(MPI_COMM_WORLD, priv, ierr)
   victim = nprocs - 1
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
-  if (rank == victim) then
-    flush(6)
-    rc = c_raise(sigkill)
-  end if
+  if (rank == victim) call die()
 
   call MPI_Recv(x, 1, MPI_INTEGER, victim, 0, priv, MPI_STATUS_IGNORE, rc)
   call MPI_Error_class(rc, cls, ierr)

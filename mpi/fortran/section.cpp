@@ -1,0 +1,94 @@
+// mpi_f08's choice buffers (section.hpp).
+#include "mpi/fortran/section.hpp"
+
+#include <cstring>
+
+#include "mpi/errors.hpp"
+#include "mpi/fortran/support.hpp"
+
+namespace ftmpi::fortran {
+namespace {
+
+bool contiguous(const CFI_cdesc_t *d) {
+    CFI_index_t want = static_cast<CFI_index_t>(d->elem_len);
+    for (int i = 0; i < d->rank; ++i) {
+        if (d->dim[i].extent == 0) return true;  // no elements
+        if (d->dim[i].sm != want) return false;
+        want *= d->dim[i].extent;
+    }
+    return true;
+}
+
+std::size_t elements(const CFI_cdesc_t *d) {
+    std::size_t n = 1;
+    for (int i = 0; i < d->rank; ++i) n *= static_cast<std::size_t>(d->dim[i].extent > 0 ? d->dim[i].extent : 0);
+    return n;
+}
+
+// Visits every element of the section in array element order (the first
+// index fastest), with its address.
+template <typename F>
+void each(const CFI_cdesc_t *d, F f) {
+    if (elements(d) == 0) return;
+    std::vector<CFI_index_t> idx(static_cast<std::size_t>(d->rank), 0);
+    for (;;) {
+        char *p = static_cast<char *>(d->base_addr);
+        for (int i = 0; i < d->rank; ++i) p += idx[static_cast<std::size_t>(i)] * d->dim[i].sm;
+        f(p);
+        int i = 0;
+        while (i < d->rank && ++idx[static_cast<std::size_t>(i)] == d->dim[i].extent)
+            idx[static_cast<std::size_t>(i++)] = 0;
+        if (i == d->rank) return;
+    }
+}
+
+void copy_back(const CFI_cdesc_t *d, const std::vector<char> &copy) {
+    const char *src = copy.data();
+    each(d, [&](char *p) {
+        std::memcpy(p, src, d->elem_len);
+        src += d->elem_len;
+    });
+}
+
+}  // namespace
+
+Section::Section(const CFI_cdesc_t *d, bool output, Use use) : d_(d), output_(output), use_(use) {
+    addr_ = d->base_addr;
+}
+
+bool Section::ready(const char *call, MPI_Fint *ierr) {
+    if (use_ == Use::address || d_->rank == 0 || contiguous(d_)) return true;
+    if (use_ == Use::contiguous_only) {
+        set_ierr(ierr, mpi::raise(MPI_COMM_NULL, MPI_ERR_BUFFER, call,
+                                  "a non-contiguous array section as a buffer MPI keeps using after the call "
+                                  "(one-sided, persistent, split-collective or attached): pass a contiguous "
+                                  "array, or describe the section with a datatype"));
+        return false;
+    }
+    copy_ = std::make_shared<std::vector<char>>(elements(d_) * d_->elem_len);
+    char *dst = copy_->data();
+    each(d_, [&](char *p) {
+        std::memcpy(dst, p, d_->elem_len);
+        dst += d_->elem_len;
+    });
+    addr_ = copy_->data();
+    return true;
+}
+
+void Section::finish(MPI_Fint rc, const MPI_Fint *request) {
+    if (!copy_) return;
+    if (rc != MPI_SUCCESS || use_ != Use::request || request == nullptr) {
+        if (rc == MPI_SUCCESS && output_) copy_back(d_, *copy_);
+        return;
+    }
+    // The descriptor is the caller's: keep what copying back needs.
+    auto desc = std::make_shared<std::vector<char>>(sizeof(CFI_cdesc_t) +
+                                                    static_cast<std::size_t>(d_->rank) * sizeof(CFI_dim_t));
+    std::memcpy(desc->data(), d_, desc->size());
+    const bool output = output_;
+    at_completion(*request, [desc, copy = copy_, output] {
+        if (output) copy_back(reinterpret_cast<const CFI_cdesc_t *>(desc->data()), *copy);
+    });
+}
+
+}  // namespace ftmpi::fortran
