@@ -206,6 +206,15 @@ def wrappers(calls):
     return "\n".join(lines) + "\n"
 
 
+def error_target(ps):
+    """The ErrorTarget of a shim: the call's first communicator, window or file."""
+    kinds = {"MPI_Comm": "comm", "MPI_Win": "win", "MPI_File": "file"}
+    for p in ps:
+        if p.kind == "handle" and p.type in kinds:
+            return f"fort::ErrorTarget{{fort::ErrorTarget::Kind::{kinds[p.type]}, {p.name}}}"
+    return "fort::ErrorTarget{fort::ErrorTarget::Kind::none, nullptr}"
+
+
 def shim_name(name):
     return "ftmpi_f08_" + name[4:].lower() if name.startswith("MPI_") else "ftmpi_f08x_" + name[5:].lower()
 
@@ -227,7 +236,8 @@ def shims(calls):
         for p in bufs:
             out = "false" if p.const else "true"
             lines.append(f"    fort::Section s_{p.name}({p.name}, {out}, fort::Section::Use::{use});")
-        checks = " || ".join(f"!s_{p.name}.ready(\"{name}\", ierr)" for p in bufs)
+        target = error_target(ps)
+        checks = " || ".join(f"!s_{p.name}.ready(\"{name}\", {target}, ierr)" for p in bufs)
         lines.append(f"    if ({checks}) return;")
         args = [f"s_{p.name}.addr()" if p.kind == "choice" else p.name for p in ps]
         args += ["ierr"] + [f"{p.name}_len" for p in ps if p.kind == "string_in"]

@@ -50,19 +50,45 @@ void copy_back(const CFI_cdesc_t *d, const std::vector<char> &copy) {
     });
 }
 
+// Raises `code` on the target's error handler.
+int fail(ErrorTarget t, int code, const char *call, const char *msg) {
+    MPI_Errhandler h = MPI_ERRHANDLER_NULL;
+    void *object = nullptr;
+    MPI_Win w = MPI_WIN_NULL;
+    MPI_File f = MPI_FILE_NULL;
+    switch (t.kind) {
+    case ErrorTarget::Kind::comm: return mpi::raise(PMPI_Comm_f2c(*t.handle), code, call, "%s", msg);
+    case ErrorTarget::Kind::win:
+        w = PMPI_Win_f2c(*t.handle);
+        if (PMPI_Win_get_errhandler(w, &h) != MPI_SUCCESS) return mpi::raise(MPI_COMM_NULL, code, call, "%s", msg);
+        object = &w;
+        break;
+    case ErrorTarget::Kind::file:
+        f = PMPI_File_f2c(*t.handle);
+        if (PMPI_File_get_errhandler(f, &h) != MPI_SUCCESS) return mpi::raise(MPI_COMM_NULL, code, call, "%s", msg);
+        object = &f;
+        break;
+    case ErrorTarget::Kind::none: return mpi::raise(MPI_COMM_NULL, code, call, "%s", msg);
+    }
+    const int rc =
+        mpi::raise_via(h, object, t.kind == ErrorTarget::Kind::win ? "a window" : "a file", code, call, "%s", msg);
+    PMPI_Errhandler_free(&h);
+    return rc;
+}
+
 }  // namespace
 
 Section::Section(const CFI_cdesc_t *d, bool output, Use use) : d_(d), output_(output), use_(use) {
     addr_ = d->base_addr;
 }
 
-bool Section::ready(const char *call, MPI_Fint *ierr) {
+bool Section::ready(const char *call, ErrorTarget target, MPI_Fint *ierr) {
     if (use_ == Use::address || d_->rank == 0 || contiguous(d_)) return true;
     if (use_ == Use::contiguous_only) {
-        set_ierr(ierr, mpi::raise(MPI_COMM_NULL, MPI_ERR_BUFFER, call,
-                                  "a non-contiguous array section as a buffer MPI keeps using after the call "
-                                  "(one-sided, persistent, split-collective or attached): pass a contiguous "
-                                  "array, or describe the section with a datatype"));
+        set_ierr(ierr, fail(target, MPI_ERR_BUFFER, call,
+                            "a non-contiguous array section as a buffer MPI keeps using after the call "
+                            "(one-sided, persistent, split-collective or attached): pass a contiguous "
+                            "array, or describe the section with a datatype"));
         return false;
     }
     copy_ = std::make_shared<std::vector<char>>(elements(d_) * d_->elem_len);

@@ -17,12 +17,18 @@
 
 namespace ftmpi::fortran {
 
+// The object whose error handler a call's errors go to (a Fortran handle).
+struct ErrorTarget {
+    enum class Kind { none, comm, win, file } kind;
+    const MPI_Fint *handle;
+};
+
 class Section {
 public:
     enum class Use { address, contiguous_only, blocking, request };
     Section(const CFI_cdesc_t *d, bool output, Use use);
-    // False (error raised, *ierr set) if the call cannot take this buffer.
-    bool ready(const char *call, MPI_Fint *ierr);
+    // False (error raised on `target`, *ierr set) if the call cannot take this buffer.
+    bool ready(const char *call, ErrorTarget target, MPI_Fint *ierr);
     void *addr() const { return addr_; }
     // After the call: `request` (a Fortran request number) completes the
     // copy back, if the call started one.
