@@ -110,6 +110,25 @@ void mpi_session_detach_buffer_(MPI_Fint *session, void *, MPI_Fint *size, MPI_F
     set_ierr(ierr, PMPI_Session_detach_buffer(PMPI_Session_f2c(*session), &addr, size));
 }
 
+// mpi_f08's forms: BUFFER_ADDR is a TYPE(C_PTR), the C address.
+void mpi_buffer_detach_f08_(void **buffer_addr, MPI_Fint *size, MPI_Fint *ierr) {
+    set_ierr(ierr, PMPI_Buffer_detach(buffer_addr, size));
+}
+
+void mpi_comm_detach_buffer_f08_(MPI_Fint *comm, void **buffer_addr, MPI_Fint *size, MPI_Fint *ierr) {
+    set_ierr(ierr, PMPI_Comm_detach_buffer(PMPI_Comm_f2c(*comm), buffer_addr, size));
+}
+
+void mpi_session_detach_buffer_f08_(MPI_Fint *session, void **buffer_addr, MPI_Fint *size, MPI_Fint *ierr) {
+    set_ierr(ierr, PMPI_Session_detach_buffer(PMPI_Session_f2c(*session), buffer_addr, size));
+}
+
+[[gnu::alias("mpi_buffer_detach_f08_")]] void pmpi_buffer_detach_f08_(void **, MPI_Fint *, MPI_Fint *);
+[[gnu::alias("mpi_comm_detach_buffer_f08_")]] void pmpi_comm_detach_buffer_f08_(MPI_Fint *, void **, MPI_Fint *,
+                                                                                MPI_Fint *);
+[[gnu::alias("mpi_session_detach_buffer_f08_")]] void pmpi_session_detach_buffer_f08_(MPI_Fint *, void **, MPI_Fint *,
+                                                                                      MPI_Fint *);
+
 // Attributes set from Fortran are stored by value.
 void mpi_comm_get_attr_(MPI_Fint *comm, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag, MPI_Fint *ierr) {
     get_attr(PMPI_Comm_f2c(*comm), *keyval, value, flag, ierr, PMPI_Comm_get_attr, comm_value);
