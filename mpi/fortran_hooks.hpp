@@ -8,7 +8,7 @@
 namespace ftmpi::mpi {
 
 // The op's function is Fortran's: called as fn(invec, inoutvec, INTEGER len,
-// INTEGER datatype).
+// INTEGER datatype), len an INTEGER(KIND=MPI_COUNT_KIND) for MPI_Op_create_c's.
 int set_op_fortran(MPI_Op op);
 
 // The handler's function is Fortran's: called as fn(INTEGER handle, INTEGER

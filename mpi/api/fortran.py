@@ -21,6 +21,8 @@ usage:
   fortran.py --f08-shims OUT mpi.h   their C shims (C++)
   fortran.py --f08-ldscript OUT mpi.h  --ldscript's names and mpi_f08's specific names
   fortran.py --names mpi.h           the calls with a Fortran binding, one per line
+  fortran.py --f08-names mpi.h       their mpi_f08 specific procedures' linker names
+  fortran.py --unbound mpi.h         the calls without one (or not yet working), and why
 """
 import os
 import sys
@@ -121,6 +123,16 @@ def main(argv):
     if mode == "--names":
         for _, name, _ in calls:
             print(name)
+        return 0
+    if mode == "--f08-names":
+        import fortran_f08  # noqa: E402
+        for _, name, ps in calls:
+            print(fortran_f08.specific(name, ps).lower() + "_")
+        return 0
+    if mode == "--unbound":
+        for _, name, _ in pmpi.declarations(text):
+            if K.unbound(name) or name in K.PENDING:
+                print(f"{name}: {K.why_unbound(name)}")
         return 0
     import fortran_c  # noqa: E402
     import fortran_f08  # noqa: E402

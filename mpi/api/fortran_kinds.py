@@ -78,8 +78,12 @@ COMPLETES = {"MPI_Wait": ("request", "1"), "MPI_Test": ("request", "1"),
              # freed before completion: what was pending is kept, not run
              "MPI_Request_free": ("request", "1, false")}
 
+# Data representations, the large-count user op and detaches (large_datarep.cpp).
+SPECIAL |= {"MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Op_create_c", "MPI_Buffer_detach_c",
+            "MPI_Comm_detach_buffer_c", "MPI_Session_detach_buffer_c"}
+
 # Not yet bound: the wrapper returns MPI_ERR_UNSUPPORTED_OPERATION naming the call.
-PENDING = {"MPI_Register_datarep"}
+PENDING = set()
 
 # No Fortran binding: the handle and status conversions are C-only, MPI_T has
 # no Fortran interface, the predefined callbacks are provided as
@@ -89,10 +93,8 @@ REMOVED_MPI1 = {"MPI_Address", "MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub", 
                 "MPI_Type_hindexed", "MPI_Type_struct"}
 
 
-# Large-count forms not bound yet (mpi_f08 only): a Fortran MPI_User_function_c
-# and datarep functions need core support, the detach calls a TYPE(C_PTR) form.
-LARGE_LATER = {"MPI_Op_create_c", "MPI_Register_datarep_c", "MPI_Buffer_detach_c", "MPI_Comm_detach_buffer_c",
-               "MPI_Session_detach_buffer_c"}
+# Large-count forms not bound (mpi_f08 only) yet.
+LARGE_LATER = set()
 
 
 def large(name):
@@ -103,6 +105,18 @@ def large(name):
 def unbound(name):
     return (name.startswith("MPI_T_") or name in LARGE_LATER or name.endswith("_FN") or name in REMOVED_MPI1
             or re.search(r"_(c2f|f2c|c2f08|f082c|f2f08|f082f)$", name) is not None)
+
+
+def why_unbound(name):
+    if name in PENDING or name in LARGE_LATER:
+        return "not yet from Fortran (MPI_ERR_UNSUPPORTED_OPERATION, or absent from mpi_f08)"
+    if name.startswith("MPI_T_"):
+        return "MPI_T has no Fortran binding"
+    if name.endswith("_FN"):
+        return "a predefined callback: Fortran has its own (mpi/fortran/callbacks.cpp)"
+    if name in REMOVED_MPI1:
+        return "removed in MPI-3 (its Fortran form took INTEGER addresses)"
+    return "a C-only conversion"
 
 
 def is_logical(call, pname):

@@ -42,7 +42,7 @@ def declaration(p):
         return [f"INTEGER :: {n}(MPI_STATUS_SIZE,*)"]
     if k in ("string_in", "string_out"):
         return [f"CHARACTER(LEN=*) :: {n}"]
-    if p.type.endswith("_function"):
+    if p.type.endswith("_function") or p.type.endswith("_function_c"):
         return [f"EXTERNAL :: {n}"]
     if k == "attr":
         return [f"INTEGER{'' if p.call in MPI1_ATTR else '(KIND=MPI_ADDRESS_KIND)'} :: {n}"]
@@ -123,6 +123,7 @@ def attr_functions():
     for kind in ("COMM_", "TYPE_", "WIN_", ""):
         out.append(f"EXTERNAL MPI_{kind}NULL_COPY_FN, MPI_{kind}DUP_FN")
         out.append(f"EXTERNAL MPI_{kind}NULL_DELETE_FN")
+    out.append("EXTERNAL MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL_C")
     return out
 
 

@@ -187,11 +187,13 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
             a = byte_at(a, d->elements_at);
             b = byte_at(b, d->elements_at);
         }
+        MPI_Fint ft = op.fortran ? MPI_Type_c2f(t) : 0;
         if (op.fn_c != nullptr) {
-            op.fn_c(a, b, &len, &t);
+            if (op.fortran)
+                reinterpret_cast<void (*)(void *, void *, MPI_Count *, MPI_Fint *)>(op.fn_c)(a, b, &len, &ft);
+            else op.fn_c(a, b, &len, &t);
             return;
         }
-        MPI_Fint ft = op.fortran ? MPI_Type_c2f(t) : 0;
         for (MPI_Count done = 0; done < len;) {  // MPI_User_function's count is an int
             const int chunk = static_cast<int>(std::min<MPI_Count>(len - done, 0x7fffffff));
             const MPI_Aint off = static_cast<MPI_Aint>(done) * t->extent;

@@ -1,5 +1,6 @@
 ! Callbacks written for `use mpi_f08`, with its interfaces (TYPE(C_PTR),
-! VALUE vectors; TYPE(MPI_Comm) handles): user ops (commutative, and not),
+! VALUE vectors; TYPE(MPI_Comm) handles): user ops (commutative, and not,
+! and a large-count one),
 ! an error handler, attribute copy and delete functions, MPI_COMM_DUP_FN,
 ! and MPI_Comm_idup's communicator written when MPI_Wait completes it.
 module cb08
@@ -28,6 +29,15 @@ contains
     double precision, pointer :: a(:), b(:)
     if (vectors(invec, inoutvec, len, datatype, a, b)) b = a + b
   end subroutine dsum
+
+  ! MPI_Op_create_c's: the length is an INTEGER(KIND=MPI_COUNT_KIND)
+  subroutine dsum_c(invec, inoutvec, len, datatype)
+    type(c_ptr), value :: invec, inoutvec
+    integer(kind=MPI_COUNT_KIND) :: len
+    type(MPI_Datatype) :: datatype
+    double precision, pointer :: a(:), b(:)
+    if (vectors(invec, inoutvec, int(len), datatype, a, b)) b = a + b
+  end subroutine dsum_c
 
   ! op(a, b) = a: not commutative; a scan keeps rank 0's value
   subroutine first(invec, inoutvec, len, datatype)
@@ -71,7 +81,7 @@ program callbacks_f08
   use mpi_f08
   use cb08
   implicit none
-  type(MPI_Op) :: op_sum, op_first
+  type(MPI_Op) :: op_sum, op_first, op_sum_c
   type(MPI_Errhandler) :: eh
   type(MPI_Comm) :: dup1, dup2, dup3
   type(MPI_Request) :: req
@@ -90,8 +100,12 @@ program callbacks_f08
   call check(nint(y(1)) == nprocs * (nprocs - 1) / 2 .and. nint(y(2)) == nprocs, 'allreduce with a user op')
   call MPI_Scan(x, y, 3, MPI_DOUBLE_PRECISION, op_first, MPI_COMM_WORLD)
   call check(all(nint(y) == [0, 1, 0]), 'scan with a non-commutative op')
+  call MPI_Op_create_c(dsum_c, .true., op_sum_c)
+  call MPI_Allreduce(x, y, 3_MPI_COUNT_KIND, MPI_DOUBLE_PRECISION, op_sum_c, MPI_COMM_WORLD)
+  call check(nint(y(1)) == nprocs * (nprocs - 1) / 2 .and. nint(y(2)) == nprocs, 'MPI_Op_create_c')
   call MPI_Op_free(op_sum)
   call MPI_Op_free(op_first)
+  call MPI_Op_free(op_sum_c)
 
   call MPI_Comm_dup(MPI_COMM_WORLD, dup1)
   call MPI_Comm_create_errhandler(on_error, eh)

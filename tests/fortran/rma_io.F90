@@ -2,7 +2,17 @@
 ! mpif.h): MPI_Win_create with fence (put, get, accumulate), passive target
 ! (lock, put, unlock; fetch_and_op, compare_and_swap), MPI_Win_allocate's
 ! base as an address, the window attributes; a collective file write over a
-! subarray view, read back, the view's datarep, and a file error handler.
+! subarray view, read back, the view's datarep, a data representation
+! registered with conversion functions written in Fortran, and a file error
+! handler.
+! (mpif.h comes after IMPLICIT NONE, the module before it)
+#ifdef MPIFH
+#define MPI_MODULE
+#define MPI_HEADER include 'mpif.h'
+#else
+#define MPI_MODULE use mpi
+#define MPI_HEADER
+#endif
 program rma_io
   use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   use testlib
@@ -16,6 +26,7 @@ program rma_io
   integer, parameter :: n = 8
   integer :: ierr, rank, nprocs, left, right, win, win2, i, fh, ftype, etype, sizes(1), subs(1), starts(1)
   integer :: buf(n), got(n), one, old, cls, disp_unit
+  external :: plus_read, plus_write, plus_extent
   integer(kind=MPI_ADDRESS_KIND) :: wsize, target, base, attr
   integer(kind=MPI_OFFSET_KIND) :: disp
   integer, pointer :: shared(:)
@@ -121,6 +132,28 @@ program rma_io
   call MPI_File_close(fh, ierr)
   call check(fh == MPI_FILE_NULL, 'MPI_File_close')
   call MPI_Type_free(ftype, ierr)
+
+  ! a representation that stores each INTEGER plus one
+  target = 0
+  call MPI_Register_datarep('plus_one', plus_read, plus_write, plus_extent, target, ierr)
+  call check(ierr == MPI_SUCCESS, 'MPI_Register_datarep', ierr)
+  call MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDWR, MPI_INFO_NULL, fh, ierr)
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'plus_one', MPI_INFO_NULL, ierr)
+  call check(ierr == MPI_SUCCESS, 'a view in plus_one', ierr)
+  buf = [(rank * 10 + i, i = 1, n)]
+  disp = rank * n
+  call MPI_File_write_at_all(fh, disp, buf, n, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+  got = -1
+  disp = right * n
+  call MPI_File_read_at_all(fh, disp, got, n, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+  call check(all(got == [(right * 10 + i, i = 1, n)]), 'read back through plus_one')
+  disp = 0
+  call MPI_File_set_view(fh, disp, MPI_INTEGER, MPI_INTEGER, 'native', MPI_INFO_NULL, ierr)
+  disp = right * n
+  call MPI_File_read_at_all(fh, disp, got, n, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+  call check(all(got == [(right * 10 + i + 1, i = 1, n)]), 'stored by plus_one')
+  call MPI_File_close(fh, ierr)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (rank == 0) call MPI_File_delete(fname, MPI_INFO_NULL, ierr)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
@@ -132,3 +165,40 @@ program rma_io
   if (rank == 0) print '(a,i0,a)', 'rma_io: ', nprocs, ' ranks passed'
   call MPI_Finalize(ierr)
 end program rma_io
+
+! plus_one's functions: the file holds each INTEGER plus one.
+subroutine plus_write(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+  MPI_MODULE
+  implicit none
+  MPI_HEADER
+  integer :: userbuf(*), filebuf(*), datatype, count, ierror, i
+  integer(kind=MPI_OFFSET_KIND) :: position
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  do i = 1, count
+    filebuf(i) = userbuf(position + i) + 1
+  end do
+  ierror = merge(MPI_SUCCESS, MPI_ERR_TYPE, datatype == MPI_INTEGER .and. extra_state == 0)
+end subroutine plus_write
+
+subroutine plus_read(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+  MPI_MODULE
+  implicit none
+  MPI_HEADER
+  integer :: userbuf(*), filebuf(*), datatype, count, ierror, i
+  integer(kind=MPI_OFFSET_KIND) :: position
+  integer(kind=MPI_ADDRESS_KIND) :: extra_state
+  do i = 1, count
+    userbuf(position + i) = filebuf(i) - 1
+  end do
+  ierror = merge(MPI_SUCCESS, MPI_ERR_TYPE, datatype == MPI_INTEGER .and. extra_state == 0)
+end subroutine plus_read
+
+subroutine plus_extent(datatype, extent, extra_state, ierror)
+  MPI_MODULE
+  implicit none
+  MPI_HEADER
+  integer :: datatype, ierror
+  integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+  extent = 4
+  ierror = merge(MPI_SUCCESS, MPI_ERR_TYPE, datatype == MPI_INTEGER .and. extra_state == 0)
+end subroutine plus_extent
