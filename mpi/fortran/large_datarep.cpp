@@ -39,7 +39,7 @@ struct Datarep {
 };
 
 // Registered representations live as long as the process.
-std::mutex g_lock;
+std::mutex g_datareps_lock;
 std::vector<std::unique_ptr<Datarep>> g_datareps;
 
 template <typename Count, bool Read>
@@ -65,7 +65,7 @@ void register_datarep(const char *name, std::size_t name_len, void *read, void *
     StringIn n(name, name_len);
     Datarep *d = nullptr;
     {
-        std::lock_guard<std::mutex> guard(g_lock);
+        std::lock_guard<std::mutex> guard(g_datareps_lock);
         g_datareps.push_back(std::make_unique<Datarep>(Datarep{read, write, reinterpret_cast<Extent>(extent), extra}));
         d = g_datareps.back().get();
     }

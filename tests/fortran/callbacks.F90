@@ -10,14 +10,7 @@ module cb_state
   integer :: deletes = 0, pair_type = -1, query_calls = 0, free_calls = 0
 end module cb_state
 
-! (mpif.h comes after IMPLICIT NONE, the module before it)
-#ifdef MPIFH
-#define MPI_MODULE
-#define MPI_HEADER include 'mpif.h'
-#else
-#define MPI_MODULE use mpi
-#define MPI_HEADER
-#endif
+#include "bindings.h"
 
 program callbacks
   use testlib

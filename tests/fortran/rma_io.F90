@@ -5,14 +5,7 @@
 ! subarray view, read back, the view's datarep, a data representation
 ! registered with conversion functions written in Fortran, and a file error
 ! handler.
-! (mpif.h comes after IMPLICIT NONE, the module before it)
-#ifdef MPIFH
-#define MPI_MODULE
-#define MPI_HEADER include 'mpif.h'
-#else
-#define MPI_MODULE use mpi
-#define MPI_HEADER
-#endif
+#include "bindings.h"
 program rma_io
   use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   use testlib
