@@ -173,8 +173,23 @@ def module(text, calls, ext):
             for cname, ps in members:
                 lines += interface_body(cname, ps, prefix + specific(cname, ps))
             lines.append(f"  END INTERFACE {prefix}{generic}")
+    if not ext:
+        lines += F08_ONLY
     lines.append(f"END MODULE {name}")
     return "\n".join(lines) + "\n"
+
+
+# mpi_f08's routines with no C counterpart of the same form (mpi/fortran/special.cpp)
+F08_ONLY = [
+    "  INTERFACE MPI_F_sync_reg", "    SUBROUTINE MPI_F_sync_reg_f08ts(buf)", "      TYPE(*), DIMENSION(..) :: buf",
+    "    END SUBROUTINE MPI_F_sync_reg_f08ts", "  END INTERFACE MPI_F_sync_reg",
+    "  INTERFACE MPI_Status_f2f08", "    SUBROUTINE MPI_Status_f2f08_f08(f_status, f08_status, ierror)",
+    "      IMPORT", "      INTEGER :: f_status(MPI_STATUS_SIZE)", "      TYPE(MPI_Status) :: f08_status",
+    "      INTEGER, OPTIONAL :: ierror", "    END SUBROUTINE MPI_Status_f2f08_f08", "  END INTERFACE MPI_Status_f2f08",
+    "  INTERFACE MPI_Status_f082f", "    SUBROUTINE MPI_Status_f082f_f08(f08_status, f_status, ierror)",
+    "      IMPORT", "      TYPE(MPI_Status) :: f08_status", "      INTEGER :: f_status(MPI_STATUS_SIZE)",
+    "      INTEGER, OPTIONAL :: ierror", "    END SUBROUTINE MPI_Status_f082f_f08", "  END INTERFACE MPI_Status_f082f",
+]
 
 
 def wrappers(calls):

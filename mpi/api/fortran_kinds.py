@@ -137,7 +137,8 @@ SENTINELS = [("MPI_BOTTOM", "bottom", "INTEGER", ""), ("MPI_IN_PLACE", "in_place
              ("MPI_ARGV_NULL", "argv_null", "CHARACTER*1", "(1)"),
              ("MPI_ARGVS_NULL", "argvs_null", "CHARACTER*1", "(1,1)"),
              ("MPI_UNWEIGHTED", "unweighted", "INTEGER", "(1)"),
-             ("MPI_WEIGHTS_EMPTY", "weights_empty", "INTEGER", "(1)")]
+             ("MPI_WEIGHTS_EMPTY", "weights_empty", "INTEGER", "(1)"),
+             ("MPI_BUFFER_AUTOMATIC", "buffer_automatic", "INTEGER", "")]
 STATUS_SIZE = 6  # MPI_F_STATUS_SIZE (the generated wrappers assert it)
 MAX_STRINGS = {"MPI_MAX_PROCESSOR_NAME", "MPI_MAX_ERROR_STRING", "MPI_MAX_OBJECT_NAME",
                "MPI_MAX_LIBRARY_VERSION_STRING", "MPI_MAX_INFO_KEY", "MPI_MAX_INFO_VAL", "MPI_MAX_PSET_NAME_LEN",

@@ -160,5 +160,8 @@ def module(text, calls, ext):
     for _, cname, ps in calls:
         if cname.startswith("MPIX_") == ext and not K.large(cname):
             lines += interface(cname, ps)
+    if not ext:
+        lines += ["    SUBROUTINE MPI_F_sync_reg(buf)", "      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf",
+                  "      TYPE(*), DIMENSION(*) :: buf", "    END SUBROUTINE MPI_F_sync_reg"]
     lines += ["  END INTERFACE", f"END MODULE {name}"]
     return "\n".join(lines) + "\n"

@@ -99,7 +99,7 @@ template <typename T>
             return;
         default: break;
         }
-        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        if constexpr (is_integer_v<T> && !std::is_same_v<T, bool>) {
             switch (id) {
             case op_band:
                 for (int k = 0; k < n; ++k) io[k] = static_cast<T>(in[k] & io[k]);

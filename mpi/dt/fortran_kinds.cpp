@@ -1,10 +1,10 @@
 // The Fortran numeric kinds (MPI 3.1 §17.2.5): MPI_Type_match_size and
 // MPI_Type_create_f90_integer / _real / _complex, from one table.
 //
-// The kinds are gfortran's: INTEGER(1, 2, 4, 8) with decimal ranges 2, 4, 9
-// and 18; REAL(4) and REAL(8) with precision 6 and 15 and range 37 and 307;
-// REAL(16) (where MPI_REAL16 exists) with precision 33 and range 4931; COMPLEX
-// of the first two.
+// The kinds are gfortran's: INTEGER(1, 2, 4, 8, 16) with decimal ranges 2,
+// 4, 9, 18 and 38 (16 where MPI_INTEGER16 exists); REAL(4) and REAL(8) with
+// precision 6 and 15 and range 37 and 307; REAL(16) (where MPI_REAL16
+// exists) with precision 33 and range 4931; COMPLEX of the three.
 //
 // An f90 type is a type of its own (its envelope is MPI_COMBINER_F90_*, with
 // the p and r it was asked for), but predefined for the user: it is committed,
@@ -32,13 +32,23 @@ struct Kind {
 // By increasing size within a class: the first kind that fits is the smallest.
 const std::vector<Kind> &kinds() {
     static const std::vector<Kind> k = {
-        {MPI_TYPECLASS_INTEGER, 1, 0, 2, MPI_INTEGER1}, {MPI_TYPECLASS_INTEGER, 2, 0, 4, MPI_INTEGER2},
-        {MPI_TYPECLASS_INTEGER, 4, 0, 9, MPI_INTEGER4}, {MPI_TYPECLASS_INTEGER, 8, 0, 18, MPI_INTEGER8},
-        {MPI_TYPECLASS_REAL, 4, 6, 37, MPI_REAL4},      {MPI_TYPECLASS_REAL, 8, 15, 307, MPI_REAL8},
+        {MPI_TYPECLASS_INTEGER, 1, 0, 2, MPI_INTEGER1},
+        {MPI_TYPECLASS_INTEGER, 2, 0, 4, MPI_INTEGER2},
+        {MPI_TYPECLASS_INTEGER, 4, 0, 9, MPI_INTEGER4},
+        {MPI_TYPECLASS_INTEGER, 8, 0, 18, MPI_INTEGER8},
+#ifdef MPI_INTEGER16
+        {MPI_TYPECLASS_INTEGER, 16, 0, 38, MPI_INTEGER16},
+#endif
+        {MPI_TYPECLASS_REAL, 4, 6, 37, MPI_REAL4},
+        {MPI_TYPECLASS_REAL, 8, 15, 307, MPI_REAL8},
 #ifdef MPI_REAL16
         {MPI_TYPECLASS_REAL, 16, 33, 4931, MPI_REAL16},
 #endif
-        {MPI_TYPECLASS_COMPLEX, 8, 6, 37, MPI_COMPLEX}, {MPI_TYPECLASS_COMPLEX, 16, 15, 307, MPI_DOUBLE_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, 8, 6, 37, MPI_COMPLEX},
+        {MPI_TYPECLASS_COMPLEX, 16, 15, 307, MPI_DOUBLE_COMPLEX},
+#ifdef MPI_COMPLEX32
+        {MPI_TYPECLASS_COMPLEX, 32, 33, 4931, MPI_COMPLEX32},
+#endif
     };
     return k;
 }

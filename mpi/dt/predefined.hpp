@@ -85,22 +85,46 @@ using Real16 = __float128;
 using Real16 = long double;
 #endif
 
-// Arithmetic element types: std::is_arithmetic_v, plus __float128 (which
-// libstdc++ leaves out in strict ISO mode).
+// INTEGER*16: gfortran's INTEGER(16), where the compiler has __int128.
+#if defined(__SIZEOF_INT128__)
+#define FTMPI_HAVE_INTEGER16_CTYPE 1
+__extension__ using Integer16 = __int128;
+#endif
+
+// Integer element types: std::is_integral_v, plus __int128 (which libstdc++
+// leaves out in strict ISO mode).
+template <typename T>
+inline constexpr bool is_integer_v =
+#if defined(__SIZEOF_INT128__)
+    std::is_same_v<T, Integer16> ||
+#endif
+    std::is_integral_v<T>;
+
+// Arithmetic element types: std::is_arithmetic_v, plus __float128 and __int128.
 template <typename T>
 inline constexpr bool is_scalar_number_v =
 #if defined(__SIZEOF_FLOAT128__)
     std::is_same_v<T, __float128> ||
 #endif
-    std::is_arithmetic_v<T>;
+    is_integer_v<T> || std::is_arithmetic_v<T>;
 
 #if defined(FTMPI_HAVE_REAL16_CTYPE) != defined(MPI_REAL16)
 #error "mpi.h and mpi/dt/predefined.hpp disagree on whether MPI_REAL16 exists"
 #endif
 #if defined(FTMPI_HAVE_REAL16_CTYPE)
-#define FTMPI_REAL16_ROW(X) X(real16, ::ftmpi::mpi::Real16, "MPI_REAL16", floating)
+#define FTMPI_REAL16_ROW(X)                                 \
+    X(real16, ::ftmpi::mpi::Real16, "MPI_REAL16", floating) \
+    X(complex32, std::complex<::ftmpi::mpi::Real16>, "MPI_COMPLEX32", complex)
 #else
 #define FTMPI_REAL16_ROW(X)
+#endif
+#if defined(FTMPI_HAVE_INTEGER16_CTYPE) != defined(MPI_INTEGER16)
+#error "mpi.h and mpi/dt/predefined.hpp disagree on whether MPI_INTEGER16 exists"
+#endif
+#if defined(FTMPI_HAVE_INTEGER16_CTYPE)
+#define FTMPI_INTEGER16_ROW(X) X(integer16, ::ftmpi::mpi::Integer16, "MPI_INTEGER16", f_integer)
+#else
+#define FTMPI_INTEGER16_ROW(X)
 #endif
 
 // clang-format off
@@ -165,6 +189,7 @@ inline constexpr bool is_scalar_number_v =
     X(integer2, std::int16_t, "MPI_INTEGER2", f_integer)                                                \
     X(integer4, std::int32_t, "MPI_INTEGER4", f_integer)                                                \
     X(integer8, std::int64_t, "MPI_INTEGER8", f_integer)                                                \
+    FTMPI_INTEGER16_ROW(X)                                                                              \
     X(real4, float, "MPI_REAL4", floating)                                                              \
     X(real8, double, "MPI_REAL8", floating)                                                             \
     FTMPI_REAL16_ROW(X)                                                                                 \

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "mpi/fortran/support.hpp"
@@ -108,6 +109,25 @@ void mpi_comm_detach_buffer_(MPI_Fint *comm, void *, MPI_Fint *size, MPI_Fint *i
 void mpi_session_detach_buffer_(MPI_Fint *session, void *, MPI_Fint *size, MPI_Fint *ierr) {
     void *addr = nullptr;
     set_ierr(ierr, PMPI_Session_detach_buffer(PMPI_Session_f2c(*session), &addr, size));
+}
+
+// MPI_F_SYNC_REG: an external call the compiler must assume reads and
+// writes the buffer; nothing more.
+void mpi_f_sync_reg_(void *) {}
+void mpi_f_sync_reg_f08ts_(void *) {}
+
+// mpi_f08's status conversions: a Fortran status and a TYPE(MPI_Status)
+// hold the same integers.
+void mpi_status_f2f08_f08_(MPI_Fint *f_status, MPI_F08_status *f08_status, MPI_Fint *ierr) {
+    MPI_Status c;
+    std::memcpy(&c, f_status, sizeof c);
+    set_ierr(ierr, PMPI_Status_c2f08(&c, f08_status));
+}
+
+void mpi_status_f082f_f08_(MPI_F08_status *f08_status, MPI_Fint *f_status, MPI_Fint *ierr) {
+    MPI_Status c;
+    std::memcpy(&c, f08_status, sizeof c);
+    set_ierr(ierr, PMPI_Status_c2f(&c, f_status));
 }
 
 // mpi_f08's forms: BUFFER_ADDR is a TYPE(C_PTR), the C address.

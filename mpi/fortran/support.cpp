@@ -16,6 +16,7 @@ alignas(16) char ftmpi_fc_argv_null_;
 alignas(16) char ftmpi_fc_argvs_null_;
 alignas(16) MPI_Fint ftmpi_fc_unweighted_;
 alignas(16) MPI_Fint ftmpi_fc_weights_empty_;
+alignas(16) MPI_Fint ftmpi_fc_buffer_automatic_;
 }
 
 namespace {
@@ -34,6 +35,7 @@ namespace ftmpi::fortran {
 const void *buffer(const void *p) {
     if (p == &ftmpi_fc_bottom_) return MPI_BOTTOM;
     if (p == &ftmpi_fc_in_place_) return MPI_IN_PLACE;
+    if (p == &ftmpi_fc_buffer_automatic_) return MPI_BUFFER_AUTOMATIC;
     return p;
 }
 

@@ -29,6 +29,7 @@ extern char ftmpi_fc_argv_null_;
 extern char ftmpi_fc_argvs_null_;
 extern MPI_Fint ftmpi_fc_unweighted_;
 extern MPI_Fint ftmpi_fc_weights_empty_;
+extern MPI_Fint ftmpi_fc_buffer_automatic_;
 }
 
 namespace ftmpi::fortran {
@@ -37,7 +38,7 @@ inline void set_ierr(MPI_Fint *ierr, int rc) {
     if (ierr != nullptr) *ierr = rc;
 }
 
-// A choice buffer: MPI_BOTTOM and MPI_IN_PLACE become C's.
+// A choice buffer: MPI_BOTTOM, MPI_IN_PLACE and MPI_BUFFER_AUTOMATIC become C's.
 const void *buffer(const void *p);
 void *buffer(void *p);
 // A weights array of the distributed-graph calls: MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY become C's.

@@ -355,12 +355,19 @@ FTMPI_DECLARE_TYPE(logical1)
 FTMPI_DECLARE_TYPE(logical2)
 FTMPI_DECLARE_TYPE(logical4)
 FTMPI_DECLARE_TYPE(logical8)
-/* REAL*16 is IEEE binary128 (gfortran's REAL(16)): it exists where the
-   compiler has such a type (__float128, or a 113-bit long double). MPI_COMPLEX32
-   is not provided. */
+/* REAL*16 is IEEE binary128 (gfortran's REAL(16)) and COMPLEX*32 two of
+   them: they exist where the compiler has such a type (__float128, or a
+   113-bit long double). INTEGER*16 is gfortran's INTEGER(16), where the
+   compiler has a 128-bit integer. */
 #if defined(__SIZEOF_FLOAT128__) || (defined(__LDBL_MANT_DIG__) && __LDBL_MANT_DIG__ == 113)
 FTMPI_DECLARE_TYPE(real16)
+FTMPI_DECLARE_TYPE(complex32)
 #define MPI_REAL16 FTMPI_TYPE(real16)
+#define MPI_COMPLEX32 FTMPI_TYPE(complex32)
+#endif
+#if defined(__SIZEOF_INT128__)
+FTMPI_DECLARE_TYPE(integer16)
+#define MPI_INTEGER16 FTMPI_TYPE(integer16)
 #endif
 
 #define MPI_CHAR FTMPI_TYPE(char)

@@ -1,7 +1,8 @@
 ! The basics through `use mpi` (or, with -DMPIFH, mpif.h in free form):
 ! a cartesian topology (LOGICAL arrays), MPI_IN_PLACE, MPI_BOTTOM with
 ! absolute addresses, a vector type over an array's row, MPI_Testall's
-! LOGICAL flag, MPI_Waitsome's 1-based indices, info strings, error strings.
+! LOGICAL flag and MPI_Waitall with MPI_STATUSES_IGNORE, MPI_Waitsome's
+! 1-based indices, info strings, error strings.
 program basics
   use testlib
 #ifdef MPIFH
@@ -67,6 +68,10 @@ program basics
     call MPI_Testall(2, reqs, flag, MPI_STATUSES_IGNORE, ierr)
   end do
   call check(n == left .and. reqs(1) == MPI_REQUEST_NULL, 'testall')
+  call MPI_Irecv(n, 1, MPI_INTEGER, left, 5, cart, reqs(1), ierr)
+  call MPI_Isend(rank, 1, MPI_INTEGER, right, 5, cart, reqs(2), ierr)
+  call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
+  call check(ierr == MPI_SUCCESS .and. n == left .and. all(reqs == MPI_REQUEST_NULL), 'waitall')
   call MPI_Irecv(n, 1, MPI_INTEGER, left, 4, cart, reqs(2), ierr)
   reqs(1) = MPI_REQUEST_NULL
   call MPI_Send(rank, 1, MPI_INTEGER, right, 4, cart, ierr)

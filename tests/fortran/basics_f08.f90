@@ -1,8 +1,9 @@
 ! The basics through `use mpi_f08`: handle types and their operators, an
 ! optional ierror, TYPE(MPI_Status), array sections as buffers (strided,
 ! in two dimensions, blocking and nonblocking, sent and received), a vector
-! type over a section, bounds of an allocatable kept across calls, and
-! large-count forms chosen by the kind of the count.
+! type over a section, bounds of an allocatable kept across calls,
+! large-count forms chosen by the kind of the count, MPI_BUFFER_AUTOMATIC,
+! MPI_F_sync_reg and the status conversions.
 program basics_f08
   use testlib
   use mpi_f08
@@ -15,6 +16,8 @@ program basics_f08
   integer(kind=MPI_COUNT_KIND) :: ncount
   integer :: a(10, 6), b(10, 6), c(5, 3), row(6)
   integer, allocatable :: sendv(:), recvv(:)
+  integer :: fstatus(MPI_STATUS_SIZE)
+  type(MPI_Status) :: status2
   double precision :: x(4)
 
   call MPI_Init()
@@ -80,6 +83,16 @@ program basics_f08
              'MPI_Allreduce_c in place')
   call MPI_Type_size(MPI_DOUBLE_PRECISION, ncount)
   call check(ncount == 8, 'MPI_Type_size_c')
+
+  ! buffered sends with the automatic buffer
+  call MPI_Comm_attach_buffer(comm, MPI_BUFFER_AUTOMATIC, 0)
+  call MPI_Bsend(rank, 1, MPI_INTEGER, right, 5, comm)
+  call MPI_Recv(n, 1, MPI_INTEGER, left, 5, comm, status)
+  call MPI_F_sync_reg(n)
+  call check(n == left, 'MPI_Bsend with MPI_BUFFER_AUTOMATIC', n)
+  call MPI_Status_f082f(status, fstatus)
+  call MPI_Status_f2f08(fstatus, status2)
+  call check(fstatus(MPI_SOURCE) == left .and. status2%MPI_TAG == 5, 'status conversions')
 
   call MPI_Comm_free(comm)
   call check(comm == MPI_COMM_NULL, 'comm freed')

@@ -10,7 +10,7 @@ module cb_state
   integer :: deletes = 0, pair_type = -1, query_calls = 0, free_calls = 0
 end module cb_state
 
-#include "bindings.h"
+#include "bindings.inc"
 
 program callbacks
   use testlib

@@ -1,8 +1,9 @@
 ! Derived datatypes from Fortran, through `use mpi`, mpif.h (-DMPIFH) or
 ! `use mpi_f08` (-DF08): a struct type for a Fortran derived type (from
 ! MPI_Get_address, resized to the array's stride) sent as an array, its
-! envelope and contents, pack and unpack, and a row of a 2-D array (an
-! array section) through a vector type.
+! envelope and contents, pack and unpack, a row of a 2-D array (an
+! array section) through a vector type, and the optional kinds
+! (MPI_INTEGER16, MPI_COMPLEX32, MPI_Type_match_size).
 ! (mpif.h declares no interfaces: gfortran needs -fallow-argument-mismatch
 ! for its calls with buffers of several types.)
 #ifdef F08
@@ -36,6 +37,8 @@ program datatypes
   integer :: blens(2), ints(3), a(5, 4), row(4)
   integer(kind=MPI_ADDRESS_KIND) :: disps(2), addrs(2), base, lb, extent
   character :: packed(200)
+  integer(kind=16) :: big(2), bigsum(2)
+  complex(kind=16) :: z(1), zprod(1)
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -97,6 +100,18 @@ program datatypes
   call MPI_Sendrecv(a(2, 1), 1, rowtype, right, 2, row, 4, MPI_INTEGER, left, 2, MPI_COMM_WORLD, status, ierr)
   call check(all(row == a(2, :) - 100 * rank + 100 * left), 'a row through a vector type')
   call MPI_Type_free(rowtype, ierr)
+
+  ! INTEGER(16) beyond 64 bits, COMPLEX(16) (MPI_COMPLEX32), and the kinds by size
+  big = [ishft(1_16, 100), int(rank, 16)]
+  call MPI_Allreduce(big, bigsum, 2, MPI_INTEGER16, MPI_SUM, MPI_COMM_WORLD, ierr)
+  call check(bigsum(1) == nprocs * ishft(1_16, 100) .and. bigsum(2) == nprocs * (nprocs - 1) / 2, 'MPI_INTEGER16')
+  z(1) = cmplx(0, 1, kind=16)
+  call MPI_Allreduce(z, zprod, 1, MPI_COMPLEX32, MPI_PROD, MPI_COMM_WORLD, ierr)
+  call check(zprod(1) == cmplx(0, 1, kind=16)**nprocs, 'MPI_COMPLEX32')
+  call MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 16, tmp, ierr)
+  call check(tmp == MPI_INTEGER16, 'MPI_Type_match_size INTEGER 16')
+  call MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 32, tmp, ierr)
+  call check(tmp == MPI_COMPLEX32, 'MPI_Type_match_size COMPLEX 32')
 
   if (rank == 0) print '(a,i0,a)', 'datatypes: ', nprocs, ' ranks passed'
   call MPI_Finalize(ierr)

@@ -5,7 +5,7 @@
 ! subarray view, read back, the view's datarep, a data representation
 ! registered with conversion functions written in Fortran, and a file error
 ! handler.
-#include "bindings.h"
+#include "bindings.inc"
 program rma_io
   use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   use testlib

@@ -261,6 +261,12 @@ static void part_d(void) {
         {'r', 16, MPI_UNDEFINED, 16},
         {'r', 33, 4931, 16},
         {'r', MPI_UNDEFINED, 308, 16},
+        {'c', 16, MPI_UNDEFINED, 32},
+        {'c', 33, 4931, 32},
+#endif
+#ifdef MPI_INTEGER16
+        {'i', 0, 19, 16},
+        {'i', 0, 38, 16},
 #endif
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {

@@ -90,17 +90,27 @@ static int f90_real_too_wide(void) {
     MPI_Datatype t;
     return MPI_Type_create_f90_real(6, 5000, &t);
 }
+/* wider than the widest kind: INTEGER(16)'s 38 digits, else INTEGER(8)'s 18 */
 static int f90_int_too_wide(void) {
     MPI_Datatype t;
+#ifdef MPI_INTEGER16
+    return MPI_Type_create_f90_integer(39, &t);
+#else
     return MPI_Type_create_f90_integer(19, &t);
+#endif
 }
 static int f90_int_undefined(void) {
     MPI_Datatype t;
     return MPI_Type_create_f90_integer(MPI_UNDEFINED, &t);
 }
+/* more precise than the most precise kind: COMPLEX(16)'s 33 digits, else COMPLEX(8)'s 15 */
 static int f90_complex_too_precise(void) {
     MPI_Datatype t;
+#ifdef MPI_COMPLEX32
+    return MPI_Type_create_f90_complex(34, MPI_UNDEFINED, &t);
+#else
     return MPI_Type_create_f90_complex(16, MPI_UNDEFINED, &t);
+#endif
 }
 static int f90_free(void) {
     MPI_Datatype t;
@@ -185,9 +195,9 @@ static const struct error_case cases[] = {
     {"Type_create_f90_real (MPI_UNDEFINED, MPI_UNDEFINED)", f90_real_both_undefined, MPI_ERR_ARG},
     {"Type_create_f90_real p 40", f90_real_too_precise, MPI_ERR_ARG},
     {"Type_create_f90_real r 5000", f90_real_too_wide, MPI_ERR_ARG},
-    {"Type_create_f90_integer r 19", f90_int_too_wide, MPI_ERR_ARG},
+    {"Type_create_f90_integer beyond the widest kind", f90_int_too_wide, MPI_ERR_ARG},
     {"Type_create_f90_integer MPI_UNDEFINED", f90_int_undefined, MPI_ERR_ARG},
-    {"Type_create_f90_complex p 16", f90_complex_too_precise, MPI_ERR_ARG},
+    {"Type_create_f90_complex beyond the most precise kind", f90_complex_too_precise, MPI_ERR_ARG},
     {"Type_free of an f90 type", f90_free, MPI_ERR_TYPE},
     {"Type_create_f90_integer newtype NULL", f90_null_out, MPI_ERR_ARG},
     {"Pack_external datarep \"native\"", ext_native_datarep, MPI_ERR_UNSUPPORTED_DATAREP},

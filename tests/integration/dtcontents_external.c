@@ -61,7 +61,10 @@ void external_sizes(void) {
         {MPI_CXX_FLOAT_COMPLEX, 8, "MPI_CXX_FLOAT_COMPLEX"}, {MPI_CXX_DOUBLE_COMPLEX, 16, "MPI_CXX_DOUBLE_COMPLEX"},
         {MPI_CXX_LONG_DOUBLE_COMPLEX, 32, "MPI_CXX_LONG_DOUBLE_COMPLEX"},
 #ifdef MPI_REAL16
-        {MPI_REAL16, 16, "MPI_REAL16"},
+        {MPI_REAL16, 16, "MPI_REAL16"}, {MPI_COMPLEX32, 32, "MPI_COMPLEX32"},
+#endif
+#ifdef MPI_INTEGER16
+        {MPI_INTEGER16, 16, "MPI_INTEGER16"},
 #endif
         /* the pair types: their two parts, without padding */
         {MPI_FLOAT_INT, 8, "MPI_FLOAT_INT"}, {MPI_DOUBLE_INT, 12, "MPI_DOUBLE_INT"},

@@ -171,6 +171,25 @@ TEST_CASE("Fortran types reduce with the ops the standard defines on them", "[mp
         Real16 big[1] = {3}, small[1] = {2};
         op_apply(*MPI_MAX, small, big, 1, MPI_REAL16);
         CHECK(big[0] == Real16(3));
+        // COMPLEX*32: two of them; (1+2i)(3+4i) = -5+10i
+        REQUIRE(MPI_COMPLEX32->size == 32);
+        std::complex<Real16> a[1] = {{1, 2}}, b[1] = {{3, 4}};
+        REQUIRE(op_supports(MPI_PROD, MPI_COMPLEX32) == MPI_SUCCESS);
+        op_apply(*MPI_PROD, a, b, 1, MPI_COMPLEX32);
+        CHECK((b[0].real() == Real16(-5) && b[0].imag() == Real16(10)));
+        CHECK(op_supports(MPI_MAX, MPI_COMPLEX32) == MPI_ERR_OP);
+    }
+#endif
+#ifdef MPI_INTEGER16
+    // INTEGER*16: 2^100 + 2^100 and the bit operations, beyond 64 bits
+    {
+        REQUIRE(MPI_INTEGER16->size == 16);
+        Integer16 in[1] = {Integer16(1) << 100}, io[1] = {Integer16(1) << 100};
+        op_apply(*MPI_SUM, in, io, 1, MPI_INTEGER16);
+        CHECK(io[0] == (Integer16(1) << 101));
+        Integer16 mask[1] = {(Integer16(1) << 101) | 1};
+        op_apply(*MPI_BAND, mask, io, 1, MPI_INTEGER16);
+        CHECK(io[0] == (Integer16(1) << 101));
     }
 #endif
 }
