@@ -234,6 +234,27 @@ def shim_name(name):
     return "ftmpi_f08_" + name[4:].lower() if name.startswith("MPI_") else "ftmpi_f08x_" + name[5:].lower()
 
 
+PAIRS = {"origin_addr": ("origin_count", "origin_datatype"), "result_addr": ("result_count", "result_datatype"),
+         "buf": ("count", "datatype"), "sendbuf": ("sendcount", "sendtype"), "recvbuf": ("recvcount", "recvtype")}
+
+
+def pairs(ps):
+    """{buffer: (count, datatype)} of the buffers with a (count, datatype)
+    of their own (not shared with another buffer, as a reduction's are)."""
+    by = {p.name: p for p in ps}
+    out = {}
+    for p in ps:
+        if p.kind != "choice" or p.name not in PAIRS:
+            continue
+        c, d = PAIRS[p.name]
+        if c not in by and p.name in ("sendbuf", "recvbuf"):
+            c, d = "count", "datatype"
+        if c in by and d in by and by[c].kind in ("int", "wide") and by[d].kind == "handle":
+            out[p.name] = (c, d)
+    shared = [v for v in out.values() if list(out.values()).count(v) > 1]
+    return {k: v for k, v in out.items() if v not in shared}
+
+
 def shims(calls):
     """The C shims: descriptors to addresses, then the Fortran 77 wrapper."""
     lines = [fortran_c.HEADER, "// The C side of the mpi_f08 calls with choice buffers (mpi/api/fortran_f08.py).",
@@ -248,13 +269,20 @@ def shims(calls):
         lines.append(f"void {shim_name(name)}({', '.join(params)}) {{")
         use = section_use(name, ps)
         bufs = [p for p in ps if p.kind == "choice"]
+        own = pairs(ps) if use == "contiguous_only" else {}
+        replaced = {}
         for p in bufs:
             out = "false" if p.const else "true"
             lines.append(f"    fort::Section s_{p.name}({p.name}, {out}, fort::Section::Use::{use});")
+            if p.name in own:
+                c, d = own[p.name]
+                lines.append(f"    s_{p.name}.pair({c}, {d});")
+                replaced[c] = f"s_{p.name}.count({c})"
+                replaced[d] = f"s_{p.name}.datatype({d})"
         target = error_target(ps)
         checks = " || ".join(f"!s_{p.name}.ready(\"{name}\", {target}, ierr)" for p in bufs)
         lines.append(f"    if ({checks}) return;")
-        args = [f"s_{p.name}.addr()" if p.kind == "choice" else p.name for p in ps]
+        args = [f"s_{p.name}.addr()" if p.kind == "choice" else replaced.get(p.name, p.name) for p in ps]
         args += ["ierr"] + [f"{p.name}_len" for p in ps if p.kind == "string_in"]
         lines.append(f"    {fortran_c.c_name(name)}({', '.join(args)});")
         req = "request" if use == "request" else "nullptr"

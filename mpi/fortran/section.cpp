@@ -82,14 +82,60 @@ Section::Section(const CFI_cdesc_t *d, bool output, Use use) : d_(d), output_(ou
     addr_ = d->base_addr;
 }
 
+void Section::pair(const MPI_Fint *count, const MPI_Fint *datatype) {
+    pair_count_ = *count;
+    pair_type_ = datatype;
+}
+
+void Section::pair(const MPI_Count *count, const MPI_Fint *datatype) {
+    pair_count_ = *count;
+    pair_type_ = datatype;
+}
+
+Section::~Section() {
+    if (typed_ != MPI_DATATYPE_NULL) PMPI_Type_free(&typed_);
+}
+
+// A section MPI keeps using: one element of hvectors of the pair's datatype.
+int Section::describe(const char *call, ErrorTarget target) {
+    const char *why = nullptr;
+    MPI_Datatype base = pair_type_ != nullptr ? PMPI_Type_f2c(*pair_type_) : MPI_DATATYPE_NULL;
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Count size = 0;
+    if (pair_type_ == nullptr)
+        why =
+            "a non-contiguous array section as a buffer MPI keeps using after the call (attached, or without "
+            "its own count and datatype): pass a contiguous array";
+    else if (PMPI_Type_get_extent(base, &lb, &extent) != MPI_SUCCESS || PMPI_Type_size_c(base, &size) != MPI_SUCCESS ||
+             lb != 0 || extent != static_cast<MPI_Aint>(d_->elem_len) || size != extent)
+        why =
+            "a non-contiguous array section as a buffer MPI keeps using after the call (one-sided, persistent "
+            "or split-collective), with a datatype other than one contiguous element of the array: pass a "
+            "contiguous array, or describe the section with a datatype";
+    else if (pair_count_ != static_cast<MPI_Count>(elements(d_)))
+        why =
+            "a non-contiguous array section as a buffer MPI keeps using after the call (one-sided, persistent "
+            "or split-collective), with a count other than the section's size";
+    if (why != nullptr) return fail(target, MPI_ERR_BUFFER, call, why);
+    MPI_Datatype t = base;
+    for (int i = 0; i < d_->rank; ++i) {
+        MPI_Datatype next = MPI_DATATYPE_NULL;
+        PMPI_Type_create_hvector_c(d_->dim[i].extent, 1, d_->dim[i].sm, t, &next);
+        if (t != base) PMPI_Type_free(&t);
+        t = next;
+    }
+    PMPI_Type_commit(&t);
+    typed_ = t;
+    typed_f_ = PMPI_Type_c2f(t);
+    return MPI_SUCCESS;
+}
+
 bool Section::ready(const char *call, ErrorTarget target, MPI_Fint *ierr) {
     if (use_ == Use::address || d_->rank == 0 || contiguous(d_)) return true;
     if (use_ == Use::contiguous_only) {
-        set_ierr(ierr, fail(target, MPI_ERR_BUFFER, call,
-                            "a non-contiguous array section as a buffer MPI keeps using after the call "
-                            "(one-sided, persistent, split-collective or attached): pass a contiguous "
-                            "array, or describe the section with a datatype"));
-        return false;
+        const int rc = describe(call, target);
+        set_ierr(ierr, rc);
+        return rc == MPI_SUCCESS;
     }
     copy_ = std::make_shared<std::vector<char>>(elements(d_) * d_->elem_len);
     char *dst = copy_->data();

@@ -1,8 +1,8 @@
 ! One-sided communication and MPI-IO through `use mpi_f08`: fence and
 ! passive target on MPI_Win_allocate's window (its base a TYPE(C_PTR)),
-! an array section refused where MPI keeps the buffer (MPI_Put:
-! MPI_ERR_BUFFER), a collective write of an array section over a subarray
-! view, read back into a section, and nonblocking file reads.
+! array sections as one-sided buffers (and one refused: MPI_ERR_BUFFER), a
+! collective write of an array section over a subarray view, read back into
+! a section, and nonblocking file reads.
 program rma_io_f08
   use, intrinsic :: iso_c_binding, only: c_ptr, c_f_pointer
   use testlib
@@ -42,14 +42,24 @@ program rma_io_f08
   call MPI_Get(got, 2, MPI_INTEGER, left, 2_MPI_ADDRESS_KIND, 2, MPI_INTEGER, win)
   call MPI_Win_unlock(left, win)
   call check(got(1) == mod(left + nprocs - 1, nprocs) .and. got(2) == -1, 'get under lock', got(1))
-  ! a section MPI would read after MPI_Put returns: refused
+  ! sections MPI reads or writes after the call returns: described by a type
   call MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN)
-  buf = 0
-  call MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win)
-  call MPI_Put(buf(1, :), n, MPI_INTEGER, right, 0_MPI_ADDRESS_KIND, n, MPI_INTEGER, win, rc)
-  call MPI_Win_unlock(right, win)
+  buf(1, :) = [(100 * rank + i, i = 1, n)]
+  buf(2, :) = -9
+  call MPI_Win_fence(0, win)
+  call MPI_Put(buf(1, :), n, MPI_INTEGER, right, 0_MPI_ADDRESS_KIND, n, MPI_INTEGER, win)
+  call MPI_Win_fence(0, win)
+  call check(all(shared == [(100 * left + i, i = 1, n)]), 'MPI_Put of a section')
+  buf(1, :) = -1
+  call MPI_Get(buf(1, :), n, MPI_INTEGER, left, 0_MPI_ADDRESS_KIND, n, MPI_INTEGER, win)
+  call MPI_Win_fence(0, win)
+  call check(all(buf(1, :) == [(100 * modulo(left - 1, nprocs) + i, i = 1, n)]) .and. all(buf(2, :) == -9), &
+             'MPI_Get into a section')
+  ! not one element of the array per datatype element: refused
+  call MPI_Put(buf(1, :), n - 1, MPI_INTEGER, right, 0_MPI_ADDRESS_KIND, n - 1, MPI_INTEGER, win, rc)
   call MPI_Error_class(rc, cls)
-  call check(cls == MPI_ERR_BUFFER, 'a section given to MPI_Put', cls)
+  call check(cls == MPI_ERR_BUFFER, 'a section with another count given to MPI_Put', cls)
+  call MPI_Win_fence(0, win)
   call MPI_Win_free(win)
 
   ! a section written collectively, rank r's block at r*n through a subarray view
