@@ -74,6 +74,7 @@ program basics_f08
   call MPI_Alltoall(sendv, 1, MPI_INTEGER, recvv, 1, MPI_INTEGER, comm)
   call check(lbound(recvv, 1) == 0 .and. ubound(recvv, 1) == nprocs - 1, 'bounds after MPI_Alltoall')
   call check(all(recvv == [(i * 100 + rank, i = 0, nprocs - 1)]), 'MPI_Alltoall')
+  deallocate(sendv, recvv)
 
   ! MPI_IN_PLACE and a large-count form (INTEGER(KIND=MPI_COUNT_KIND) count)
   x = [dble(rank), 1d0, 2d0, 3d0]

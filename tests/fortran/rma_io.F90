@@ -116,6 +116,7 @@ program rma_io
   call check(ierr == MPI_SUCCESS, 'MPI_File_write_at_all', ierr)
   call MPI_File_get_view(fh, disp, etype, i, datarep, ierr)
   call check(datarep == 'native' .and. etype == MPI_INTEGER, 'MPI_File_get_view')
+  call MPI_Type_free(i, ierr)  ! the view's filetype, a derived type
   call MPI_File_close(fh, ierr)
   call MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_RDONLY, MPI_INFO_NULL, fh, ierr)
   got = -1
