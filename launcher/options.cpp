@@ -198,7 +198,20 @@ bool parse_placement_option(OptionArg &a, Options &o, RankCount &count) {
     } else if (opt == "--bind-to") {
         o.bind = parse_bind(a.value());
     } else if (opt == "--map-by") {
-        parse_map(a.value(), o);
+        const std::string v = a.value();
+        if (lower(v).rfind("ppr:", 0) == 0) {  // Open MPI's ppr:N:node[:modifiers]: N ranks per node
+            const std::string rest = v.substr(4);
+            const std::size_t colon = rest.find(':');
+            const std::string unit =
+                colon == std::string::npos ? "" : lower(rest.substr(colon + 1, rest.find(':', colon + 1) - colon - 1));
+            if (unit != "node")
+                throw UsageError("--map-by ppr:N:RESOURCE: ftmpirun takes ppr:N:node (N ranks per node), got '" + v +
+                                 "'");
+            count.ppn = parse_count("--map-by ppr:N", rest.substr(0, colon));
+            parse_map(rest.substr(colon + 1), o);
+        } else {
+            parse_map(v, o);
+        }
     } else if (opt == "--report-bindings") {
         a.no_value();
         o.report_bindings = true;
@@ -292,7 +305,7 @@ const char *usage_text() {
            "  --bind-to core|hwthread|socket|numa|none\n"
            "                      bind each rank (default: core; with more ranks than\n"
            "                      cores, consecutive ranks share one)\n"
-           "  --map-by core|socket|numa|hwthread|node|slot[:PE=n]\n"
+           "  --map-by core|socket|numa|hwthread|node|slot[:PE=n], or ppr:N:node (-ppn N)\n"
            "                      order ranks take the cores in; PE=n: n cores per rank\n"
            "  --report-bindings   print each rank's binding on stderr\n"
            "  -H, --host HOST[:SLOTS][,...]  --hostfile, --machinefile, -f FILE\n"

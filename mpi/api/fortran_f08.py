@@ -98,6 +98,53 @@ def interface_body(name, ps, spec):
     return lines
 
 
+def abstract_interfaces():
+    """The standard's abstract interfaces of callbacks (MPI 4.1 §19.3.x), so
+    that programs can declare PROCEDURE(MPI_User_function) :: f."""
+    specs = [
+        ("MPI_User_function", [("invec", "TYPE(C_PTR), VALUE"), ("inoutvec", "TYPE(C_PTR), VALUE"),
+                               ("len", "INTEGER"), ("datatype", "TYPE(MPI_Datatype)")]),
+        ("MPI_User_function_c", [("invec", "TYPE(C_PTR), VALUE"), ("inoutvec", "TYPE(C_PTR), VALUE"),
+                                 ("len", "INTEGER(KIND=MPI_COUNT_KIND)"), ("datatype", "TYPE(MPI_Datatype)")]),
+    ]
+    for obj, handle in (("Comm", "MPI_Comm"), ("Type", "MPI_Datatype"), ("Win", "MPI_Win")):
+        specs.append((f"MPI_{obj}_copy_attr_function", [
+            ("old", f"TYPE({handle})"), ("keyval", "INTEGER"), ("extra_state", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
+            ("attribute_val_in", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
+            ("attribute_val_out", "INTEGER(KIND=MPI_ADDRESS_KIND)"), ("flag", "LOGICAL"), ("ierror", "INTEGER")]))
+        specs.append((f"MPI_{obj}_delete_attr_function", [
+            ("obj", f"TYPE({handle})"), ("keyval", "INTEGER"), ("attribute_val", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
+            ("extra_state", "INTEGER(KIND=MPI_ADDRESS_KIND)"), ("ierror", "INTEGER")]))
+    for obj, handle in (("Comm", "MPI_Comm"), ("Win", "MPI_Win"), ("File", "MPI_File"), ("Session", "MPI_Session")):
+        specs.append((f"MPI_{obj}_errhandler_function", [("obj", f"TYPE({handle})"), ("error_code", "INTEGER")]))
+    specs += [
+        ("MPI_Grequest_query_function", [("extra_state", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
+                                         ("status", "TYPE(MPI_Status)"), ("ierror", "INTEGER")]),
+        ("MPI_Grequest_free_function", [("extra_state", "INTEGER(KIND=MPI_ADDRESS_KIND)"), ("ierror", "INTEGER")]),
+        ("MPI_Grequest_cancel_function", [("extra_state", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
+                                          ("complete", "LOGICAL"), ("ierror", "INTEGER")]),
+        ("MPI_Datarep_extent_function", [("datatype", "TYPE(MPI_Datatype)"),
+                                         ("extent", "INTEGER(KIND=MPI_ADDRESS_KIND)"),
+                                         ("extra_state", "INTEGER(KIND=MPI_ADDRESS_KIND)"), ("ierror", "INTEGER")]),
+    ]
+    for suffix, count in (("", "INTEGER"), ("_c", "INTEGER(KIND=MPI_COUNT_KIND)")):
+        specs.append((f"MPI_Datarep_conversion_function{suffix}", [
+            ("userbuf", "TYPE(C_PTR), VALUE"), ("datatype", "TYPE(MPI_Datatype)"), ("count", count),
+            ("filebuf", "TYPE(C_PTR), VALUE"), ("position", "INTEGER(KIND=MPI_OFFSET_KIND)"),
+            ("extra_state", "INTEGER(KIND=MPI_ADDRESS_KIND)"), ("ierror", "INTEGER")]))
+    lines = ["  ABSTRACT INTERFACE"]
+    for name, args in specs:
+        lines += fortran_text.wrap(f"SUBROUTINE {name}", [a for a, _ in args], "    ")
+        lines += ["      IMPORT", "      IMPLICIT NONE"]
+        lines += [f"      {decl} :: {a}" for a, decl in args]
+        lines.append(f"    END SUBROUTINE {name}")
+    lines.append("  END INTERFACE")
+    return lines
+
+
+ABSTRACT = abstract_interfaces()
+
+
 def types_of(ps):
     """The argument types (kinds as numbers, names left out), to tell specifics apart."""
     out = []
@@ -147,6 +194,7 @@ def types_module(text):
             lines.append(f"  {ftype} {name}{shape}")
         lines.append(f"  COMMON /ftmpi_fc_{block}/ {name}")
     lines += ["  " + s for s in fortran_text.attr_functions()]
+    lines += ABSTRACT
     for op, what in (("==", "eq"), ("/=", "ne")):
         lines.append(f"  INTERFACE OPERATOR({op})")
         for t in F08_TYPES:

@@ -82,6 +82,12 @@ program callbacks_f08
   use cb08
   implicit none
   type(MPI_Op) :: op_sum, op_first, op_sum_c
+  ! the standard's abstract interfaces: these pointers check our callbacks against them
+  procedure(MPI_User_function), pointer :: user_fn => null()
+  procedure(MPI_User_function_c), pointer :: user_fn_c => null()
+  procedure(MPI_Comm_copy_attr_function), pointer :: copy_fn => null()
+  procedure(MPI_Comm_delete_attr_function), pointer :: delete_fn => null()
+  procedure(MPI_Comm_errhandler_function), pointer :: handler_fn => null()
   type(MPI_Errhandler) :: eh
   type(MPI_Comm) :: dup1, dup2, dup3
   type(MPI_Request) :: req
@@ -93,14 +99,16 @@ program callbacks_f08
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
-  call MPI_Op_create(dsum, .true., op_sum)
+  user_fn => dsum
+  call MPI_Op_create(user_fn, .true., op_sum)
   call MPI_Op_create(first, .false., op_first)
   x = [dble(rank), 1d0, 2d0 * rank]
   call MPI_Allreduce(x, y, 3, MPI_DOUBLE_PRECISION, op_sum, MPI_COMM_WORLD)
   call check(nint(y(1)) == nprocs * (nprocs - 1) / 2 .and. nint(y(2)) == nprocs, 'allreduce with a user op')
   call MPI_Scan(x, y, 3, MPI_DOUBLE_PRECISION, op_first, MPI_COMM_WORLD)
   call check(all(nint(y) == [0, 1, 0]), 'scan with a non-commutative op')
-  call MPI_Op_create_c(dsum_c, .true., op_sum_c)
+  user_fn_c => dsum_c
+  call MPI_Op_create_c(user_fn_c, .true., op_sum_c)
   call MPI_Allreduce(x, y, 3_MPI_COUNT_KIND, MPI_DOUBLE_PRECISION, op_sum_c, MPI_COMM_WORLD)
   call check(nint(y(1)) == nprocs * (nprocs - 1) / 2 .and. nint(y(2)) == nprocs, 'MPI_Op_create_c')
   call MPI_Op_free(op_sum)
@@ -108,7 +116,8 @@ program callbacks_f08
   call MPI_Op_free(op_sum_c)
 
   call MPI_Comm_dup(MPI_COMM_WORLD, dup1)
-  call MPI_Comm_create_errhandler(on_error, eh)
+  handler_fn => on_error
+  call MPI_Comm_create_errhandler(handler_fn, eh)
   call MPI_Comm_set_errhandler(dup1, eh)
   call MPI_Errhandler_free(eh)
   call MPI_Send(rank, 1, MPI_INTEGER, nprocs + 3, 0, dup1, rc)
@@ -117,7 +126,9 @@ program callbacks_f08
              'error handler')
 
   extra = 7
-  call MPI_Comm_create_keyval(copy_plus_one, count_delete, kv, extra)
+  copy_fn => copy_plus_one
+  delete_fn => count_delete
+  call MPI_Comm_create_keyval(copy_fn, delete_fn, kv, extra)
   call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, kv_dup, extra)
   val = 41
   call MPI_Comm_set_attr(dup1, kv, val)
