@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "allocation.hpp"
 #include "error.hpp"
 #include "hosts.hpp"
 #include "runtime/tool_events.hpp"
@@ -156,17 +157,38 @@ private:
 struct RankCount {
     std::optional<int> np, ppn;
     std::vector<HostEntry> hosts;
+    std::optional<int> alloc_slots;  // this node's slots in a Slurm allocation
 
-    // -n, else -ppn's N, else the hosts' slot total, else 1.
+    // -n, else -ppn's N, else the hosts' slot total, else this node's slots
+    // in a Slurm allocation, else 1.
     int ranks() const {
         const int slots = hosts.empty() ? -1 : check_hosts_local(hosts);  // -1: no host list
         if (np && ppn && *np > *ppn)
             throw UsageError("-n " + std::to_string(*np) + " asks for more ranks than " + std::to_string(*ppn) +
                              " per node, and ftmpirun starts jobs on one node only (drop -ppn/--npernode/-N, "
                              "or use srun --mpi=pmix for several nodes)");
-        return np ? *np : ppn ? *ppn : slots >= 0 ? slots : 1;
+        return np ? *np : ppn ? *ppn : slots >= 0 ? slots : alloc_slots ? *alloc_slots : 1;
     }
 };
+
+// Inside a Slurm allocation (sbatch, salloc, srun), with neither -n, -ppn
+// nor hosts: one rank per slot of this node, as Open MPI's mpirun gives one
+// per slot. The allocation's other nodes stay unused (a warning says so).
+void allocation_slots(RankCount &count, Options &o) {
+    const auto get = [](const char *name) -> const char * { return std::getenv(name); };
+    const std::vector<AllocNode> nodes = slurm_allocation(get);
+    const std::optional<std::size_t> me = this_node(nodes, get);
+    if (!me) return;
+    count.alloc_slots = nodes[*me].slots;
+    if (nodes.size() > 1) {
+        const std::size_t others = nodes.size() - 1;
+        o.warnings.push_back(
+            "running " + std::to_string(nodes[*me].slots) + " rank" + (nodes[*me].slots == 1 ? "" : "s") +
+            " on this node (" + nodes[*me].name + "), its slots in the allocation; the allocation's " +
+            (others == 1 ? std::string("other node stays") : std::to_string(others) + " other nodes stay") +
+            " unused: ftmpirun starts jobs on one node (srun --mpi=pmix runs on all)");
+    }
+}
 
 // -x, -genv/-env, -genvall: the ranks' environment. False when `a` is none of them.
 bool parse_env_option(OptionArg &a, Options &o) {
@@ -420,6 +442,7 @@ Options parse_options(int argc, char **argv) {
             throw UsageError("unknown option '" + std::string(argv[i]) + "' (see ftmpirun --help)");
         }
     }
+    if (!count.np && !count.ppn && count.hosts.empty()) allocation_slots(count, o);
     o.np = count.ranks();
     if (i >= argc) throw UsageError("no program given (see ftmpirun --help)");
     o.program_path = resolve_program(argv[i], o.wdir);
