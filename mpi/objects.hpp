@@ -249,4 +249,15 @@ struct ftmpi_request_s {
     // A persistent collective's or partitioned request's (mpi/coll/sched.cpp,
     // mpi/p2p/partitioned.cpp): what MPI_Start and release_request do with it.
     const struct ftmpi_persist_ops *persist = nullptr;
+    // Run once with the request's error when it is released: its operation
+    // done and the user done with it (mpi/fortran_hooks.hpp). A list on the
+    // heap, so that the request stays trivially copyable (its pool resets it
+    // by a copy).
+    struct ftmpi_release_hook *release_hooks = nullptr;
+};
+
+struct ftmpi_release_hook {
+    void (*fn)(void *ctx, int error);
+    void *ctx;
+    ftmpi_release_hook *next;
 };

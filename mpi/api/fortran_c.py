@@ -49,9 +49,11 @@ def length_of(call, p, ps):
         return "*count" if "count" in names else "*incount"
     if p.name in K.W_TYPES:
         send = "true" if p.name == "sendtypes" else "false"
-        if "Neighbor" in call:
+        if "neighbor" in call.lower():
             return f"fort::neighbor_degree(PMPI_Comm_f2c(*comm), {send})"
-        return "fort::remote_size(PMPI_Comm_f2c(*comm))"
+        size = "fort::remote_size(PMPI_Comm_f2c(*comm))"
+        # with MPI_IN_PLACE, sendtypes is ignored (and may be shorter)
+        return f"(fort::buffer(sendbuf) == MPI_IN_PLACE ? 0 : {size})" if p.name == "sendtypes" else size
     if p.name in K.ARRAY_LENGTH:
         return K.ARRAY_LENGTH[p.name]
     raise SystemExit(f"fortran.py: no length for {call}'s {p.name}: add it to fortran_kinds.ARRAY_LENGTH")
@@ -117,9 +119,12 @@ def body(call, ps):
         if k == "logical_out":
             post.append(f"*{n} = *{n} != 0;")
         elif k == "index_out":
-            post.append(f"if (rc == MPI_SUCCESS && *{n} >= 0) ++*{n};")
+            # C sets it on error paths too (a failed request's index): 1-based whatever rc
+            pre.insert(0, f"*{n} = MPI_UNDEFINED;")
+            post.append(f"if (*{n} >= 0) ++*{n};")
         elif k == "indices_out":
-            post.append(f"if (rc == MPI_SUCCESS) fort::one_based({n}, *outcount);")
+            pre.insert(0, "*outcount = MPI_UNDEFINED;")
+            post.append(f"fort::one_based({n}, *outcount);")
         elif k == "logical_array_out":
             post.append(f"if (rc == MPI_SUCCESS) fort::logicals({n}, {K.LOGICAL_ARRAY_OUT[(call, n)]});")
     if call in K.COMPLETES:

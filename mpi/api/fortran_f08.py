@@ -162,7 +162,7 @@ def generic_names(calls):
     out = {}
     sig = {}
     for _, name, ps in calls:
-        if K.large(name) and name not in K.SPECIAL:
+        if K.large(name):
             same = sig.get(base(name)) == types_of(ps)
             out.setdefault(name if same else base(name), []).append((name, ps))
         else:
@@ -222,7 +222,7 @@ def module(text, calls, ext):
                 lines += interface_body(cname, ps, prefix + specific(cname, ps))
             lines.append(f"  END INTERFACE {prefix}{generic}")
     if not ext:
-        lines += F08_ONLY
+        lines += F08_ONLY + fortran_text.sizeof_interface(f08=True)
     lines.append(f"END MODULE {name}")
     return "\n".join(lines) + "\n"
 

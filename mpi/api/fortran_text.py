@@ -87,6 +87,29 @@ def interface(name, ps):
     return lines
 
 
+# MPI_SIZEOF's specifics: (Fortran type, kind, bytes); the C side
+# (mpi/fortran/special.cpp) has one function per row, named by sizeof_name.
+SIZEOF_TYPES = [("INTEGER", k, k) for k in (1, 2, 4, 8, 16)] + [("REAL", k, k) for k in (4, 8, 16)] + \
+    [("COMPLEX", k, 2 * k) for k in (4, 8, 16)] + [("LOGICAL", k, k) for k in (1, 2, 4, 8)] + [("CHARACTER", 1, 1)]
+
+
+def sizeof_name(ftype, kind):
+    return f"MPI_Sizeof_{ftype.lower()}{kind}"
+
+
+def sizeof_interface(f08):
+    """MPI_SIZEOF(X, SIZE, IERROR): the size in bytes of X's type (any rank)."""
+    lines = ["  INTERFACE MPI_Sizeof"]
+    for ftype, kind, _ in SIZEOF_TYPES:
+        name = sizeof_name(ftype, kind)
+        decl = "CHARACTER(LEN=*)" if ftype == "CHARACTER" else f"{ftype}(KIND={kind})"
+        lines += [f"    SUBROUTINE {name}(x, size, ierror)", f"      {decl}, DIMENSION(..) :: x",
+                  "      INTEGER :: size", f"      INTEGER{', OPTIONAL' if f08 else ''} :: ierror",
+                  f"    END SUBROUTINE {name}"]
+    lines.append("  END INTERFACE MPI_Sizeof")
+    return lines
+
+
 def constant_lines(text, ext, free):
     """(declaration, value) of every constant of mpif.h (ext: mpif-ext.h) or the modules."""
     out = []
@@ -163,5 +186,8 @@ def module(text, calls, ext):
     if not ext:
         lines += ["    SUBROUTINE MPI_F_sync_reg(buf)", "      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf",
                   "      TYPE(*), DIMENSION(*) :: buf", "    END SUBROUTINE MPI_F_sync_reg"]
-    lines += ["  END INTERFACE", f"END MODULE {name}"]
+    lines.append("  END INTERFACE")
+    if not ext:
+        lines += sizeof_interface(f08=False)
+    lines.append(f"END MODULE {name}")
     return "\n".join(lines) + "\n"

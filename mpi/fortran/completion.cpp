@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -18,13 +19,25 @@ using ftmpi::fortran::set_ierr;
 
 namespace {
 
+// Handles C writes at completion, by their request's Fortran number. Each
+// has a sequence number: a wait or test finishes only those registered
+// before it began (a request number freed inside it may be handed out
+// again, in another thread or in an error handler, before it looks).
+struct Entry {
+    std::uint64_t seq;
+    std::function<void()> write;
+};
 std::mutex g_lock;
-// by the request's Fortran number
-std::unordered_map<MPI_Fint, std::vector<std::function<void()>>> g_outputs;
-// those of requests freed before they completed: kept (they may own memory
-// MPI still uses), never run
-std::vector<std::function<void()>> g_orphans;
+std::unordered_map<MPI_Fint, std::vector<Entry>> g_outputs;
+std::vector<std::function<void()>> g_orphans;  // of requests freed before they completed: kept, never run
+std::uint64_t g_seq = 0;
 std::atomic<bool> g_any{false};
+
+void at_completion(MPI_Fint request, std::function<void()> write) {
+    std::lock_guard<std::mutex> guard(g_lock);
+    g_outputs[request].push_back({g_seq++, std::move(write)});
+    g_any.store(true, std::memory_order_relaxed);
+}
 
 template <typename Out, MPI_Fint (*C2F)(Out), typename Start>
 void start(MPI_Fint *out, MPI_Fint *request, MPI_Fint *ierr, Start start_call) {
@@ -33,7 +46,7 @@ void start(MPI_Fint *out, MPI_Fint *request, MPI_Fint *ierr, Start start_call) {
     const int rc = start_call(cell.get(), &r);
     if (rc == MPI_SUCCESS) {
         *request = PMPI_Request_c2f(r);
-        ftmpi::fortran::at_completion(*request, [cell, out] { *out = C2F(*cell); });
+        at_completion(*request, [cell, out] { *out = C2F(*cell); });
     }
     set_ierr(ierr, rc);
 }
@@ -42,31 +55,36 @@ void start(MPI_Fint *out, MPI_Fint *request, MPI_Fint *ierr, Start start_call) {
 
 namespace ftmpi::fortran {
 
-void at_completion(MPI_Fint request, std::function<void()> done) {
-    std::lock_guard<std::mutex> guard(g_lock);
-    g_outputs[request].push_back(std::move(done));
-    g_any.store(true, std::memory_order_relaxed);
-}
-
 Completions::Completions(const MPI_Fint *requests, int n, bool run) : run_(run) {
     if (!g_any.load(std::memory_order_relaxed) || n <= 0) return;
+    std::lock_guard<std::mutex> guard(g_lock);
+    start_ = g_seq;
     before_.assign(requests, requests + n);
 }
 
 void Completions::finish(const MPI_Fint *requests) const {
     if (before_.empty()) return;
-    std::lock_guard<std::mutex> guard(g_lock);
-    for (std::size_t i = 0; i < before_.size(); ++i) {
-        if (requests[i] != 0 || before_[i] == 0) continue;  // not completed here
-        auto it = g_outputs.find(before_[i]);
-        if (it == g_outputs.end()) continue;
-        for (auto &f : it->second) {
-            if (run_) f();
-            else g_orphans.push_back(std::move(f));
+    std::vector<std::function<void()>> due;
+    {
+        std::lock_guard<std::mutex> guard(g_lock);
+        for (std::size_t i = 0; i < before_.size(); ++i) {
+            if (requests[i] != 0 || before_[i] == 0) continue;  // not completed here
+            auto it = g_outputs.find(before_[i]);
+            if (it == g_outputs.end()) continue;
+            auto &entries = it->second;
+            for (auto e = entries.begin(); e != entries.end();) {
+                if (e->seq >= start_) {  // registered after this call began: another request's
+                    ++e;
+                    continue;
+                }
+                (run_ ? due : g_orphans).push_back(std::move(e->write));
+                e = entries.erase(e);
+            }
+            if (entries.empty()) g_outputs.erase(it);
         }
-        g_outputs.erase(it);
+        if (g_outputs.empty()) g_any.store(false, std::memory_order_relaxed);
     }
-    if (g_outputs.empty()) g_any.store(false, std::memory_order_relaxed);
+    for (auto &write : due) write();  // outside the lock: it makes MPI calls
 }
 
 }  // namespace ftmpi::fortran

@@ -2,9 +2,11 @@
 #include "mpi/fortran/section.hpp"
 
 #include <cstring>
+#include <memory>
 
 #include "mpi/errors.hpp"
 #include "mpi/fortran/support.hpp"
+#include "mpi/fortran_hooks.hpp"
 
 namespace ftmpi::fortran {
 namespace {
@@ -147,20 +149,39 @@ bool Section::ready(const char *call, ErrorTarget target, MPI_Fint *ierr) {
     return true;
 }
 
+namespace {
+
+// What copying a section back at its request's release needs: the
+// descriptor (the caller's is gone by then) and the contiguous copy.
+struct Pending {
+    std::vector<char> desc;
+    std::shared_ptr<std::vector<char>> copy;
+    bool output;
+};
+
+void copy_back_at_release(void *ctx, int error) {
+    std::unique_ptr<Pending> p(static_cast<Pending *>(ctx));
+    if (p->output && (error == MPI_SUCCESS || error == MPI_ERR_TRUNCATE))
+        copy_back(reinterpret_cast<const CFI_cdesc_t *>(p->desc.data()), *p->copy);
+}
+
+}  // namespace
+
 void Section::finish(MPI_Fint rc, const MPI_Fint *request) {
     if (!copy_) return;
     if (rc != MPI_SUCCESS || use_ != Use::request || request == nullptr) {
         if (rc == MPI_SUCCESS && output_) copy_back(d_, *copy_);
         return;
     }
-    // The descriptor is the caller's: keep what copying back needs.
-    auto desc = std::make_shared<std::vector<char>>(sizeof(CFI_cdesc_t) +
-                                                    static_cast<std::size_t>(d_->rank) * sizeof(CFI_dim_t));
-    std::memcpy(desc->data(), d_, desc->size());
-    const bool output = output_;
-    at_completion(*request, [desc, copy = copy_, output] {
-        if (output) copy_back(reinterpret_cast<const CFI_cdesc_t *>(desc->data()), *copy);
-    });
+    // The copy lives until the request is released, however the user ends
+    // it (a wait, a test, or MPI_Request_free and its completion).
+    auto p = std::make_unique<Pending>();
+    p->desc.resize(sizeof(CFI_cdesc_t) + static_cast<std::size_t>(d_->rank) * sizeof(CFI_dim_t));
+    std::memcpy(p->desc.data(), d_, p->desc.size());
+    p->copy = copy_;
+    p->output = output_;
+    if (mpi::add_request_release_hook(PMPI_Request_f2c(*request), copy_back_at_release, p.get()) == MPI_SUCCESS)
+        p.release();
 }
 
 }  // namespace ftmpi::fortran

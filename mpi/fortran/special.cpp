@@ -111,6 +111,31 @@ void mpi_session_detach_buffer_(MPI_Fint *session, void *, MPI_Fint *size, MPI_F
     set_ierr(ierr, PMPI_Session_detach_buffer(PMPI_Session_f2c(*session), &addr, size));
 }
 
+// MPI_SIZEOF's specifics (mpi/api/fortran_text.py, SIZEOF_TYPES): the
+// size of X's type, whatever X's rank. mpi and mpi_f08 share them; an absent
+// ierror is null.
+#define FTMPI_FORTRAN_SIZEOF(NAME, BYTES)               \
+    void NAME(void *, MPI_Fint *size, MPI_Fint *ierr) { \
+        *size = BYTES;                                  \
+        set_ierr(ierr, MPI_SUCCESS);                    \
+    }
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_integer1_, 1)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_integer2_, 2)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_integer4_, 4)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_integer8_, 8)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_integer16_, 16)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_real4_, 4)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_real8_, 8)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_real16_, 16)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_complex4_, 8)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_complex8_, 16)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_complex16_, 32)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_logical1_, 1)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_logical2_, 2)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_logical4_, 4)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_logical8_, 8)
+FTMPI_FORTRAN_SIZEOF(mpi_sizeof_character1_, 1)
+
 // MPI_F_SYNC_REG: an external call the compiler must assume reads and
 // writes the buffer; nothing more.
 void mpi_f_sync_reg_(void *) {}

@@ -6,7 +6,7 @@
 #include <mpi.h>
 
 #include <cstddef>
-#include <functional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -128,11 +128,7 @@ private:
     std::vector<char> c_;
 };
 
-// Runs `done` when the request whose Fortran number is `request` completes
-// in a Fortran MPI_Wait/MPI_Test call (Completions).
-void at_completion(MPI_Fint request, std::function<void()> done);
-
-// The Fortran MPI_Wait/MPI_Test family: array sections (section.hpp) and handles that C writes at completion
+// The Fortran MPI_Wait/MPI_Test family: handles that C writes at completion
 // (completion.cpp) reach the user's INTEGERs once their request is done.
 // Costs nothing while no such handle is pending. MPI_Request_free (run
 // false) keeps what was pending and runs none of it.
@@ -143,6 +139,7 @@ public:
 
 private:
     std::vector<MPI_Fint> before_;
+    std::uint64_t start_ = 0;  // the registrations before this call
     bool run_;
 };
 

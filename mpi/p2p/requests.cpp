@@ -11,6 +11,7 @@
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/bsend.hpp"
 #include "mpi/dt/derived.hpp"
+#include "mpi/fortran_hooks.hpp"
 #include "mpi/ulfm/ulfm.hpp"
 #include "runtime/test_hooks.hpp"
 #include "transport/copy.hpp"
@@ -110,6 +111,13 @@ MPI_Request new_request(ftmpi_request_s::Kind kind, MPI_Comm comm, const void *b
 }
 
 void release_request(MPI_Request r) {
+    for (ftmpi_release_hook *h = r->release_hooks; h != nullptr;) {
+        ftmpi_release_hook *next = h->next;
+        h->fn(h->ctx, r->status.MPI_ERROR);
+        delete h;
+        h = next;
+    }
+    r->release_hooks = nullptr;
     if (r->kind == ftmpi_request_s::Kind::generalized) grequest_free(r);
     if (r->persist != nullptr) r->persist->release(r);
     if (MPI_Comm c = r->comm) {
@@ -127,6 +135,12 @@ void release_request(MPI_Request r) {
     r->magic = Magic::dead;
     if (r->pack_buf != nullptr) drop_pack_buf(r);
     g_pool.push_back(r);
+}
+
+int add_request_release_hook(MPI_Request r, void (*fn)(void *ctx, int error), void *ctx) {
+    if (r == MPI_REQUEST_NULL || r->magic != Magic::request) return MPI_ERR_REQUEST;
+    r->release_hooks = new ftmpi_release_hook{fn, ctx, r->release_hooks};
+    return MPI_SUCCESS;
 }
 
 void free_request_pool() {

@@ -16,8 +16,12 @@ program basics_f08
   integer(kind=MPI_COUNT_KIND) :: ncount
   integer :: a(10, 6), b(10, 6), c(5, 3), row(6)
   integer, allocatable :: sendv(:), recvv(:)
-  integer :: fstatus(MPI_STATUS_SIZE)
+  integer :: fstatus(MPI_STATUS_SIZE), sz, pair(2), got2(2), counts2(2)
+  integer(kind=8) :: wide(3)
+  integer(kind=MPI_ADDRESS_KIND) :: displs2(2)
   type(MPI_Status) :: status2
+  type(MPI_Comm) :: selfring
+  type(MPI_Datatype) :: types2(2)
   double precision :: x(4)
 
   call MPI_Init()
@@ -94,6 +98,36 @@ program basics_f08
   call MPI_Status_f082f(status, fstatus)
   call MPI_Status_f2f08(fstatus, status2)
   call check(fstatus(MPI_SOURCE) == left .and. status2%MPI_TAG == 5, 'status conversions')
+
+  ! MPI_Sizeof, any type and rank
+  call MPI_Sizeof(x, sz)
+  call check(sz == 8, 'MPI_Sizeof of DOUBLE PRECISION', sz)
+  call MPI_Sizeof(wide, sz)
+  call check(sz == 8, 'MPI_Sizeof of INTEGER(8)', sz)
+  call MPI_Sizeof(n, sz)
+  call check(sz == 4, 'MPI_Sizeof of INTEGER', sz)
+
+  ! a receive into a section, freed before it completes: the data still lands
+  ! (the message after it, from the same sender, comes later)
+  b = -1
+  call MPI_Irecv(b(2:10:2, 1), 5, MPI_INTEGER, left, 6, comm, reqs(1))
+  call MPI_Request_free(reqs(1))
+  call MPI_Send(a(1:5, 1), 5, MPI_INTEGER, right, 6, comm)
+  call MPI_Send(rank, 1, MPI_INTEGER, right, 7, comm)
+  call MPI_Recv(n, 1, MPI_INTEGER, left, 7, comm, MPI_STATUS_IGNORE)
+  call check(all(b(2:10:2, 1) == a(1:5, 1) - 1000 * rank + 1000 * left) .and. all(b(1:9:2, 1) == -1), &
+             'a freed receive into a section')
+
+  ! neighborhood collective with more neighbours than ranks: a periodic ring of one
+  call MPI_Cart_create(MPI_COMM_SELF, 1, [1], [.true.], .false., selfring)
+  pair = [rank, -rank]
+  counts2 = 1
+  displs2 = [0_MPI_ADDRESS_KIND, 4_MPI_ADDRESS_KIND]
+  types2 = MPI_INTEGER
+  got2 = -7
+  call MPI_Neighbor_alltoallw(pair, counts2, displs2, types2, got2, counts2, displs2, types2, selfring)
+  call check(got2(1) == -rank .and. got2(2) == rank, 'MPI_Neighbor_alltoallw on a ring of one')
+  call MPI_Comm_free(selfring)
 
   call MPI_Comm_free(comm)
   call check(comm == MPI_COMM_NULL, 'comm freed')
