@@ -22,7 +22,7 @@ usage:
   fortran.py --f08-ldscript OUT mpi.h  --ldscript's names and mpi_f08's specific names
   fortran.py --names mpi.h           the calls with a Fortran binding, one per line
   fortran.py --f08-names mpi.h       their mpi_f08 specific procedures' linker names
-  fortran.py --unbound mpi.h         the calls without one (or not yet working), and why
+  fortran.py --unbound mpi.h         the calls without one, and why
 """
 import os
 import sys
@@ -101,7 +101,7 @@ def bound_calls(decls):
         if K.unbound(name):
             continue
         ps = [] if params.strip() == "void" else [Param(name, p) for p in split_params(params)]
-        if name not in K.SPECIAL and name not in K.PENDING:
+        if name not in K.SPECIAL:
             bad = [p.name for p in ps if p.kind is None]
             if bad or ret != "int":
                 sys.exit(f"fortran.py: no Fortran mapping for {name}'s {bad or 'return type'}: "
@@ -131,7 +131,7 @@ def main(argv):
         return 0
     if mode == "--unbound":
         for _, name, _ in pmpi.declarations(text):
-            if K.unbound(name) or name in K.PENDING:
+            if K.unbound(name):
                 print(f"{name}: {K.why_unbound(name)}")
         return 0
     import fortran_c  # noqa: E402

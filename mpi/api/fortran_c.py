@@ -134,10 +134,9 @@ def body(call, ps):
     return pre, args, post
 
 
-def signature(name, ps, named=True):
-    """The wrapper's parameters; a pending call's are unnamed (it reads only ierr)."""
-    params = [ctype_of(p) + (p.name if named else "") for p in ps] + ["MPI_Fint *ierr"]
-    params += [f"std::size_t {p.name + '_len' if named else ''}" for p in ps if p.kind in ("string_in", "string_out")]
+def signature(name, ps):
+    params = [ctype_of(p) + p.name for p in ps] + ["MPI_Fint *ierr"]
+    params += [f"std::size_t {p.name}_len" for p in ps if p.kind in ("string_in", "string_out")]
     return f"void {c_name(name)}({', '.join(params)})"
 
 
@@ -148,10 +147,7 @@ def wrappers(calls):
     for ret, name, ps in calls:
         if name in K.SPECIAL:
             continue
-        lines.append(signature(name, ps, named=name not in K.PENDING) + " {")
-        if name in K.PENDING:
-            lines += [f'    fort::pending("{name}", ierr);', "}"]
-            continue
+        lines.append(signature(name, ps) + " {")
         pre, args, post = body(name, ps)
         lines += ["    " + s for s in pre]
         lines.append(f"    const int rc = P{name}({', '.join(args)});")

@@ -246,7 +246,7 @@ def wrappers(calls):
     lines = [HEADER, "! The mpi_f08 calls with choice buffers: each hands its arguments to a C shim",
              "! (mpi/fortran/section.hpp) that takes the buffers' descriptors."]
     for _, name, ps in calls:
-        if not has_buffer(ps) or name in K.SPECIAL or name in K.PENDING:
+        if not has_buffer(ps) or name in K.SPECIAL:
             continue
         spec = specific(name, ps)
         names = [p.name for p in ps]
@@ -309,7 +309,7 @@ def shims(calls):
              "#include <mpi.h>", "", "#include <ISO_Fortran_binding.h>", "", "#include <cstddef>", "",
              '#include "mpi/fortran/section.hpp"', "", "namespace fort = ftmpi::fortran;", "", 'extern "C" {', ""]
     for _, name, ps in calls:
-        if not has_buffer(ps) or name in K.SPECIAL or name in K.PENDING:
+        if not has_buffer(ps) or name in K.SPECIAL:
             continue
         lines.append(fortran_c.signature(name, ps) + ";")
         params = [("CFI_cdesc_t *" if p.kind == "choice" else fortran_c.ctype_of(p)) + p.name for p in ps]
@@ -351,7 +351,7 @@ def ldscript(calls):
     for _, name, ps in calls:
         c = fortran_c.c_name(name)
         spec = specific(name, ps).lower() + "_"
-        if has_buffer(ps) and name not in K.SPECIAL and name not in K.PENDING:
+        if has_buffer(ps) and name not in K.SPECIAL:
             lines.append(f"p{spec} = {spec};")
         elif not has_buffer(ps) and not any(p.kind == "detach" for p in ps):
             lines += [f"{spec} = {c};", f"p{spec} = {c};"]

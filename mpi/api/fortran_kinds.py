@@ -32,8 +32,6 @@ INDICES_OUT = {"MPI_Waitsome", "MPI_Testsome", "MPI_Request_get_status_some"}
 # wrapper's arguments (Fortran pointers); `sendtypes`/`recvtypes` of the
 # w-collectives take the communicator's (remote) size or topology degree.
 ARRAY_LENGTH = {
-    "array_of_requests": "count_of(count, incount)",
-    "array_of_statuses": "count_of(count, incount)",
     "array_of_types": "*count",
     "array_of_datatypes": "*max_datatypes",
 }
@@ -82,8 +80,6 @@ COMPLETES = {"MPI_Wait": ("request", "1"), "MPI_Test": ("request", "1"),
 SPECIAL |= {"MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Op_create_c", "MPI_Buffer_detach_c",
             "MPI_Comm_detach_buffer_c", "MPI_Session_detach_buffer_c"}
 
-# Not yet bound: the wrapper returns MPI_ERR_UNSUPPORTED_OPERATION naming the call.
-PENDING = set()
 
 # No Fortran binding: the handle and status conversions are C-only, MPI_T has
 # no Fortran interface, the predefined callbacks are provided as
@@ -93,8 +89,6 @@ REMOVED_MPI1 = {"MPI_Address", "MPI_Type_extent", "MPI_Type_lb", "MPI_Type_ub", 
                 "MPI_Type_hindexed", "MPI_Type_struct"}
 
 
-# Large-count forms not bound (mpi_f08 only) yet.
-LARGE_LATER = set()
 
 
 def large(name):
@@ -103,13 +97,11 @@ def large(name):
 
 
 def unbound(name):
-    return (name.startswith("MPI_T_") or name in LARGE_LATER or name.endswith("_FN") or name in REMOVED_MPI1
+    return (name.startswith("MPI_T_") or name.endswith("_FN") or name in REMOVED_MPI1
             or re.search(r"_(c2f|f2c|c2f08|f082c|f2f08|f082f)$", name) is not None)
 
 
 def why_unbound(name):
-    if name in PENDING or name in LARGE_LATER:
-        return "not yet from Fortran (MPI_ERR_UNSUPPORTED_OPERATION, or absent from mpi_f08)"
     if name.startswith("MPI_T_"):
         return "MPI_T has no Fortran binding"
     if name.endswith("_FN"):

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "mpi/errors.hpp"
 
 extern "C" {
 alignas(16) MPI_Fint ftmpi_fc_bottom_;
@@ -45,12 +44,6 @@ int *weights(MPI_Fint *p) {
     if (p == &ftmpi_fc_unweighted_) return MPI_UNWEIGHTED;
     if (p == &ftmpi_fc_weights_empty_) return MPI_WEIGHTS_EMPTY;
     return p;
-}
-
-void pending(const char *call, MPI_Fint *ierr) {
-    const int rc = mpi::raise(MPI_COMM_NULL, MPI_ERR_UNSUPPORTED_OPERATION, call,
-                              "is not available from Fortran in this version of ftmpi (use it from C)");
-    if (ierr != nullptr) *ierr = rc;
 }
 
 int remote_size(MPI_Comm comm) {

@@ -44,8 +44,6 @@ void *buffer(void *p);
 // A weights array of the distributed-graph calls: MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY become C's.
 int *weights(MPI_Fint *p);
 
-// A call whose Fortran binding is not there yet: MPI_ERR_UNSUPPORTED_OPERATION naming it.
-void pending(const char *call, MPI_Fint *ierr);
 
 // Lengths of the w-collectives' type arrays: the (remote) group's size, or
 // the topology's in- or out-degree.
