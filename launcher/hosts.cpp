@@ -98,8 +98,8 @@ int check_hosts_local(const std::vector<HostEntry> &hosts) {
     for (const HostEntry &h : hosts) {
         if (!is_this_node(h.name))
             throw UsageError(h.origin + ": host '" + h.name +
-                             "' is not this node; ftmpirun starts jobs on one node only "
-                             "(for several nodes use srun --mpi=pmix)");
+                             "' is not this node; outside a Slurm allocation ftmpirun starts jobs on this node only "
+                             "(salloc or sbatch: across the allocation's nodes)");
         slots += h.slots.value_or(1);
     }
     return slots;

@@ -1,5 +1,6 @@
-// Host lists (-H, --host, --hostfile, --machinefile) for a launcher that
-// starts jobs on this node only: every host must name this node.
+// Host lists (-H, --host, --hostfile, --machinefile): inside a Slurm
+// allocation they name its nodes (options.cpp); outside one, every host
+// must name this node.
 #pragma once
 
 #include <optional>
@@ -27,7 +28,7 @@ std::vector<HostEntry> read_hostfile(const std::string &path);
 // the host name, its short form, or its fully qualified name.
 bool is_this_node(const std::string &name);
 
-// Throws UsageError, pointing to srun --mpi=pmix, when an entry names
+// Throws UsageError, pointing to salloc and sbatch, when an entry names
 // another node. Returns the total number of slots (1 per entry without one).
 int check_hosts_local(const std::vector<HostEntry> &hosts);
 

@@ -64,10 +64,15 @@ LineForwarder::LineForwarder(int src, int dest, std::string prefix)
     set_nonblocking(src_);
 }
 
+LineForwarder::LineForwarder(int src, std::function<void(std::string_view)> sink) : src_(src), sink_(std::move(sink)) {
+    set_nonblocking(src_);
+}
+
 LineForwarder::~LineForwarder() { close_src(); }
 
 LineForwarder::LineForwarder(LineForwarder &&o) noexcept
-    : src_(std::exchange(o.src_, -1)), dest_(o.dest_), prefix_(std::move(o.prefix_)), partial_(std::move(o.partial_)) {}
+    : src_(std::exchange(o.src_, -1)), dest_(o.dest_), prefix_(std::move(o.prefix_)), partial_(std::move(o.partial_)),
+      sink_(std::move(o.sink_)) {}
 
 LineForwarder &LineForwarder::operator=(LineForwarder &&o) noexcept {
     if (this != &o) {
@@ -76,6 +81,7 @@ LineForwarder &LineForwarder::operator=(LineForwarder &&o) noexcept {
         dest_ = o.dest_;
         prefix_ = std::move(o.prefix_);
         partial_ = std::move(o.partial_);
+        sink_ = std::move(o.sink_);
     }
     return *this;
 }
@@ -86,6 +92,10 @@ void LineForwarder::close_src() {
 }
 
 void LineForwarder::emit(const char *line, size_t len, bool add_newline) {
+    if (sink_) {
+        if (!add_newline) return sink_(std::string_view(line, len));
+        return sink_(std::string(line, len) + '\n');
+    }
     std::string out;
     out.reserve(prefix_.size() + len + 1);
     out += prefix_;
@@ -127,7 +137,15 @@ void LineForwarder::drain_and_close() {
 
 StdinForwarder::StdinForwarder(int src, int pipe_wr) : src_(src), dst_(pipe_wr) { set_nonblocking(dst_); }
 
+StdinForwarder::StdinForwarder(int pipe_wr) : dst_(pipe_wr), fed_(true) { set_nonblocking(dst_); }
+
 StdinForwarder::~StdinForwarder() { stop(); }
+
+void StdinForwarder::feed(const std::uint8_t *data, size_t n) {
+    if (n == 0) eof_ = true;
+    if (dst_ >= 0) buf_.append(reinterpret_cast<const char *>(data), n);
+    finish_if_done();
+}
 
 void StdinForwarder::stop() {
     if (dst_ >= 0) ::close(dst_);
@@ -137,7 +155,7 @@ void StdinForwarder::stop() {
 }
 
 void StdinForwarder::finish_if_done() {
-    if (src_ < 0 && buf_.empty() && dst_ >= 0) {
+    if ((fed_ ? eof_ : src_ < 0) && buf_.empty() && dst_ >= 0) {
         ::close(dst_);  // propagate EOF to rank 0
         dst_ = -1;
     }
@@ -163,6 +181,7 @@ void StdinForwarder::on_dst_writable() {
         ssize_t n = ::write(dst_, buf_.data(), buf_.size());
         if (n > 0) {
             buf_.erase(0, static_cast<size_t>(n));
+            written_ += static_cast<size_t>(n);
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && errno == EAGAIN) {

@@ -2,7 +2,11 @@
 // launcher's stdin to rank 0. Event-loop thread only.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 namespace ftmpi::launcher {
 
@@ -29,6 +33,8 @@ public:
     LineForwarder() = default;
     // Takes ownership of `src` (made non-blocking).
     LineForwarder(int src, int dest, std::string prefix);
+    // Hands each line (with its newline) to `sink` instead.
+    LineForwarder(int src, std::function<void(std::string_view)> sink);
     ~LineForwarder();
     LineForwarder(LineForwarder &&o) noexcept;
     LineForwarder &operator=(LineForwarder &&o) noexcept;
@@ -50,6 +56,7 @@ private:
     int dest_ = -1;
     std::string prefix_;
     std::string partial_;
+    std::function<void(std::string_view)> sink_;
 };
 
 // Copies the launcher's stdin into rank 0's stdin pipe, bounded by a buffer:
@@ -61,6 +68,9 @@ public:
     StdinForwarder() = default;
     // Takes ownership of `pipe_wr` (made non-blocking). `src` is not owned.
     StdinForwarder(int src, int pipe_wr);
+    // Fed (ftmpirun across nodes: stdin arrives from the head): bytes come
+    // through feed(), and an empty feed is the end of input.
+    explicit StdinForwarder(int pipe_wr);
     ~StdinForwarder();
     StdinForwarder(const StdinForwarder &) = delete;
     StdinForwarder &operator=(const StdinForwarder &) = delete;
@@ -70,12 +80,17 @@ public:
     void on_src_readable();
     void on_dst_writable();
     void stop();  // closes the pipe and stops reading stdin
+    void feed(const std::uint8_t *data, size_t n);
+    // Bytes written into the pipe since the last call (the head's credit).
+    size_t take_written() { return std::exchange(written_, 0); }
 
 private:
     void finish_if_done();
     int src_ = -1;
     int dst_ = -1;
     std::string buf_;
+    bool fed_ = false, eof_ = false;
+    size_t written_ = 0;
 };
 
 }  // namespace ftmpi::launcher

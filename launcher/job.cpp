@@ -39,6 +39,14 @@ int job_exit_code(const std::vector<RankState> &ranks, std::optional<int> last_a
     return exit_code_of(ranks[0].wait_status);
 }
 
+std::optional<int> unstarted_blocks(const std::vector<RankState> &ranks, int unstarted) {
+    bool any_connected = false;
+    for (const RankState &st : ranks) any_connected = any_connected || (st.connected && st.base == 0);
+    if (!any_connected) return std::nullopt;
+    const int code = exit_code_of(ranks[static_cast<size_t>(unstarted)].wait_status);
+    return code != 0 ? code : 1;
+}
+
 std::string signal_name(int sig) {
     const char *abbrev = sigabbrev_np(sig);
     return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
@@ -54,6 +62,7 @@ namespace {
 
 // How rank `st` ended, for the failure summary.
 std::string failure_cause(const RankState &st, bool unstarted) {
+    if (st.lost) return "lost with their node";
     std::string how;
     if (WIFSIGNALED(st.wait_status)) {
         const int sig = WTERMSIG(st.wait_status);

@@ -20,6 +20,7 @@ struct RankState {
     int wait_status = 0;        // valid once reaped
     bool failed = false;        // valid once reaped, see rank_failed()
     bool killed_by_us = false;  // the launcher signalled it while tearing the job down
+    bool lost = false;          // ftmpirun across nodes: its node was lost (failed, status SIGKILL)
 };
 
 // Shell-style code of a wait status: the exit code, or 128 + signal number.
@@ -37,6 +38,12 @@ bool rank_failed(const RankState &r);
 //  - else the code of the last MPI_Abort;
 //  - else rank 0's code (128 + signo when it died from a signal).
 int job_exit_code(const std::vector<RankState> &ranks, std::optional<int> last_abort, std::optional<int> no_ft_code);
+
+// Rank `unstarted` of the job ended before it ever connected to PMIx: when
+// another rank of the job did connect, the job cannot start (their MPI_Init
+// fence counts it), and this is the code it ends with (the rank's, or 1).
+// None while no rank connected (plain programs are not affected).
+std::optional<int> unstarted_blocks(const std::vector<RankState> &ranks, int unstarted);
 
 // "SIGSEGV" (or "signal N" when the number has no name).
 std::string signal_name(int sig);

@@ -45,26 +45,14 @@ void Runner::remove_regions() {
         if (st.pid > 0) ftmpi::runtime::remove_shm_regions_of(st.pid);
 }
 
-// --timeline: what ftmpirun saw (a rank's death), on the launcher's track.
 void Runner::timeline_note(const std::string &what) {
-    if (o_.timeline.empty() || timeline_closed_) return;
-    const int fd = ::open(o_.timeline.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd < 0) return;
-    const std::string line = ftmpi::runtime::timeline_launcher_line(what);
-    if (::write(fd, line.data(), line.size()) < 0) say("warning: --timeline: cannot write " + o_.timeline);
-    ::close(fd);
+    if (!timeline_closed_) timeline_append(o_.timeline, what);
 }
 
-// --timeline: the trace's closing line, once no rank writes any more (the
-// file is valid JSON then).
 void Runner::close_timeline() {
-    if (o_.timeline.empty() || timeline_closed_) return;
+    if (timeline_closed_) return;
     timeline_closed_ = true;
-    const int fd = ::open(o_.timeline.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    const std::string tail = ftmpi::runtime::timeline_footer();
-    if (fd < 0 || ::write(fd, tail.data(), tail.size()) != static_cast<ssize_t>(tail.size()))
-        say("warning: --timeline: cannot finish " + o_.timeline + ": " + std::strerror(errno));
-    if (fd >= 0) ::close(fd);
+    timeline_finish(o_.timeline);
 }
 
 // Every rank is reaped: what is left of the job's process group are
@@ -110,6 +98,7 @@ void Runner::kill_and_reap_all_blocking() {
 }
 
 int Runner::run() {
+    if (net_) return run_node();
     // Everything that can fail on bad input happens before the first fork.
     BindingPlan plan = plan_bindings(o_);
     for (const auto &w : plan.warnings) say("warning: " + w);
@@ -157,3 +146,36 @@ int run_job(const Options &opts) {
 }
 
 }  // namespace ftmpi::launcher
+
+namespace ftmpi::launcher::detail {
+
+void timeline_append(const std::string &path, const std::string &what) {
+    if (path.empty()) return;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd < 0) return;
+    const std::string line = ftmpi::runtime::timeline_launcher_line(what);
+    if (::write(fd, line.data(), line.size()) < 0) say("warning: --timeline: cannot write " + path);
+    ::close(fd);
+}
+
+void timeline_finish(const std::string &path) {
+    if (path.empty()) return;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    const std::string tail = ftmpi::runtime::timeline_footer();
+    if (fd < 0 || ::write(fd, tail.data(), tail.size()) != static_cast<ssize_t>(tail.size()))
+        say("warning: --timeline: cannot finish " + path + ": " + std::strerror(errno));
+    if (fd >= 0) ::close(fd);
+}
+
+int term_signal(int sig, int &count, std::optional<int> &forced_exit) {
+    ++count;
+    if (!forced_exit) forced_exit = 128 + sig;  // the shell's convention: 130, 143
+    if (count == 1) {
+        say("received " + signal_name(sig) + ", forwarding it to the ranks");
+        return sig;
+    }
+    say("received " + signal_name(sig) + " again, killing the ranks");
+    return SIGKILL;
+}
+
+}  // namespace ftmpi::launcher::detail

@@ -34,6 +34,7 @@ void Runner::on_rank_exit(int r) {
     st.failed = rank_failed(st);
     --live_;
     if (r == 0 && stdin_) stdin_->stop();
+    if (net_) return daemon_rank_exit(r);
     // Fences need nothing from us here (PMIx 4.2.2, measured): when a connected
     // client's socket closes PMIx drops it from pending and later wildcard fences
     // (a pending one returns PMIX_ERR_PARTIAL_SUCCESS). A rank that died before
@@ -83,14 +84,12 @@ void Runner::on_rank_exit(int r) {
 // (Plain programs, where no rank connects, are not affected.)
 void Runner::check_unstarted() {
     if (!unstarted_ || teardown_) return;
-    bool any_connected = false;
-    for (const RankState &st : ranks_) any_connected = any_connected || (st.connected && st.base == 0);
-    if (!any_connected) return;
-    const RankState &st = ranks_[static_cast<size_t>(*unstarted_)];
-    int code = exit_code_of(st.wait_status);
-    say(rank_end(*unstarted_, st) + " before MPI_Init; the job cannot start, killing it");
+    const std::optional<int> code = unstarted_blocks(ranks_, *unstarted_);
+    if (!code) return;
+    say(rank_end(*unstarted_, ranks_[static_cast<size_t>(*unstarted_)]) +
+        " before MPI_Init; the job cannot start, killing it");
     start_blocker_ = unstarted_;
-    no_ft_code_ = code != 0 ? code : 1;
+    no_ft_code_ = code;
     teardown_ = true;
     kill_all(SIGKILL);
 }
@@ -102,7 +101,7 @@ void Runner::check_unstarted() {
 // got it, -x included) they are killed as failed processes.
 void Runner::check_stranded(Clock::time_point now) {
     stranded_check_.reset();
-    if (!o_.ft || teardown_ || live_ == 0) {
+    if (!o_.ft || teardown_ || live_ == 0 || net_) {
         stranded_since_.reset();
         return;
     }
@@ -140,7 +139,7 @@ void Runner::check_stranded(Clock::time_point now) {
 // excluded), which every process then hears of.
 void Runner::check_lone_stopped(Clock::time_point now) {
     lone_check_.reset();
-    if (!o_.ft || teardown_ || job_sizes_.empty()) return;
+    if (!o_.ft || teardown_ || job_sizes_.empty() || net_) return;
     std::unordered_map<int, bool> all_stopped;  // namespace (first id) -> every live process is stopped
     std::vector<std::pair<int, bool>> live;     // id, stopped
     bool someone_runs = false;

@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,14 +20,38 @@
 #include "iofwd.hpp"
 #include "job.hpp"
 #include "job_guard.hpp"
+#include "job_spec.hpp"
+#include "net.hpp"
 #include "options.hpp"
 #include "pmix_server.hpp"
 #include "runtime/config.hpp"
 #include "upcall_queue.hpp"
 
+namespace ftmpi::launcher {
+// What ftmpirun adds to every process's environment for the job of `o`
+// (FTMPI_LAUNCHER, -x, fault tolerance, error handler, timeline); warns of
+// a -x variable that is not set.
+std::vector<std::string> job_env_extras(const Options &o);
+}  // namespace ftmpi::launcher
+
 namespace ftmpi::launcher::detail {
 
 using Clock = std::chrono::steady_clock;
+
+// --timeline: a line on the launcher's track of the trace at `path` (what
+// ftmpirun saw), and the trace's closing line once no process writes any
+// more (the file is plain JSON then). No-ops for an empty path.
+void timeline_append(const std::string &path, const std::string &what);
+void timeline_finish(const std::string &path);
+
+// SIGINT or SIGTERM to ftmpirun (the `count`th): says so, sets the exit
+// status (128 + signo, unless one is set), and returns the signal to send
+// the ranks: this one the first time, SIGKILL after.
+int term_signal(int sig, int &count, std::optional<int> &forced_exit);
+
+// The program MPI_Comm_spawn's `cmd` names, run in `cwd` (empty: the job's
+// `job_wdir`), as an absolute path; throws UsageError when there is none.
+std::string resolve_spawned(const std::string &cmd, const std::string &cwd, const std::string &job_wdir);
 
 inline void say(const std::string &line) { write_all(2, "ftmpirun: " + line + "\n"); }
 
@@ -65,9 +92,19 @@ private:
 // launcher_start.cpp (starting processes), launcher_spawn.cpp (MPI_Comm_spawn),
 // launcher_loop.cpp (the event loop) and launcher_exits.cpp (what the end of
 // a process means for the job, and killing ranks).
+//
+// A daemon of ftmpirun across nodes (daemon.hpp) is a Runner of its node's
+// part of the job, given its links (net_): launcher_daemon.cpp is what it
+// does differently. It reports to the head (head.hpp) what a one-node
+// launcher decides itself (exits, aborts, spawns), passes on fences and
+// direct-modex requests, and carries out what the head says.
 class Runner {
 public:
     explicit Runner(const Options &o) : o_(o) {}
+    // A daemon: vertex net->self() of the tree, the job of `s`, first `ns`;
+    // `head`: the head's addresses (to reattach to, when the parent is lost).
+    Runner(const Options &o, std::unique_ptr<Net> net, JobSettings s, NamespaceSpec ns, std::vector<std::string> head)
+        : o_(o), net_(std::move(net)), settings_(std::move(s)), first_ns_(std::move(ns)), head_(std::move(head)) {}
     ~Runner() {
         if (sigfd_ >= 0) ::close(sigfd_);
         remove_regions();  // when run() did not get to it
@@ -84,7 +121,7 @@ private:
     void prepare_env();
     void start_process(int id, int base, int rank, int size, const std::string &path,
                        const std::vector<std::string> &args, const std::vector<std::string> &app_env,
-                       const std::string &cwd, const RankBinding &b);
+                       const std::string &cwd, const RankBinding &b, int local = -1, int local_size = -1);
     void spawn_all(const BindingPlan &plan);
     void on_spawn(Upcall &u);
     void loop();
@@ -100,6 +137,25 @@ private:
     void kill_and_reap_all_blocking();
     int timeout_ms(Clock::time_point now) const;
     bool valid_rank(int id) const { return id >= 0 && static_cast<size_t>(id) < ranks_.size(); }
+    // launcher_daemon.cpp (a daemon only)
+    int run_node();
+    void start_namespace(const NamespaceSpec &ns);
+    bool daemon_upcall(Upcall &u);
+    void daemon_rank_exit(int r);
+    void daemon_tick(Clock::time_point now);
+    bool daemon_done(bool pipes_open);
+    void on_frame(Net::Delivery &d);
+    void on_frame_kill(wire::Reader &r);
+    void on_frame_failed(wire::Reader &r);
+    void on_frame_fence(wire::Reader &r);
+    void on_frame_dmodex(wire::Reader &r, int from, bool reply);
+    void on_frame_spawned(wire::Reader &r);
+    void on_net_lost(int vertex, const std::string &why);
+    void send_head(wire::Type t, const wire::Writer &w);
+    void cut_off(const std::string &why);
+    bool reattach(const std::string &why);
+    void resync();
+    bool is_local(int id) const { return valid_rank(id) && vertex_of_[static_cast<size_t>(id)] == net_->self(); }
 
     const Options &o_;
     UpcallQueue queue_;
@@ -147,6 +203,23 @@ private:
     std::optional<int> last_abort_, no_ft_code_;
     std::optional<int> unstarted_;      // a rank that exited without ever connecting to PMIx
     std::optional<int> start_blocker_;  // the one of those that ended the job (check_unstarted)
+
+    // A daemon of ftmpirun across nodes (launcher_daemon.cpp); net_ is null otherwise.
+    std::unique_ptr<Net> net_;
+    JobSettings settings_;
+    NamespaceSpec first_ns_;
+    std::vector<std::string> head_;
+    std::vector<int> vertex_of_;                                      // by process id: its node's vertex
+    int local_count_ = 0;                                             // processes started here so far
+    std::vector<int> bases_;                                          // the namespaces started here (their first ids)
+    std::map<std::uint64_t, Upcall> asked_;                           // spawn and dmodex requests sent on, by tag
+    std::map<std::uint64_t, std::deque<Upcall>> fences_;              // this node's fences, by signature
+    std::map<std::uint64_t, std::pair<int, std::uint64_t>> serving_;  // dmodex for others: tag -> (vertex, theirs)
+    std::uint64_t next_tag_ = 1;
+    bool exit_ordered_ = false;                    // the head said the job is over
+    bool cut_off_ = false;                         // the link to the head is gone
+    std::optional<Clock::time_point> give_up_at_;  // end by then, whatever is left
+    Clock::time_point next_tick_ = Clock::now();
 };
 
 }  // namespace ftmpi::launcher::detail

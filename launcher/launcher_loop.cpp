@@ -29,6 +29,7 @@ constexpr auto kDrainGrace = std::chrono::seconds(1);     // pipes held by grand
 }  // namespace
 
 void Runner::on_upcall(Upcall &u) {
+    if (net_ && daemon_upcall(u)) return;
     switch (u.kind) {
     case Upcall::Kind::kConnected:
         if (valid_rank(u.rank)) ranks_[u.rank].connected = true;
@@ -75,6 +76,9 @@ void Runner::on_upcall(Upcall &u) {
             u.reply(PMIX_ERROR);  // no-op if on_spawn answered already
         }
         break;
+    case Upcall::Kind::kFence:  // a daemon's only (daemon_upcall)
+    case Upcall::Kind::kDmodex:
+    case Upcall::Kind::kDmodexData: u.reply(PMIX_ERR_NOT_SUPPORTED); break;
     }
 }
 
@@ -105,26 +109,20 @@ void Runner::on_signalfd() {
             child = true;
             continue;
         }
-        ++term_signals_;
         teardown_ = true;
-        if (!forced_exit_) forced_exit_ = 128 + sig;  // the shell's convention: 130, 143
-        if (term_signals_ == 1) {
-            say("received " + signal_name(sig) + ", forwarding it to the ranks");
-            kill_all(sig);
-            escalate_at_ = Clock::now() + kEscalateAfter;
-        } else {
-            say("received " + signal_name(sig) + " again, killing the ranks");
-            kill_all(SIGKILL);
-            escalate_at_.reset();
-        }
+        const int send = term_signal(sig, term_signals_, forced_exit_);
+        kill_all(send);
+        if (send == SIGKILL) escalate_at_.reset();
+        else escalate_at_ = Clock::now() + kEscalateAfter;
     }
     if (child) reap();
 }
 
 int Runner::timeout_ms(Clock::time_point now) const {
     std::optional<Clock::time_point> next;
-    for (const auto &d : {timeout_at_, escalate_at_, drain_until_, stranded_check_, lone_check_})
+    for (const auto &d : {timeout_at_, escalate_at_, drain_until_, stranded_check_, lone_check_, give_up_at_})
         if (d && (!next || *d < *next)) next = d;
+    if (net_ && (!next || next_tick_ < *next)) next = next_tick_;
     if (!next) return -1;
     if (*next <= now) return 0;
     auto ms = std::chrono::ceil<std::chrono::milliseconds>(*next - now).count();
@@ -135,12 +133,15 @@ void Runner::loop() {
     std::vector<pollfd> pfds;
     std::vector<int> owner;  // index into fwd_, or -1 sigfd, -2 queue, -3 stdin src, -4 stdin dst
     while (true) {
-        // Leftovers die first: they may hold the ranks' output pipes open.
-        if (live_ == 0) end_leftovers();
+        // Leftovers die first: they may hold the ranks' output pipes open. (A
+        // daemon's job may start processes here again until the head ends it.)
+        const bool over = !net_ || exit_ordered_ || cut_off_;
+        if (live_ == 0 && over) end_leftovers();
         bool pipes_open = false;
         for (const auto &f : fwd_) pipes_open |= f.open();
-        if (live_ == 0 && !pipes_open) return;
-        if (live_ == 0 && !drain_until_) drain_until_ = Clock::now() + kDrainGrace;
+        if (net_ ? daemon_done(pipes_open) : live_ == 0 && !pipes_open) return;
+        if (live_ > 0 || !pipes_open) drain_until_.reset();
+        else if (!drain_until_) drain_until_ = Clock::now() + kDrainGrace;
 
         pfds.clear();
         owner.clear();
@@ -161,6 +162,10 @@ void Runner::loop() {
             pfds.push_back({fwd_[i].fd(), POLLIN, 0});
             owner.push_back(static_cast<int>(i));
         }
+        if (net_) {
+            net_->add_fds(pfds);
+            owner.resize(pfds.size(), -5);  // the daemon's links (Net::on_poll)
+        }
 
         int n = ::poll(pfds.data(), pfds.size(), timeout_ms(Clock::now()));
         if (n < 0 && errno != EINTR) throw LauncherError(std::string("poll: ") + std::strerror(errno));
@@ -176,6 +181,20 @@ void Runner::loop() {
             else if (who == -1) sig_ready = true;
             else if (who == -3) stdin_->on_src_readable();
             else if (who == -4) stdin_->on_dst_writable();
+        }
+        if (net_) {
+            std::vector<Net::Delivery> mine;
+            std::vector<std::pair<int, std::string>> lost;
+            net_->on_poll(pfds, mine, lost);
+            for (auto &d : mine) on_frame(d);
+            for (auto &[v, why] : lost) on_net_lost(v, why);
+            daemon_tick(Clock::now());
+            if (stdin_)
+                if (const size_t n = stdin_->take_written()) {
+                    wire::Writer w;
+                    w.u32(static_cast<std::uint32_t>(n));
+                    send_head(wire::Type::stdin_credit, w);
+                }
         }
         if (sig_ready) on_signalfd();
 

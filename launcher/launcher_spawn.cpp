@@ -32,16 +32,8 @@ void Runner::on_spawn(Upcall &u) {
             return;
         }
         total += a.maxprocs;
-        // A relative path is ftmpirun's directory's (as for the job's program),
-        // else the process's wdir's; a bare name is looked for as the job's
-        // program is (PATH, then the wdir, else the job's). resolve_program
-        // makes it absolute: the process changes to its wdir before it
-        // executes it.
-        std::string name = a.cmd;
-        const bool relative = name.find('/') != std::string::npos && name.front() != '/';
-        if (relative && !a.cwd.empty() && ::access(name.c_str(), F_OK) != 0) name = a.cwd + "/" + name;
         try {
-            paths.push_back(resolve_program(name, relative ? std::string() : a.cwd.empty() ? o_.wdir : a.cwd));
+            paths.push_back(resolve_spawned(a.cmd, a.cwd, o_.wdir));
         } catch (const std::exception &e) {
             say("spawn by process " + std::to_string(u.rank) + ": " + e.what());
             u.reply(PMIX_ERR_NOT_FOUND);
@@ -78,6 +70,17 @@ void Runner::on_spawn(Upcall &u) {
                 (plan.ranks[static_cast<size_t>(p)].bound ? " bound to " + plan.ranks[static_cast<size_t>(p)].where
                                                           : std::string(" not bound")));
     u.reply(PMIX_SUCCESS, server_->job_nspace(base));
+}
+
+// A relative path is ftmpirun's directory's (as for the job's program), else
+// the process's wdir's; a bare name is looked for as the job's program is
+// (PATH, then the wdir, else the job's). resolve_program makes it absolute:
+// the process changes to its wdir before it executes it.
+std::string resolve_spawned(const std::string &cmd, const std::string &cwd, const std::string &job_wdir) {
+    std::string name = cmd;
+    const bool relative = name.find('/') != std::string::npos && name.front() != '/';
+    if (relative && !cwd.empty() && ::access(name.c_str(), F_OK) != 0) name = cwd + "/" + name;
+    return resolve_program(name, relative ? std::string() : cwd.empty() ? job_wdir : cwd);
 }
 
 }  // namespace ftmpi::launcher::detail

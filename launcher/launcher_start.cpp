@@ -64,21 +64,7 @@ struct CStrings {
 // and rank variables): ftmpirun's own, then `extra_` on top.
 void Runner::prepare_env() {
     for (char **e = environ; e && *e; ++e) env_base_.emplace_back(*e);
-    // libinfinipath (under libfabric) is asked not to install the handlers that
-    // turn a rank's crash into exit(1). A second line of defence: libftmpi
-    // removes them itself, under any launcher (runtime/fatal_signals.hpp). The
-    // user's environment and -x take precedence.
-    if (!std::getenv("IPATH_NO_BACKTRACE")) extra_.emplace_back("IPATH_NO_BACKTRACE=1");
-    for (const auto &[name, value] : o_.exports) {
-        if (value) {
-            extra_.push_back(name + "=" + *value);
-        } else if (const char *v = std::getenv(name.c_str())) {
-            extra_.push_back(name + "=" + v);
-        } else {
-            say("warning: -x " + name + ": not set in this environment, not exported");
-        }
-    }
-    extra_.push_back("FTMPI_LAUNCHER=ftmpirun");
+    if (extra_.empty()) extra_ = job_env_extras(o_);
     // What the ranks' detectors will use (the last setting wins), for check_stranded.
     for (const auto *list : {&env_base_, &extra_})
         for (const std::string &kv : *list)
@@ -86,27 +72,28 @@ void Runner::prepare_env() {
                 const long ms = std::strtol(kv.c_str() + std::strlen("FTMPI_FT_TIMEOUT_MS="), nullptr, 10);
                 if (ms > 0) ft_timeout_ = std::chrono::milliseconds(ms);
             }
-    if (!o_.ft) extra_.push_back("FTMPI_FT=0");  // MPIX_FT tells the ranks
-    if (!o_.initial_errhandler.empty()) extra_.push_back("FTMPI_ERRHANDLER=" + o_.initial_errhandler);
-    if (!o_.timeline.empty()) extra_.push_back("FTMPI_TIMELINE=" + o_.timeline);
 }
 
 // Forks process `id`: rank `rank` of the `size` processes of the namespace
 // from `base`, running `path` with `argv`; `app_env` goes on top of
 // everything (a spawner's additions), `cwd` (may be empty) is its directory.
+// `local` is its rank among its namespace's processes on this node, of
+// `local_size` (-1: all are here).
 void Runner::start_process(int id, int base, int rank, int size, const std::string &path,
                            const std::vector<std::string> &args, const std::vector<std::string> &app_env,
-                           const std::string &cwd, const RankBinding &b) {
+                           const std::string &cwd, const RankBinding &b, int local, int local_size) {
     std::vector<std::string> env = server_->setup_client(base, rank);
     // Open MPI's and MPICH's names for the rank's place, for scripts and
-    // libraries that read them (one node: local rank = rank). PMI_SIZE > 1
-    // next to PMIX_NAMESPACE is fine for libftmpi (runtime/launcher_env.hpp).
+    // libraries that read them. PMI_SIZE > 1 next to PMIX_NAMESPACE is fine
+    // for libftmpi (runtime/launcher_env.hpp).
     const std::string rs = std::to_string(rank), ns = std::to_string(size);
-    for (const char *v : {"OMPI_COMM_WORLD_RANK=", "OMPI_COMM_WORLD_LOCAL_RANK=", "OMPI_COMM_WORLD_NODE_RANK=",
-                          "PMI_RANK=", "MPI_LOCALRANKID="})
-        env.push_back(v + rs);
-    for (const char *v : {"OMPI_COMM_WORLD_SIZE=", "OMPI_COMM_WORLD_LOCAL_SIZE=", "PMI_SIZE=", "MPI_LOCALNRANKS="})
-        env.push_back(v + ns);
+    const std::string ls = std::to_string(local < 0 ? rank : local),
+                      lns = std::to_string(local < 0 ? size : local_size);
+    for (const char *v : {"OMPI_COMM_WORLD_RANK=", "PMI_RANK="}) env.push_back(v + rs);
+    for (const char *v : {"OMPI_COMM_WORLD_LOCAL_RANK=", "OMPI_COMM_WORLD_NODE_RANK=", "MPI_LOCALRANKID="})
+        env.push_back(v + ls);
+    for (const char *v : {"OMPI_COMM_WORLD_SIZE=", "PMI_SIZE="}) env.push_back(v + ns);
+    for (const char *v : {"OMPI_COMM_WORLD_LOCAL_SIZE=", "MPI_LOCALNRANKS="}) env.push_back(v + lns);
     // A bound rank's failure detector may run on any CPU this launcher was given.
     if (b.bound && !service_cpus_.empty()) env.push_back("FTMPI_SERVICE_CPUS=" + service_cpus_);
     env.insert(env.end(), extra_.begin(), extra_.end());  // -x may override any of them
@@ -115,10 +102,11 @@ void Runner::start_process(int id, int base, int rank, int size, const std::stri
     CStrings argv(args);
     const std::string exec_err = "ftmpirun: cannot execute " + path + "\n";
     const std::string cwd_err = "ftmpirun: cannot change to directory " + cwd + "\n";
-    // Stdin: the launcher's, through a pipe, for rank 0 of the job only; /dev/null otherwise.
+    // Stdin: the launcher's (a daemon's: the head's, sent on), through a
+    // pipe, for process 0 of the job only; /dev/null otherwise.
     Channel out = make_stdout_channel(&warned_no_pty_), err = make_pipe();
     std::optional<Channel> in;
-    if (id == 0 && ::fcntl(0, F_GETFD) >= 0) in = make_pipe();
+    if (id == 0 && (net_ || ::fcntl(0, F_GETFD) >= 0)) in = make_pipe();
 
     SpawnSpec spec;
     spec.path = path.c_str();
@@ -131,9 +119,12 @@ void Runner::start_process(int id, int base, int rank, int size, const std::stri
     spec.exec_error_msg = exec_err.c_str();
     spec.cwd = cwd.empty() ? nullptr : cwd.c_str();
     spec.cwd_error_msg = cwd_err.c_str();
-    spec.pgid = id == 0 ? 0 : job_pgid_;  // a live process holds the group while another is forked
+    // A live process holds the group while another is forked; the first
+    // (or, on a daemon, the first after all had ended) starts a new one.
+    const bool new_group = live_ == 0;
+    spec.pgid = new_group ? 0 : job_pgid_;
     const pid_t pid = spawn_child(spec);
-    if (id == 0) {
+    if (new_group) {
         job_pgid_ = pid;
         guard_->job_group(pid);
     }
@@ -146,6 +137,17 @@ void Runner::start_process(int id, int base, int rank, int size, const std::stri
     ++live_;
     // The process's ends close here (at the end of this call): from now on
     // only it holds them, and its exit is the forwarders' EOF.
+    if (net_) {  // a daemon: whole lines go to the head
+        for (int stream : {1, 2})
+            fwd_.emplace_back((stream == 1 ? out : err).rd.release(), [this, id, stream](std::string_view line) {
+                wire::Writer w;
+                w.u32(static_cast<std::uint32_t>(id)).u8(static_cast<std::uint8_t>(stream));
+                w.bytes({reinterpret_cast<const std::uint8_t *>(line.data()), line.size()});
+                send_head(wire::Type::io, w);
+            });
+        if (in) stdin_ = std::make_unique<StdinForwarder>(in->wr.release());
+        return;
+    }
     std::string prefix = o_.tag_output ? "[" + std::to_string(id) + "] " : "";
     fwd_.emplace_back(out.rd.release(), 1, prefix);
     fwd_.emplace_back(err.rd.release(), 2, prefix);
@@ -161,3 +163,30 @@ void Runner::spawn_all(const BindingPlan &plan) {
 }
 
 }  // namespace ftmpi::launcher::detail
+
+namespace ftmpi::launcher {
+
+std::vector<std::string> job_env_extras(const Options &o) {
+    std::vector<std::string> extra;
+    // libinfinipath (under libfabric) is asked not to install the handlers that
+    // turn a rank's crash into exit(1). A second line of defence: libftmpi
+    // removes them itself, under any launcher (runtime/fatal_signals.hpp). The
+    // user's environment and -x take precedence.
+    if (!std::getenv("IPATH_NO_BACKTRACE")) extra.emplace_back("IPATH_NO_BACKTRACE=1");
+    for (const auto &[name, value] : o.exports) {
+        if (value) {
+            extra.push_back(name + "=" + *value);
+        } else if (const char *v = std::getenv(name.c_str())) {
+            extra.push_back(name + "=" + v);
+        } else {
+            detail::say("warning: -x " + name + ": not set in this environment, not exported");
+        }
+    }
+    extra.push_back("FTMPI_LAUNCHER=ftmpirun");
+    if (!o.ft) extra.push_back("FTMPI_FT=0");  // MPIX_FT tells the ranks
+    if (!o.initial_errhandler.empty()) extra.push_back("FTMPI_ERRHANDLER=" + o.initial_errhandler);
+    if (!o.timeline.empty()) extra.push_back("FTMPI_TIMELINE=" + o.timeline);
+    return extra;
+}
+
+}  // namespace ftmpi::launcher

@@ -17,6 +17,7 @@
 #include "allocation.hpp"
 #include "error.hpp"
 #include "hosts.hpp"
+#include "runtime/process_manager.hpp"
 #include "runtime/tool_events.hpp"
 
 namespace ftmpi::launcher {
@@ -66,6 +67,7 @@ BindPolicy parse_bind(const std::string &v) {
 void parse_map(const std::string &v, Options &o) {
     const std::string l = lower(v);
     const std::string unit = l.substr(0, l.find(':'));
+    if (unit == "node" || unit == "slot") o.node_map = unit == "node" ? NodeMap::kNode : NodeMap::kSlot;
     if (unit == "core" || unit == "slot" || unit == "node") o.map = MapPolicy::kCore;
     else if (unit == "hwthread") o.map = MapPolicy::kHwthread;
     else if (unit == "socket" || unit == "package") o.map = MapPolicy::kSocket;
@@ -157,37 +159,64 @@ private:
 struct RankCount {
     std::optional<int> np, ppn;
     std::vector<HostEntry> hosts;
-    std::optional<int> alloc_slots;  // this node's slots in a Slurm allocation
 
-    // -n, else -ppn's N, else the hosts' slot total, else this node's slots
-    // in a Slurm allocation, else 1.
+    // Outside an allocation: -n, else -ppn's N, else the hosts' slot total
+    // (every host this node), else 1.
     int ranks() const {
         const int slots = hosts.empty() ? -1 : check_hosts_local(hosts);  // -1: no host list
         if (np && ppn && *np > *ppn)
             throw UsageError("-n " + std::to_string(*np) + " asks for more ranks than " + std::to_string(*ppn) +
-                             " per node, and ftmpirun starts jobs on one node only (drop -ppn/--npernode/-N, "
-                             "or use srun --mpi=pmix for several nodes)");
-        return np ? *np : ppn ? *ppn : slots >= 0 ? slots : alloc_slots ? *alloc_slots : 1;
+                             " per node, and outside a Slurm allocation ftmpirun starts jobs on this node only");
+        return np ? *np : ppn ? *ppn : slots >= 0 ? slots : 1;
     }
 };
 
-// Inside a Slurm allocation (sbatch, salloc, srun), with neither -n, -ppn
-// nor hosts: one rank per slot of this node, as Open MPI's mpirun gives one
-// per slot. The allocation's other nodes stay unused (a warning says so).
-void allocation_slots(RankCount &count, Options &o) {
-    const auto get = [](const char *name) -> const char * { return std::getenv(name); };
-    const std::vector<AllocNode> nodes = slurm_allocation(get);
-    const std::optional<std::size_t> me = this_node(nodes, get);
-    if (!me) return;
-    count.alloc_slots = nodes[*me].slots;
-    if (nodes.size() > 1) {
-        const std::size_t others = nodes.size() - 1;
-        o.warnings.push_back(
-            "running " + std::to_string(nodes[*me].slots) + " rank" + (nodes[*me].slots == 1 ? "" : "s") +
-            " on this node (" + nodes[*me].name + "), its slots in the allocation; the allocation's " +
-            (others == 1 ? std::string("other node stays") : std::to_string(others) + " other nodes stay") +
-            " unused: ftmpirun starts jobs on one node (srun --mpi=pmix runs on all)");
+// The allocation's nodes that the host list names (its slots, or the
+// allocation's for a host given without), in the list's order; a host of
+// no node of the allocation is refused.
+std::vector<AllocNode> hosts_in(const std::vector<AllocNode> &alloc, const std::vector<HostEntry> &hosts,
+                                std::optional<std::size_t> me) {
+    std::vector<AllocNode> out;
+    for (const HostEntry &h : hosts) {
+        std::optional<std::size_t> at;
+        for (std::size_t i = 0; i < alloc.size() && !at; ++i)
+            if (alloc[i].name == h.name || alloc[i].name == h.name.substr(0, h.name.find('.'))) at = i;
+        if (!at && me && is_this_node(h.name)) at = me;
+        if (!at) throw UsageError(h.origin + ": host '" + h.name + "' is not a node of this Slurm allocation");
+        auto same = std::find_if(out.begin(), out.end(), [&](const AllocNode &n) { return n.name == alloc[*at].name; });
+        const int slots = h.slots.value_or(alloc[*at].slots);
+        if (same != out.end()) same->slots += h.slots.value_or(0);
+        else out.push_back({alloc[*at].name, slots});
     }
+    return out;
+}
+
+// Inside a Slurm allocation (sbatch, salloc), as Open MPI's mpirun: the
+// allocation's nodes (or those the hosts name), ranks -n, else -ppn's N on
+// each, else one per slot; placed by --map-by slot (the default) or node.
+// A job whose ranks all land on this node runs as a one-node job; any
+// other runs across the nodes (head.hpp). False outside an allocation.
+bool settle_in_allocation(const RankCount &count, Options &o) {
+    const auto get = [](const char *name) -> const char * { return std::getenv(name); };
+    const std::vector<AllocNode> alloc = slurm_allocation(get);
+    if (alloc.empty()) return false;
+    const std::optional<std::size_t> me = this_node(alloc, get);
+    std::vector<AllocNode> nodes = count.hosts.empty() ? alloc : hosts_in(alloc, count.hosts, me);
+    int slots = 0;
+    for (const AllocNode &n : nodes) slots += n.slots;
+    const int k = static_cast<int>(nodes.size());
+    o.np = count.np ? *count.np : count.ppn ? *count.ppn * k : slots;
+    if (o.np > ftmpi::runtime::k_max_processes)
+        throw UsageError("-n " + std::to_string(o.np) + ": at most " + std::to_string(ftmpi::runtime::k_max_processes) +
+                         " ranks");
+    std::vector<int> where = plan_nodes(o.np, nodes, o.node_map, count.ppn.value_or(0));
+    const bool here_only = me && std::all_of(where.begin(), where.end(), [&](int n) {
+                               return nodes[static_cast<std::size_t>(n)].name == alloc[*me].name;
+                           });
+    if (here_only) return true;
+    o.nodes = std::move(nodes);
+    o.rank_node = std::move(where);
+    return true;
 }
 
 // -x, -genv/-env, -genvall: the ranks' environment. False when `a` is none of them.
@@ -328,11 +357,14 @@ const char *usage_text() {
            "                      bind each rank (default: core; with more ranks than\n"
            "                      cores, consecutive ranks share one)\n"
            "  --map-by core|socket|numa|hwthread|node|slot[:PE=n], or ppr:N:node (-ppn N)\n"
-           "                      order ranks take the cores in; PE=n: n cores per rank\n"
+           "                      order ranks take the cores in; PE=n: n cores per rank;\n"
+           "                      across nodes, slot fills each node's slots in turn and\n"
+           "                      node deals ranks round-robin over the nodes\n"
            "  --report-bindings   print each rank's binding on stderr\n"
            "  -H, --host HOST[:SLOTS][,...]  --hostfile, --machinefile, -f FILE\n"
-           "                      hosts must all be this node (one node only)\n"
-           "  -ppn, --npernode, -N N  ranks per node: -n N on this one node\n"
+           "                      the nodes to run on: nodes of the Slurm allocation\n"
+           "                      (outside one, this node only)\n"
+           "  -ppn, --npernode, -N N  ranks per node\n"
            "  --wdir, -wdir, --wd DIR  the ranks' working directory (also where a bare\n"
            "                      program name is looked for after PATH)\n"
            "  --no-ft, --with-ft no|false|0  classic mode: the first failed rank kills the job\n"
@@ -442,8 +474,7 @@ Options parse_options(int argc, char **argv) {
             throw UsageError("unknown option '" + std::string(argv[i]) + "' (see ftmpirun --help)");
         }
     }
-    if (!count.np && !count.ppn && count.hosts.empty()) allocation_slots(count, o);
-    o.np = count.ranks();
+    if (!settle_in_allocation(count, o)) o.np = count.ranks();
     if (i >= argc) throw UsageError("no program given (see ftmpirun --help)");
     o.program_path = resolve_program(argv[i], o.wdir);
     for (; i < argc; ++i) o.argv.emplace_back(argv[i]);

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <optional>
+
+#include "allocation.hpp"
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,13 +36,20 @@ struct Options {
     std::vector<std::string> warnings;  // printed as "ftmpirun: warning..." before the job
     std::string program_path;           // resolved, executable
     std::vector<std::string> argv;      // argv[0] is the program as given
+    // ftmpirun across nodes (inside a Slurm allocation, ranks on nodes other
+    // than this one): the job's nodes, and each rank's (an index into
+    // nodes). Empty: the job runs on this node.
+    NodeMap node_map = NodeMap::kSlot;  // --map-by node deals ranks round-robin over the nodes
+    std::vector<AllocNode> nodes;
+    std::vector<int> rank_node;
 };
 
 // Parses argv. Throws UsageError (message without the "ftmpirun: " prefix)
 // on any bad usage; resolves the program through PATH and checks that it is
 // an executable regular file. Reads hostfiles and the host name, has no
-// other side effects. The number of ranks is -n, else -ppn's N, else the
-// hosts' slot total, else 1.
+// other side effects. The number of ranks is -n, else -ppn's N (on each
+// node), else the hosts' slot total, else the Slurm allocation's slots,
+// else 1.
 Options parse_options(int argc, char **argv);
 
 // The program to execute for `name`, as Open MPI's mpirun finds it: a name

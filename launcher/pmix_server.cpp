@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "error.hpp"
+#include "pmix_names.hpp"
 #include "runtime/auth.hpp"
 #include "runtime/sockets.hpp"
 
@@ -30,6 +31,7 @@ namespace ftmpi::launcher {
 namespace {
 
 UpcallQueue *g_queue = nullptr;  // set while the server is initialized
+bool g_relay = false;            // a daemon of ftmpirun across nodes: fences and dmodex go to the loop
 std::string g_nspace;            // the first namespace (set before any client exists)
 
 // Every registered namespace: its first process id and size. Written on the
@@ -153,11 +155,29 @@ pmix_status_t up_abort(const pmix_proc_t *proc, void *, int status, const char m
 
 void free_blob(void *p) { std::free(p); }
 
-// All participants are local and PMIx already stored their contributions:
-// hand the collected blob straight back. The copy is ours (released by
-// free_blob once PMIx has consumed it), so PMIx's buffer lifetime does not matter.
-pmix_status_t up_fence(const pmix_proc_t[], size_t, const pmix_info_t[], size_t, char *data, size_t ndata,
+// One node (the launcher is the only server): all participants are local
+// and PMIx already stored their contributions, so the collected blob goes
+// straight back. The copy is ours (released by free_blob once PMIx has
+// consumed it), so PMIx's buffer lifetime does not matter. A daemon (relay)
+// posts the contribution to its loop, which combines it with the other
+// nodes' and answers later (Upcall::reply_data).
+pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t[], size_t, char *data, size_t ndata,
                        pmix_modex_cbfunc_t cbfunc, void *cbdata) {
+    if (g_relay) {
+        Upcall u;
+        u.kind = Upcall::Kind::kFence;
+        u.modex_cb = cbfunc;
+        u.cbdata = cbdata;
+        try {
+            if (data && ndata > 0) u.data.assign(data, data + ndata);
+            for (size_t i = 0; i < nprocs; ++i)
+                for (int id : ids_of(procs[i])) u.targets.push_back(id);
+        } catch (...) {
+            return PMIX_ERR_NOMEM;
+        }
+        post(std::move(u));
+        return PMIX_SUCCESS;
+    }
     char *copy = nullptr;
     if (data && ndata > 0) {
         copy = static_cast<char *>(std::malloc(ndata));
@@ -168,9 +188,20 @@ pmix_status_t up_fence(const pmix_proc_t[], size_t, const pmix_info_t[], size_t,
     return PMIX_SUCCESS;
 }
 
-// Every proc is local, so PMIx serves its clients from its own store.
-pmix_status_t up_dmodex(const pmix_proc_t *, const pmix_info_t[], size_t, pmix_modex_cbfunc_t, void *) {
-    return PMIX_ERR_NOT_SUPPORTED;
+// One node: every proc is local, so PMIx serves its clients from its own
+// store. A daemon asks the daemon of the proc's node (through its loop).
+pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t[], size_t, pmix_modex_cbfunc_t cbfunc,
+                        void *cbdata) {
+    if (!g_relay) return PMIX_ERR_NOT_SUPPORTED;
+    const int id = id_of(*proc);
+    if (id < 0) return PMIX_ERR_NOT_FOUND;
+    Upcall u;
+    u.kind = Upcall::Kind::kDmodex;
+    u.rank = id;
+    u.modex_cb = cbfunc;
+    u.cbdata = cbdata;
+    post(std::move(u));
+    return PMIX_SUCCESS;
 }
 
 pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[], size_t ntargets,
@@ -221,8 +252,16 @@ pmix_status_t up_connect(const pmix_proc_t[], size_t, const pmix_info_t[], size_
 
 // MPI_Comm_spawn: the programs are copied out and started by the event loop,
 // which answers with the new namespace.
-pmix_status_t up_spawn(const pmix_proc_t *proc, const pmix_info_t[], size_t, const pmix_app_t apps[], size_t napps,
-                       pmix_spawn_cbfunc_t cbfunc, void *cbdata) {
+// PMIX_HOST among `info`, or "".
+std::string host_of(const pmix_info_t *info, size_t n) {
+    for (size_t i = 0; info && i < n; ++i)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_HOST) && info[i].value.type == PMIX_STRING && info[i].value.data.string)
+            return info[i].value.data.string;
+    return "";
+}
+
+pmix_status_t up_spawn(const pmix_proc_t *proc, const pmix_info_t job_info[], size_t njob, const pmix_app_t apps[],
+                       size_t napps, pmix_spawn_cbfunc_t cbfunc, void *cbdata) {
     Upcall u;
     u.kind = Upcall::Kind::kSpawn;
     u.rank = id_of(*proc);
@@ -235,6 +274,8 @@ pmix_status_t up_spawn(const pmix_proc_t *proc, const pmix_info_t[], size_t, con
             for (char **v = apps[i].argv; v && *v; ++v) a.argv.emplace_back(*v);
             for (char **v = apps[i].env; v && *v; ++v) a.env.emplace_back(*v);
             if (apps[i].cwd) a.cwd = apps[i].cwd;
+            a.host = host_of(apps[i].info, apps[i].ninfo);
+            if (a.host.empty()) a.host = host_of(job_info, njob);
             a.maxprocs = apps[i].maxprocs;
             u.apps.push_back(std::move(a));
         }
@@ -242,71 +283,6 @@ pmix_status_t up_spawn(const pmix_proc_t *proc, const pmix_info_t[], size_t, con
         return PMIX_ERR_NOMEM;
     }
     post(std::move(u));
-    return PMIX_SUCCESS;
-}
-
-// ---- the name service (MPI_Publish_name / Lookup_name / Unpublish_name) ----
-// A store of the job's published names, served on the PMIx progress thread
-// (nothing here touches the job's state): each upcall answers at once.
-
-std::mutex g_names_mu;
-std::map<std::string, std::string> g_names;  // PMIx key -> the published string
-
-// PMIx's own attributes ("pmix.*": the requester's uid and gid, range,
-// persistence...) come along with the data; they are directives, not names.
-bool is_directive(const pmix_info_t &i) { return std::strncmp(i.key, "pmix", 4) == 0; }
-
-pmix_status_t up_publish(const pmix_proc_t *, const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
-                         void *cbdata) {
-    pmix_status_t st = PMIX_SUCCESS;
-    {
-        std::lock_guard<std::mutex> lk(g_names_mu);
-        for (size_t i = 0; i < ninfo && st == PMIX_SUCCESS; ++i) {
-            if (is_directive(info[i])) continue;  // one job: its names live until it ends
-            if (info[i].value.type != PMIX_STRING || info[i].value.data.string == nullptr) st = PMIX_ERR_BAD_PARAM;
-            else if (g_names.count(info[i].key) != 0) st = PMIX_EXISTS;
-        }
-        for (size_t i = 0; i < ninfo && st == PMIX_SUCCESS; ++i)
-            if (!is_directive(info[i])) g_names[info[i].key] = info[i].value.data.string;
-    }
-    if (cbfunc) cbfunc(st, cbdata);
-    return PMIX_SUCCESS;
-}
-
-pmix_status_t up_lookup(const pmix_proc_t *, char **keys, const pmix_info_t[], size_t, pmix_lookup_cbfunc_t cbfunc,
-                        void *cbdata) {
-    std::vector<std::pair<std::string, std::string>> found;
-    pmix_status_t st = PMIX_SUCCESS;
-    {
-        std::lock_guard<std::mutex> lk(g_names_mu);
-        for (size_t i = 0; keys != nullptr && keys[i] != nullptr; ++i) {
-            auto it = g_names.find(keys[i]);
-            if (it == g_names.end()) st = PMIX_ERR_NOT_FOUND;
-            else found.emplace_back(it->first, it->second);
-        }
-    }
-    pmix_pdata_t *data = nullptr;
-    if (st == PMIX_SUCCESS && !found.empty()) {
-        PMIX_PDATA_CREATE(data, found.size());
-        for (size_t i = 0; i < found.size(); ++i) {
-            PMIX_LOAD_PROCID(&data[i].proc, g_nspace.c_str(), PMIX_RANK_WILDCARD);  // the publisher is not kept
-            PMIX_PDATA_LOAD(&data[i], &data[i].proc, found[i].first.c_str(), found[i].second.c_str(), PMIX_STRING);
-        }
-    }
-    if (cbfunc) cbfunc(st, data, data != nullptr ? found.size() : 0, cbdata);  // PMIx copies the data
-    if (data != nullptr) PMIX_PDATA_FREE(data, found.size());
-    return PMIX_SUCCESS;
-}
-
-pmix_status_t up_unpublish(const pmix_proc_t *, char **keys, const pmix_info_t[], size_t, pmix_op_cbfunc_t cbfunc,
-                           void *cbdata) {
-    pmix_status_t st = PMIX_SUCCESS;
-    {
-        std::lock_guard<std::mutex> lk(g_names_mu);
-        for (size_t i = 0; keys != nullptr && keys[i] != nullptr; ++i)
-            if (g_names.erase(keys[i]) == 0) st = PMIX_ERR_NOT_FOUND;
-    }
-    if (cbfunc) cbfunc(st, cbdata);
     return PMIX_SUCCESS;
 }
 
@@ -319,9 +295,7 @@ pmix_server_module_t make_module() {
     m.fence_nb = up_fence;
     m.direct_modex = up_dmodex;
     m.job_control = up_job_control;
-    m.publish = up_publish;
-    m.lookup = up_lookup;
-    m.unpublish = up_unpublish;
+    name_service::install(m);
     m.spawn = up_spawn;
     m.connect = up_connect;
     m.disconnect = up_connect;
@@ -369,16 +343,23 @@ void sweep_stale_tmpdirs() {
 
 }  // namespace
 
-PmixServer::PmixServer(UpcallQueue &queue) {
+PmixServer::PmixServer(UpcallQueue &queue, const Given *given) {
     sweep_stale_tmpdirs();
     std::string tmpl = "/tmp/ftmpirun." + std::to_string(::getpid()) + ".XXXXXX";
     if (!::mkdtemp(tmpl.data())) throw LauncherError(std::string("mkdtemp: ") + std::strerror(errno));
     tmpdir_ = tmpl;
-    nspace_ = "ftmpi." + std::to_string(::getpid());
+    if (given) {
+        nspace_ = given->nspace;
+        secret_ = given->secret;
+        g_relay = true;
+    } else {
+        nspace_ = "ftmpi." + std::to_string(::getpid());
+        secret_.resize(ftmpi::runtime::auth::k_secret_size);
+        ftmpi::runtime::auth::random_bytes(secret_.data(), secret_.size());
+    }
     g_nspace = nspace_;
+    name_service::set_nspace(nspace_);
     g_queue = &queue;
-    secret_.resize(ftmpi::runtime::auth::k_secret_size);
-    ftmpi::runtime::auth::random_bytes(secret_.data(), secret_.size());
 
     InfoArray info(3);
     PMIX_INFO_LOAD(&info.p[0], PMIX_SERVER_TMPDIR, tmpdir_.c_str(), PMIX_STRING);
@@ -414,21 +395,69 @@ std::string PmixServer::job_nspace(int base) const {
     return base == 0 ? nspace_ : nspace_ + "." + std::to_string(base);
 }
 
-void PmixServer::register_job(int base, const std::vector<int> &appnums, int universe_size) {
+namespace {
+
+// PMIx's node and process maps (PMIX_NODE_MAP, PMIX_PROC_MAP) of a namespace
+// spread over nodes: the names of the nodes it uses, and its ranks on each.
+struct Maps {
+    std::string nodes, procs;
+};
+Maps maps_of(const PmixServer::Layout &l, int np) {
+    std::vector<std::vector<int>> on(l.names.size());
+    for (int r = 0; r < np; ++r) on[static_cast<size_t>(l.node[static_cast<size_t>(r)])].push_back(r);
+    Maps m;
+    for (size_t n = 0; n < on.size(); ++n) {
+        if (on[n].empty()) continue;
+        if (!m.nodes.empty()) m.nodes += ",", m.procs += ";";
+        m.nodes += l.names[n];
+        for (size_t i = 0; i < on[n].size(); ++i) m.procs += (i ? "," : "") + std::to_string(on[n][i]);
+    }
+    return m;
+}
+
+// A regex PMIx generates (PMIx_generate_regex, PMIx_generate_ppn), into `info`.
+void load_regex(pmix_info_t &info, const char *key, const std::string &input, bool ppn) {
+    char *regex = nullptr;
+    const pmix_status_t rc =
+        ppn ? PMIx_generate_ppn(input.c_str(), &regex) : PMIx_generate_regex(input.c_str(), &regex);
+    if (rc != PMIX_SUCCESS || regex == nullptr)
+        throw LauncherError(std::string(ppn ? "PMIx_generate_ppn" : "PMIx_generate_regex") +
+                            " failed: " + PMIx_Error_string(rc));
+    PMIX_INFO_LOAD(&info, key, regex, PMIX_REGEX);
+    std::free(regex);
+}
+
+}  // namespace
+
+void PmixServer::register_job(int base, const std::vector<int> &appnums, int universe_size, const Layout *layout) {
     const int np = static_cast<int>(appnums.size());
     const std::string ns = job_nspace(base);
     {
         std::lock_guard<std::mutex> lk(g_jobs_mu);
         g_jobs[ns] = {base, np};
     }
-    const std::string host = hostname();
+    // Where each rank runs: this node for all, or the layout's nodes.
+    const std::string here_name = layout ? layout->names[static_cast<size_t>(layout->here)] : hostname();
+    const auto node_of = [&](int r) { return layout ? layout->node[static_cast<size_t>(r)] : 0; };
+    const auto host_of = [&](int r) { return layout ? layout->names[static_cast<size_t>(node_of(r))] : here_name; };
+    const int here = layout ? layout->here : 0;
     std::string peers;
-    for (int r = 0; r < np; ++r) peers += (r ? "," : "") + std::to_string(r);
-    const uint32_t unp = static_cast<uint32_t>(np), one = 1, zero = 0;
+    std::vector<uint16_t> local_rank(static_cast<size_t>(np));
+    std::vector<int> count_on(layout ? layout->names.size() : 1, 0);
+    int nlocal = 0, leader = -1, nnodes = 0;
+    for (int r = 0; r < np; ++r) {
+        local_rank[static_cast<size_t>(r)] = static_cast<uint16_t>(count_on[static_cast<size_t>(node_of(r))]++);
+        if (node_of(r) != here) continue;
+        peers += (nlocal++ ? "," : "") + std::to_string(r);
+        if (leader < 0) leader = r;
+    }
+    for (int c : count_on) nnodes += c > 0;
+    const uint32_t unp = static_cast<uint32_t>(np), zero = 0, unodes = static_cast<uint32_t>(nnodes);
+    const uint32_t ulocal = static_cast<uint32_t>(nlocal), uhere = static_cast<uint32_t>(here);
     const uint32_t univ = static_cast<uint32_t>(std::max(universe_size, np));
-    const pmix_rank_t lldr = 0;
+    const pmix_rank_t lldr = static_cast<pmix_rank_t>(std::max(leader, 0));
 
-    InfoArray info(14 + static_cast<size_t>(np));
+    InfoArray info(17 + static_cast<size_t>(np));
     size_t k = 0;
     pmix_byte_object_t secret;
     secret.bytes = secret_.data();
@@ -438,21 +467,32 @@ void PmixServer::register_job(int base, const std::vector<int> &appnums, int uni
     PMIX_INFO_LOAD(&info.p[k++], PMIX_JOB_SIZE, &unp, PMIX_UINT32);
     PMIX_INFO_LOAD(&info.p[k++], PMIX_APP_SIZE, &unp, PMIX_UINT32);
     PMIX_INFO_LOAD(&info.p[k++], PMIX_MAX_PROCS, &unp, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCAL_SIZE, &unp, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info.p[k++], PMIX_NODE_SIZE, &unp, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCAL_PEERS, peers.c_str(), PMIX_STRING);
-    PMIX_INFO_LOAD(&info.p[k++], PMIX_NUM_NODES, &one, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info.p[k++], PMIX_NODEID, &zero, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info.p[k++], PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
+    PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCAL_SIZE, &ulocal, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info.p[k++], PMIX_NODE_SIZE, &ulocal, PMIX_UINT32);
+    if (nlocal > 0) PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCAL_PEERS, peers.c_str(), PMIX_STRING);
+    PMIX_INFO_LOAD(&info.p[k++], PMIX_NUM_NODES, &unodes, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info.p[k++], PMIX_NODEID, &uhere, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info.p[k++], PMIX_HOSTNAME, here_name.c_str(), PMIX_STRING);
     PMIX_INFO_LOAD(&info.p[k++], PMIX_JOBID, ns.c_str(), PMIX_STRING);
     PMIX_INFO_LOAD(&info.p[k++], PMIX_APPNUM, &zero, PMIX_UINT32);
-    PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCALLDR, &lldr, PMIX_PROC_RANK);
+    if (nlocal > 0) PMIX_INFO_LOAD(&info.p[k++], PMIX_LOCALLDR, &lldr, PMIX_PROC_RANK);
+    pmix_byte_object_t across;
+    across.bytes = layout ? const_cast<char *>(layout->iface.c_str()) : nullptr;
+    across.size = layout ? layout->iface.size() + 1 : 0;
+    if (layout) {
+        PMIX_INFO_LOAD(&info.p[k++], "ftmpi.across", &across, PMIX_BYTE_OBJECT);
+        const Maps m = maps_of(*layout, np);
+        load_regex(info.p[k++], PMIX_NODE_MAP, m.nodes, false);
+        load_regex(info.p[k++], PMIX_PROC_MAP, m.procs, true);
+    }
     for (int r = 0; r < np; ++r) {
         // PMIX_PROC_INFO_ARRAY is the current name of PMIX_PROC_DATA ("pmix.pdata");
         // its first element must be PMIX_RANK.
         const pmix_rank_t rank = static_cast<pmix_rank_t>(r), id = static_cast<pmix_rank_t>(base + r);
-        const uint16_t lrank = static_cast<uint16_t>(r);
+        const uint16_t lrank = local_rank[static_cast<size_t>(r)];
         const uint32_t appnum = static_cast<uint32_t>(appnums[static_cast<size_t>(r)]);
+        const uint32_t nodeid = static_cast<uint32_t>(node_of(r));
+        const std::string host = host_of(r);
         pmix_data_array_t *darray;
         PMIX_DATA_ARRAY_CREATE(darray, 7, PMIX_INFO);
         auto *d = static_cast<pmix_info_t *>(darray->array);
@@ -461,7 +501,7 @@ void PmixServer::register_job(int base, const std::vector<int> &appnums, int uni
         PMIX_INFO_LOAD(&d[2], PMIX_NODE_RANK, &lrank, PMIX_UINT16);
         PMIX_INFO_LOAD(&d[3], PMIX_GLOBAL_RANK, &id, PMIX_PROC_RANK);
         PMIX_INFO_LOAD(&d[4], PMIX_APPNUM, &appnum, PMIX_UINT32);
-        PMIX_INFO_LOAD(&d[5], PMIX_NODEID, &zero, PMIX_UINT32);
+        PMIX_INFO_LOAD(&d[5], PMIX_NODEID, &nodeid, PMIX_UINT32);
         PMIX_INFO_LOAD(&d[6], PMIX_HOSTNAME, host.c_str(), PMIX_STRING);
         // Ownership of darray moves into the info (freed by PMIX_INFO_FREE).
         PMIX_LOAD_KEY(info.p[k].key, PMIX_PROC_INFO_ARRAY);
@@ -469,11 +509,13 @@ void PmixServer::register_job(int base, const std::vector<int> &appnums, int uni
         info.p[k].value.data.darray = darray;
         ++k;
     }
-    run_op("PMIx_server_register_nspace",
-           [&](pmix_op_cbfunc_t cb, void *w) { return PMIx_server_register_nspace(ns.c_str(), np, info.p, k, cb, w); });
-    run_op("PMIx_server_setup_local_support", [&](pmix_op_cbfunc_t cb, void *w) {
-        return PMIx_server_setup_local_support(ns.c_str(), nullptr, 0, cb, w);
+    run_op("PMIx_server_register_nspace", [&](pmix_op_cbfunc_t cb, void *w) {
+        return PMIx_server_register_nspace(ns.c_str(), nlocal, info.p, k, cb, w);
     });
+    if (nlocal > 0 || !layout)
+        run_op("PMIx_server_setup_local_support", [&](pmix_op_cbfunc_t cb, void *w) {
+            return PMIx_server_setup_local_support(ns.c_str(), nullptr, 0, cb, w);
+        });
 }
 
 std::vector<std::string> PmixServer::setup_client(int base, int rank) {
@@ -516,6 +558,31 @@ bool PmixServer::notify_terminated(int base, int rank, int exit_code) {
     if (rc == PMIX_SUCCESS) return true;  // free_notify_info owns `info` now
     delete info;
     return rc == PMIX_OPERATION_SUCCEEDED;
+}
+
+namespace {
+// PMIx's answer to a request passed on from another node: posted to the
+// loop with the request's tag (cbdata carries it, no allocation).
+void dmodex_answered(pmix_status_t st, char *data, size_t ndata, void *cbdata) {
+    Upcall u;
+    u.kind = Upcall::Kind::kDmodexData;
+    u.status = st;
+    u.tag = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(cbdata));
+    try {
+        if (data && ndata > 0) u.data.assign(data, data + ndata);
+    } catch (...) {
+        u.status = PMIX_ERR_NOMEM;
+    }
+    if (g_queue) g_queue->post(std::move(u));
+}
+}  // namespace
+
+bool PmixServer::dmodex_request(int base, int rank, std::uint64_t tag) {
+    pmix_proc_t proc;
+    PMIX_LOAD_PROCID(&proc, job_nspace(base).c_str(), static_cast<pmix_rank_t>(rank));
+    const pmix_status_t rc =
+        PMIx_server_dmodex_request(&proc, dmodex_answered, reinterpret_cast<void *>(static_cast<std::uintptr_t>(tag)));
+    return rc == PMIX_SUCCESS;
 }
 
 }  // namespace ftmpi::launcher

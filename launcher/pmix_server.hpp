@@ -7,6 +7,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,16 +27,38 @@ public:
     // Creates a private tmpdir (/tmp/ftmpirun.<pid>.XXXXXX; stale ones of dead
     // launchers are removed first) and initializes the server in it with
     // PMIX_SERVER_SYSTEM_SUPPORT=false. Throws LauncherError.
-    explicit PmixServer(UpcallQueue &queue);
+    //
+    // A daemon of ftmpirun across nodes is `given` the namespace and the
+    // secret (the head's); its fences and direct-modex requests go to its
+    // loop as upcalls (kFence, kDmodex) instead of being answered here.
+    struct Given {
+        std::string nspace, secret;
+    };
+    explicit PmixServer(UpcallQueue &queue, const Given *given = nullptr);
     // Finalizes the server and removes the tmpdir.
     ~PmixServer();
     PmixServer(const PmixServer &) = delete;
     PmixServer &operator=(const PmixServer &) = delete;
 
+    // Where a namespace's ranks run when they span nodes: node[r] indexes
+    // names, and `here` is this node's index.
+    // Registered with it, every process learns that the universe spans
+    // nodes, and the interface toward them (`iface`, may be empty).
+    struct Layout {
+        std::vector<int> node;
+        std::vector<std::string> names;
+        int here = 0;
+        std::string iface;
+    };
     // Registers the namespace of ids from `base`, one rank per entry of
-    // `appnums` (each rank's MPI_APPNUM) (job-level and per-rank info), then
-    // sets up local support. Blocks until PMIx is done.
-    void register_job(int base, const std::vector<int> &appnums, int universe_size);
+    // `appnums` (each rank's MPI_APPNUM) (job-level and per-rank info), all
+    // on this node or as `layout` says, then sets up local support. Blocks
+    // until PMIx is done. Throws LauncherError.
+    void register_job(int base, const std::vector<int> &appnums, int universe_size, const Layout *layout = nullptr);
+    // Asks PMIx for a local process's data on behalf of another node; the
+    // answer comes as a kDmodexData upcall carrying `tag`. False when PMIx
+    // refused the request at once.
+    bool dmodex_request(int base, int rank, std::uint64_t tag);
     // The namespace of the ids from `base`.
     std::string job_nspace(int base) const;
 

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "error.hpp"
@@ -19,9 +20,24 @@ void Upcall::reply(pmix_status_t st, const std::string &nspace) {
         std::strncpy(ns, nspace.c_str(), PMIX_MAX_NSLEN);
         spawn_cb(st, ns, cbdata);
     }
+    if (modex_cb) modex_cb(st, nullptr, 0, cbdata, nullptr, nullptr);
     op_cb = nullptr;
     info_cb = nullptr;
     spawn_cb = nullptr;
+    modex_cb = nullptr;
+}
+
+namespace {
+void free_blob(void *p) { std::free(p); }
+}  // namespace
+
+void Upcall::reply_data(pmix_status_t st, const std::vector<char> &blob) {
+    if (!modex_cb) return reply(st);
+    char *copy = blob.empty() ? nullptr : static_cast<char *>(std::malloc(blob.size()));
+    if (!blob.empty() && copy == nullptr) st = PMIX_ERR_NOMEM;
+    if (copy) std::memcpy(copy, blob.data(), blob.size());
+    modex_cb(st, copy, copy ? blob.size() : 0, cbdata, copy ? free_blob : nullptr, copy);
+    modex_cb = nullptr;
 }
 
 UpcallQueue::UpcallQueue() {

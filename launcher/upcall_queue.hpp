@@ -4,6 +4,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <string>
@@ -14,12 +15,15 @@ namespace ftmpi::launcher {
 // One PMIx server upcall, copied out of PMIx-owned memory. The event loop
 // acts on it and then calls reply() exactly once.
 struct Upcall {
-    enum class Kind { kConnected, kFinalized, kAbort, kJobControl, kSpawn };
+    // kFence, kDmodex: a daemon's (ftmpirun across nodes) collective and data
+    // request; kDmodexData: PMIx's answer to a request this daemon passed on.
+    enum class Kind { kConnected, kFinalized, kAbort, kJobControl, kSpawn, kFence, kDmodex, kDmodexData };
     // One program of a spawn request.
     struct App {
         std::string cmd;
         std::vector<std::string> argv, env;
         std::string cwd;
+        std::string host;  // PMIX_HOST (MPI_Info "host"): where its processes go, comma separated
         int maxprocs = 0;
     };
     Kind kind = Kind::kConnected;
@@ -29,16 +33,22 @@ struct Upcall {
     int status = 0;                          // abort: exit code; job control: signal
     std::string msg;                         // abort message
     bool all = false;                        // abort/job control: every process
-    std::vector<int> targets;                // abort/job control when !all: process ids
+    std::vector<int> targets;                // abort/job control when !all, fence: process ids
+    std::vector<char> data;                  // fence: this node's contribution; dmodex data: the answer
+    std::uint64_t tag = 0;                   // dmodex data: the request it answers
     std::vector<App> apps;                   // spawn
     pmix_op_cbfunc_t op_cb = nullptr;        // connected/finalized/abort
     pmix_info_cbfunc_t info_cb = nullptr;    // job control
     pmix_spawn_cbfunc_t spawn_cb = nullptr;  // spawn
+    pmix_modex_cbfunc_t modex_cb = nullptr;  // fence, dmodex
     void *cbdata = nullptr;
 
     // Completes the PMIx request (PMIx thread-shifts internally, so any thread
     // may call it). Calling it twice is a no-op. `nspace`: a spawn's new namespace.
     void reply(pmix_status_t st, const std::string &nspace = "");
+    // Completes a fence or dmodex request with `blob` (copied: PMIx may keep
+    // it after this returns, and releases the copy itself).
+    void reply_data(pmix_status_t st, const std::vector<char> &blob);
 };
 
 // Multi-producer (PMIx threads), single-consumer (event loop) queue whose

@@ -110,4 +110,22 @@ Opened open(const std::string &key, std::uint64_t seq, std::span<const std::uint
     return Opened::ok;
 }
 
+void put_ids(Writer &w, const std::vector<int> &ids) {
+    w.u32(static_cast<std::uint32_t>(ids.size()));
+    for (int id : ids) w.u32(static_cast<std::uint32_t>(id));
+}
+
+std::vector<int> get_ids(Reader &r) {
+    const std::uint32_t n = r.u32();
+    std::vector<int> out;
+    if (n > (1u << 20)) r.fail();
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+        const std::uint32_t id = r.u32();
+        if (id > 0x7FFFFFFFu) r.fail();
+        out.push_back(static_cast<int>(id));
+    }
+    if (!r.ok()) out.clear();
+    return out;
+}
+
 }  // namespace ftmpi::launcher::wire

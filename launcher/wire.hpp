@@ -20,42 +20,41 @@
 
 namespace ftmpi::launcher::wire {
 
+// The frames, and their payloads (field by field; "ids" is a u32 count
+// then that many u32 process ids; h: the head, d: a daemon).
 enum class Type : std::uint8_t {
-    hello = 1,
-    tree,
-    attach,
-    launch,
-    started,
-    io,
-    io_pause,
-    io_resume,
-    stdin_data,
-    stdin_credit,
-    proc_state,
-    proc_exit,
-    proc_failed,
-    kill,
-    abort,
-    job_ctrl,
-    fence_up,
-    fence_down,
-    dmodex_req,
-    dmodex_rep,
-    name_req,
-    name_rep,
-    spawn_req,
-    ns_add,
-    spawn_rep,
-    log,
-    idle,
-    heartbeat,
-    node_lost,
-    exit,
+    hello = 1,     // d -> h, on a new link: str node name, u32 pid, u32 n, n x str address (for children)
+    tree,          // h -> d: u32 vertex, u32 nodes, u32 fanout, u32 n, n x str parent's address (none: the head)
+    attach,        // d -> its parent, on a new link: u32 vertex
+    ready,         // d -> h: attached to its parent (empty)
+    launch,        // h flood: JobSettings, NamespaceSpec (job_spec.hpp)
+    started,       // d -> h: u32 base, ids (of the namespace's processes it started)
+    io,            // d -> h: u32 id, u8 stream (1 stdout, 2 stderr), bytes (whole lines)
+    stdin_data,    // h -> d of process 0: bytes (empty: end of input)
+    stdin_credit,  // d -> h: u32 bytes written to process 0's stdin
+    proc_state,    // d -> h: u32 id, u8 (1 connected to PMIx, 2 finalized)
+    proc_exit,     // d -> h: u32 id, u32 wait status, u8 flags (1 connected, 2 finalized, 4 killed by ftmpirun)
+    proc_failed,   // h flood: u32 n, n x (u32 id, u32 exit code): tell every local client
+    kill,          // -> d: u32 signal, u8 teardown, ids (none: every process of that daemon)
+    abort,         // d -> h: u32 id, u32 status, str message, u8 all, ids
+    fence_up,      // d -> h: u64 signature, ids (participants), bytes (this node's contribution)
+    fence_down,    // h -> d: u64 signature, u32 status, bytes (every node's contributions)
+    dmodex_req,    // d -> d of the process: u64 tag, u32 id
+    dmodex_rep,    // d -> d that asked: u64 tag, u32 status, bytes
+    spawn_req,  // d -> h: u64 tag, u32 requester id, u32 n, n x (str cmd, argv, env, str cwd, u32 maxprocs, str host)
+    ns_add,     // h flood: NamespaceSpec of a spawned namespace
+    spawn_rep,  // h -> d: u64 tag, u32 status, u32 base
+    node_lost,  // h flood: u32 vertex (Tree::lose)
+    reparent,   // h flood: u32 vertex, u32 new parent (Tree::reparent)
+    heartbeat,  // either way on a quiet link (empty)
+    exit,       // h flood: the job is over
 };
 inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(Type::exit);
 
 inline constexpr std::uint32_t kHead = 0;
 inline constexpr std::uint32_t kFlood = 0xFFFFFFFFu;
+inline constexpr std::uint32_t kUnassigned = 0xFFFFFFFEu;  // a daemon's src before its tree frame
+
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kTagSize = 16;
 inline constexpr std::size_t kMaxFrame = std::size_t{64} << 20;  // fence blobs of large jobs
@@ -95,6 +94,7 @@ public:
     std::string str();
     bool ok() const { return ok_; }
     bool done() const { return ok_ && at_ == p_.size(); }  // every byte read
+    void fail() { ok_ = false; }                           // a value out of range
 
 private:
     bool take(std::size_t n);
@@ -102,6 +102,11 @@ private:
     std::size_t at_ = 0;
     bool ok_ = true;
 };
+
+// ids: a u32 count, then the ids (each below 2^31, at most 2^20 of them;
+// otherwise the reader fails).
+void put_ids(Writer &w, const std::vector<int> &ids);
+std::vector<int> get_ids(Reader &r);
 
 // The frame of `payload`, sealed with the link's key and sequence number.
 std::vector<std::uint8_t> seal(const std::string &key, std::uint64_t seq, const Header &h,

@@ -108,7 +108,17 @@ namespace ftmpi::runtime {
       "trace; ftmpirun --timeline FILE sets it; empty: none")                             \
     X(PARENT_PORT, std::string, "", runtime,                                              \
       "set by MPI_Comm_spawn in the processes it starts: the port on which their "        \
-      "parents accept them")
+      "parents accept them")                                                              \
+    X(LAUNCH_FANOUT, int, 32, runtime,                                                    \
+      "ftmpirun across nodes: the most daemons under one vertex of their tree (the "     \
+      "head or a daemon), so launch, wire-up and events cross log_fanout(nodes) links")   \
+    X(LAUNCH_PERIOD_MS, int, 250, runtime,                                                \
+      "ftmpirun across nodes: a link of the daemons' tree quiet for this long carries a " \
+      "heartbeat (ms)")                                                                   \
+    X(LAUNCH_TIMEOUT_MS, int, 5000, runtime,                                              \
+      "ftmpirun across nodes: a daemon not heard from for this long is lost with its "    \
+      "node, and its ranks are failed (ms); a daemon that does not hear from its parent " \
+      "for this long ends its ranks")
 // clang-format on
 
 enum class KnobLayer { runtime, transport, ft, mpi, testing };

@@ -47,46 +47,6 @@ namespace {
 // This process's namespace (set before the handler is registered).
 char g_nspace[PMIX_MAX_NSLEN + 1];
 
-// This node's IPv4 addresses on interfaces that are up, loopback excluded.
-std::vector<in_addr_t> node_addresses() {
-    std::vector<in_addr_t> out;
-    ifaddrs *list = nullptr;
-    if (::getifaddrs(&list) != 0) return out;
-    for (ifaddrs *i = list; i != nullptr; i = i->ifa_next)
-        if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) != 0 &&
-            (i->ifa_flags & IFF_LOOPBACK) == 0)
-            out.push_back(reinterpret_cast<const sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr);
-    ::freeifaddrs(list);
-    return out;
-}
-
-// The interface this node would use to reach `peer`: the kernel's route lookup
-// (connect() on a UDP socket, which sends nothing), then the interface that
-// holds the source address it chose. Empty when there is no such route, or
-// when it goes through loopback.
-std::string iface_towards(in_addr_t peer) {
-    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return {};
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(9);
-    to.sin_addr.s_addr = peer;
-    sockaddr_in from{};
-    socklen_t len = sizeof from;
-    const bool routed = ::connect(fd, reinterpret_cast<const sockaddr *>(&to), sizeof to) == 0 &&
-                        ::getsockname(fd, reinterpret_cast<sockaddr *>(&from), &len) == 0;
-    ::close(fd);
-    if (!routed) return {};
-    std::string name;
-    ifaddrs *list = nullptr;
-    if (::getifaddrs(&list) != 0) return {};
-    for (ifaddrs *i = list; i != nullptr && name.empty(); i = i->ifa_next)
-        if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_LOOPBACK) == 0 &&
-            reinterpret_cast<const sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr == from.sin_addr.s_addr)
-            name = i->ifa_name;
-    ::freeifaddrs(list);
-    return name;
-}
 
 }  // namespace
 
@@ -137,6 +97,13 @@ PmixManager::PmixManager() {
         PMIX_VALUE_RELEASE(val);
     }
     if (job_.local_peers.empty()) job_.local_peers.push_back(job_.rank);
+    // ftmpirun across nodes: the universe spans nodes, whatever this job's
+    // ranks do, and the interface toward the others (when no rank of this
+    // job is on another node to route to).
+    const auto across = fetch_from(wild, k_across_key, true);
+    job_.spans_nodes = !across.empty();
+    across_iface_.assign(across.begin(), across.end());
+    if (!across_iface_.empty() && across_iface_.back() == '\0') across_iface_.pop_back();
 
     stay_ = config().LAUNCHER == "ftmpirun";
     if (!stay_) {
@@ -148,6 +115,9 @@ PmixManager::PmixManager() {
         put_raw(k_pid_key, &me, sizeof me);
     }
     if (job_.local_peers.size() < static_cast<std::size_t>(job_.size)) choose_net_iface();
+    else if (job_.spans_nodes && config().NET_IFACE.empty() && std::getenv("FI_TCP_IFACE") == nullptr &&
+             !across_iface_.empty())
+        ::setenv("FI_TCP_IFACE", across_iface_.c_str(), 0);
     // The universe's secret: ftmpirun's, else rank 0's share (exchange()).
     if (const auto s = fetch_from(wild, k_secret_key, true); s.size() == auth::k_secret_size) {
         job_.secret.assign(s.begin(), s.end());

@@ -44,7 +44,9 @@ unsigned long long start_time(pid_t pid);
 inline constexpr const char *k_pid_key = "ftmpi.pid";        // each rank's Identity
 inline constexpr const char *k_iface_key = "ftmpi.ipv4";     // this node's IPv4 addresses
 inline constexpr const char *k_secret_key = "ftmpi.secret";  // job-level: the universe's secret, from ftmpirun
-inline constexpr const char *k_share_key = "ftmpi.share";    // each rank's candidate secret, without one
+// job-level, from ftmpirun across nodes: the interface its daemon reaches the others by (may be empty)
+inline constexpr const char *k_across_key = "ftmpi.across";
+inline constexpr const char *k_share_key = "ftmpi.share";  // each rank's candidate secret, without one
 
 // What request_kill needs to find a rank's process, and to be sure it is still
 // that process.
@@ -114,8 +116,9 @@ private:
 
     pmix_proc_t me_{};
     JobInfo job_;
-    bool stay_ = false;  // keep the connection for the whole job (ftmpirun)
-    bool left_ = false;  // PMIx_Finalize done after the wire-up
+    bool stay_ = false;         // keep the connection for the whole job (ftmpirun)
+    std::string across_iface_;  // k_across_key: the interface toward the other nodes
+    bool left_ = false;         // PMIx_Finalize done after the wire-up
     bool finalized_ = false;
     size_t handler_ = k_no_handler;
     std::set<std::string> put_keys_;

@@ -29,7 +29,13 @@ struct JobInfo {
     int universe_size = 1;
     int appnum = 0;
     std::vector<int> local_peers;  // job ranks on this node, this process included, sorted
-    std::string nspace;            // PMIx namespace ("" for a singleton)
+    // The universe may span nodes (ftmpirun across nodes says so even of a
+    // namespace all on one node: its parents or children may be elsewhere).
+    bool spans_nodes = false;
+    // The whole job and whatever it connects to are on this node: no
+    // network provider, a loopback-only failure detector.
+    bool one_node() const { return !spans_nodes && local_peers.size() == static_cast<std::size_t>(size); }
+    std::string nspace;  // PMIx namespace ("" for a singleton)
     bool singleton = true;
     // A spawned job (MPI_Comm_spawn): the port its parents wait on
     // (FTMPI_PARENT_PORT, set by the spawning root); empty otherwise.

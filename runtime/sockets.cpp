@@ -1,12 +1,17 @@
 #include "runtime/sockets.hpp"
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <string>
+#include <unistd.h>
 
 namespace ftmpi::runtime {
 
@@ -34,6 +39,43 @@ int disable_nagle_on_tcp_sockets() {
     }
     ::closedir(d);
     return changed;
+}
+
+std::vector<in_addr_t> node_addresses() {
+    std::vector<in_addr_t> out;
+    ifaddrs *list = nullptr;
+    if (::getifaddrs(&list) != 0) return out;
+    for (ifaddrs *i = list; i != nullptr; i = i->ifa_next)
+        if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) != 0 &&
+            (i->ifa_flags & IFF_LOOPBACK) == 0)
+            out.push_back(reinterpret_cast<const sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr);
+    ::freeifaddrs(list);
+    return out;
+}
+
+// (connect() on a UDP socket sends nothing)
+std::string iface_towards(in_addr_t peer) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return {};
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(9);
+    to.sin_addr.s_addr = peer;
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    const bool routed = ::connect(fd, reinterpret_cast<const sockaddr *>(&to), sizeof to) == 0 &&
+                        ::getsockname(fd, reinterpret_cast<sockaddr *>(&from), &len) == 0;
+    ::close(fd);
+    if (!routed) return {};
+    std::string name;
+    ifaddrs *list = nullptr;
+    if (::getifaddrs(&list) != 0) return {};
+    for (ifaddrs *i = list; i != nullptr && name.empty(); i = i->ifa_next)
+        if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_LOOPBACK) == 0 &&
+            reinterpret_cast<const sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr == from.sin_addr.s_addr)
+            name = i->ifa_name;
+    ::freeifaddrs(list);
+    return name;
 }
 
 }  // namespace ftmpi::runtime

@@ -343,8 +343,7 @@ LivenessLinks::LivenessLinks(runtime::ProcessManager &pm, const std::string &add
     sockaddr_in here{};
     here.sin_family = AF_INET;
     in_addr ip{};
-    if (pm.job().local_peers.size() == static_cast<std::size_t>(pm.job().size))
-        here.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (pm.job().one_node()) here.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     else if (!address.empty() && ::inet_pton(AF_INET, address.c_str(), &ip) == 1 && ip.s_addr != 0) here.sin_addr = ip;
     else here.sin_addr.s_addr = first_host_address();
     if (here.sin_addr.s_addr == 0) throw std::runtime_error("liveness listener: no address of this host to bind");

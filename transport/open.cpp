@@ -22,7 +22,7 @@ std::unique_ptr<Transport> open_transport(runtime::ProcessManager &pm, Sink &sin
         return t;
     }
     auto t = std::make_unique<shm::ShmTransport>(pm, sink);
-    if (job.local_peers.size() < static_cast<std::size_t>(job.size)) t->set_net(open_ofi_transport(pm, sink, true));
+    if (!job.one_node()) t->set_net(open_ofi_transport(pm, sink, true));
     pm.exchange();
     t->connect(pm);
     return t;

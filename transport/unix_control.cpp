@@ -200,7 +200,7 @@ private:
 std::unique_ptr<ControlChannel> open_control(runtime::ProcessManager &pm) {
     const auto &job = pm.job();
     const auto &cfg = runtime::config();
-    const bool one_node = job.local_peers.size() == static_cast<std::size_t>(job.size);
+    const bool one_node = job.one_node();
     if (cfg.set.FT_PROVIDER ? cfg.FT_PROVIDER == "unix" : one_node) return std::make_unique<UnixControl>(pm);
     return open_ofi_control(pm);
 }

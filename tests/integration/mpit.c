@@ -63,6 +63,9 @@ static struct knob knobs[] = {
     {"FTMPI_LAUNCHER", K_STRING, "", 0},
     {"FTMPI_TIMELINE", K_STRING, "", 0},
     {"FTMPI_PARENT_PORT", K_STRING, "", 0},
+    {"FTMPI_LAUNCH_FANOUT", K_INT, "32", 0},
+    {"FTMPI_LAUNCH_PERIOD_MS", K_INT, "250", 0},
+    {"FTMPI_LAUNCH_TIMEOUT_MS", K_INT, "5000", 0},
 };
 enum { NKNOBS = sizeof knobs / sizeof knobs[0] };
 

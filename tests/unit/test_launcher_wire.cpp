@@ -1,17 +1,38 @@
 // The daemons' tree and the frames between them (launcher/tree.hpp,
-// launcher/wire.hpp): routing reaches every vertex by tree links, a flood
-// reaches each vertex once, and a frame opens only with its key and its
-// sequence number, intact.
+// launcher/wire.hpp, launcher/link.hpp, launcher/job_spec.hpp): routing
+// reaches every vertex by tree links, also after losses and reattachments,
+// a flood reaches each vertex once, a frame opens only with its key and its
+// sequence number, intact, a link drops what does not, and job specs
+// decode only when well formed.
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <set>
 #include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "launcher/job_spec.hpp"
+#include "launcher/link.hpp"
 #include "launcher/tree.hpp"
 #include "launcher/wire.hpp"
 
 using namespace ftmpi::launcher;
+
+// How many times a flood from `origin` reaches each vertex.
+static std::vector<int> flood_counts(const Tree &t, int origin) {
+    std::vector<int> got(static_cast<std::size_t>(t.vertices()), 0);
+    std::vector<std::pair<int, int>> todo{{origin, -1}};
+    while (!todo.empty()) {
+        auto [v, from] = todo.back();
+        todo.pop_back();
+        ++got[static_cast<std::size_t>(v)];
+        for (int n : t.flood_to(v, from)) todo.push_back({n, v});
+    }
+    return got;
+}
 
 TEST_CASE("the tree's shape and routing") {
     for (int fanout : {1, 2, 3, 8}) {
@@ -37,14 +58,7 @@ TEST_CASE("the tree's shape and routing") {
             }
             // a flood from any vertex reaches every vertex exactly once
             for (int origin : {0, nodes / 2, nodes}) {
-                std::vector<int> got(static_cast<std::size_t>(nodes + 1), 0);
-                std::vector<std::pair<int, int>> todo{{origin, -1}};
-                while (!todo.empty()) {
-                    auto [v, from] = todo.back();
-                    todo.pop_back();
-                    ++got[static_cast<std::size_t>(v)];
-                    for (int n : t.flood_to(v, from)) todo.push_back({n, v});
-                }
+                const std::vector<int> got = flood_counts(t, origin);
                 CHECK(std::all_of(got.begin(), got.end(), [](int n) { return n == 1; }));
             }
         }
@@ -102,4 +116,120 @@ TEST_CASE("frames: written, sealed, opened") {
     wire::Reader lr(lie.data());
     CHECK(lr.bytes().empty());
     CHECK_FALSE(lr.ok());
+}
+
+TEST_CASE("the tree after losses and reattachments") {
+    Tree t(7, 2);  // 0 -> 1,2; 1 -> 3,4; 2 -> 5,6; 3 -> 7
+    REQUIRE(t.parent(7) == 3);
+    t.lose(3);  // 7 hangs on the head now
+    CHECK_FALSE(t.alive(3));
+    CHECK(t.parent(7) == 0);
+    CHECK(t.next_hop(0, 7) == 7);
+    CHECK(t.next_hop(4, 7) == 1);   // up, then down from the head
+    CHECK(t.next_hop(0, 3) == -1);  // no way to a lost vertex
+    CHECK(t.children(1) == std::vector<int>{4});
+    t.reparent(6, 0);  // 6 reattached to the head itself
+    CHECK(t.parent(6) == 0);
+    CHECK(t.children(2) == std::vector<int>{5});
+    t.reparent(1, 4);  // 4 is below 1: refused, nothing changes
+    CHECK(t.parent(1) == 0);
+    // every live vertex still gets a flood exactly once, and routes arrive
+    for (int origin : {0, 4, 7}) {
+        const std::vector<int> got = flood_counts(t, origin);
+        for (int v = 0; v <= 7; ++v) CHECK(got[static_cast<std::size_t>(v)] == (v == 3 ? 0 : 1));
+    }
+    for (int a : {0, 1, 2, 4, 5, 6, 7})
+        for (int b : {0, 1, 2, 4, 5, 6, 7}) {
+            int at = a, hops = 0;
+            while (at != b && at >= 0 && hops < 8) at = t.next_hop(at, b), ++hops;
+            CHECK(at == b);
+        }
+}
+
+TEST_CASE("job specs: encoded, decoded, and refused when malformed") {
+    JobSettings s;
+    s.nspace = "ftmpi.123";
+    s.secret = std::string(32, 's');
+    s.nodes = {"ftn1", "ftn2"};
+    s.env = {"FTMPI_LAUNCHER=ftmpirun"};
+    s.bind = BindPolicy::kNone;
+    s.pe = 2;
+    s.universe_size = 8;
+    NamespaceSpec ns;
+    ns.base = 4;
+    ns.node = {1, 2, 2};
+    ns.app = {0, 0, 1};
+    ns.apps = {{"/bin/true", {"true"}, {}, "/tmp"}, {"/bin/false", {"false", "x"}, {"A=b"}, ""}};
+    wire::Writer w;
+    encode(w, s);
+    encode(w, ns);
+    wire::Reader r(w.data());
+    JobSettings s2;
+    NamespaceSpec ns2;
+    REQUIRE(decode(r, s2));
+    REQUIRE(decode(r, ns2, 2));
+    CHECK(r.done());
+    CHECK((s2.nspace == s.nspace && s2.secret == s.secret && s2.nodes == s.nodes && s2.env == s.env &&
+           s2.bind == BindPolicy::kNone && s2.pe == 2 && s2.universe_size == 8));
+    CHECK((ns2.base == 4 && ns2.node == ns.node && ns2.app == ns.app && ns2.apps.size() == 2 &&
+           ns2.apps[1].argv == ns.apps[1].argv && ns2.apps[1].env == ns.apps[1].env && ns2.apps[0].cwd == "/tmp"));
+    // a node out of range, a program index out of range, a relative path, a truncation: refused
+    for (int bad = 0; bad < 4; ++bad) {
+        NamespaceSpec b = ns;
+        if (bad == 0) b.node[1] = 3;
+        if (bad == 1) b.app[2] = 2;
+        if (bad == 2) b.apps[0].path = "true";
+        wire::Writer bw;
+        encode(bw, b);
+        auto bytes = bw.data();
+        if (bad == 3) bytes.resize(bytes.size() - 3);
+        wire::Reader br(bytes);
+        NamespaceSpec out;
+        CHECK_FALSE(decode(br, out, 2));
+    }
+}
+
+TEST_CASE("links: the handshake, frames in order, and a tampered stream dropped") {
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    const std::string key(32, 'k');
+    Link a(sv[0], key, true), b(sv[1], key, false);
+    for (int i = 0; i < 3; ++i) {
+        wire::Writer w;
+        w.u32(static_cast<std::uint32_t>(i));
+        a.send({wire::Type::io, 0, 1, 0}, w.data());  // queued until the handshake is done
+    }
+    std::vector<Link::Received> got;
+    for (int round = 0; round < 10 && got.size() < 3; ++round) {
+        REQUIRE(a.on_ready(POLLIN | POLLOUT, got));
+        REQUIRE(b.on_ready(POLLIN | POLLOUT, got));
+    }
+    REQUIRE(got.size() == 3);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        wire::Reader r(got[i].payload);
+        CHECK(r.u32() == i);
+        CHECK(got[i].header.type == wire::Type::io);
+    }
+    // a frame written straight to the socket, sealed with the session key rather than the link's: dropped
+    const auto forged = wire::seal(key, 3, {wire::Type::kill, 0, 1, 0}, {});
+    REQUIRE(::write(sv[0], forged.data(), forged.size()) == static_cast<ssize_t>(forged.size()));
+    std::vector<Link::Received> more;
+    CHECK_FALSE(b.on_ready(POLLIN, more));
+    CHECK(more.empty());
+    CHECK(b.broken());
+}
+
+TEST_CASE("links: another session's key never opens") {
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    Link a(sv[0], std::string(32, 'a'), true), b(sv[1], std::string(32, 'b'), false);
+    a.send({wire::Type::hello, 0, 0, wire::kUnassigned}, {});
+    std::vector<Link::Received> got;
+    bool alive = true;
+    for (int round = 0; round < 10 && alive; ++round) {
+        a.on_ready(POLLIN | POLLOUT, got);
+        alive = b.on_ready(POLLIN | POLLOUT, got);
+    }
+    CHECK_FALSE(alive);
+    CHECK(got.empty());
 }

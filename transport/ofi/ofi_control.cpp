@@ -48,7 +48,7 @@ public:
     // leave out the default); the error of the first one when none does.
     explicit OfiControl(runtime::ProcessManager &pm) {
         const auto &job = pm.job();
-        const bool one_node = job.local_peers.size() == static_cast<std::size_t>(job.size);
+        const bool one_node = job.one_node();
         std::string first_error;
         for (const ProviderInfo &p : control_providers(one_node)) {
             try {

@@ -17,7 +17,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_
     const PeerId self_rank = static_cast<PeerId>(job.rank);
     peers_.resize(base + n);
     auto is_local = [&](int r) { return std::binary_search(job.local_peers.begin(), job.local_peers.end(), r); };
-    const bool one_node = job.local_peers.size() == n;
+    const bool one_node = job.one_node();
     const ProviderInfo forced = cfg.PROVIDER.empty() ? ProviderInfo{} : lookup_provider(cfg.PROVIDER);
     // FI_PROVIDER (the user's libfabric filter) is respected: shm within a
     // node only if it allows shm, and the network provider it allows.
@@ -47,11 +47,13 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_
         }
 
     // Under a launcher that can start processes for the job, the endpoint
-    // that spawned ones reach (all on this node: ftmpirun) exists even
-    // without peers yet.
-    const ProviderInfo &dyn = !forced.fi_name.empty() ? forced : local;
-    if (!remote_only && pm.why_no_spawn().empty() && !dyn.fi_name.empty()) {
-        if (dyn.uses_tcp_iface && !tcp_iface) select_tcp_iface(true);
+    // that spawned ones reach exists even without peers yet: on this node
+    // (ftmpirun on one node), or the network provider's when the universe
+    // spans nodes (ftmpirun across nodes: parents and children may be
+    // elsewhere, even of a job all on one node).
+    const ProviderInfo &dyn = !forced.fi_name.empty() ? forced : job.spans_nodes ? net : local;
+    if ((!remote_only || job.spans_nodes) && pm.why_no_spawn().empty() && !dyn.fi_name.empty()) {
+        if (dyn.uses_tcp_iface && !tcp_iface) select_tcp_iface(one_node);
         dynamic_ep_ = &endpoint_for(dyn.fi_name, n);
     }
     for (auto &ep : endpoints_) {

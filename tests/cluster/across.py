@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""ftmpirun across the rig's nodes: `salloc -N 2 ftmpirun ...` (with_rig.sh).
+
+usage: across.py --ftmpirun PATH SCENARIO [options]
+
+Scenarios (each runs one job, or --runs of them, and checks it):
+  ring      8 ranks, 4 per node: every rank's line, tagged with its node
+  kill      a rank on ftn2 dies (SIGKILL): the survivors get
+            MPI_ERR_PROC_FAILED (cluster_fault PROGRAM MODE 3); exit 0
+  noft      the same under --with-ft no: the first failure ends the job
+            on both nodes (exit 137, no survivor finishes)
+  nodeloss  node ftn2 is lost once every rank is ready (--how cut: its
+            link goes down; --how daemon: its daemon is SIGKILLed): the
+            survivors learn of all its ranks' failure, shrink and finish;
+            ftmpirun exits 0 and names the lost node
+  headkill  ftmpirun itself is SIGKILLed while the ranks run (--runs N):
+            no rank, daemon or /dev/shm region is left on any node
+  respawn   examples/respawn at 8 ranks on 2 nodes survives 5 recoveries,
+            one of them from the loss of ftn2 (its daemon SIGKILLed after
+            the first), and ends at 8 ranks with every rank kept
+  latency   benchmarks/detect kill (--runs N) with ranks dealt over the
+            nodes (--map-by node): the kill-to-error times of the ranks on
+            ftn2, seen by rank 0 on ftn1; prints their median
+"""
+import argparse
+import os
+import re
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+NODES = ("ftn1", "ftn2")
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print(f"FAIL: {what}", flush=True)
+
+
+def node_pids(node):
+    out = subprocess.run(["ip", "netns", "pids", node], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
+
+
+def job_processes():
+    """Processes on the nodes other than Slurm's daemons."""
+    return [f"{n}:{p}:{comm(p)}" for n in NODES for p in node_pids(n)
+            if comm(p) not in ("", "slurmd", "slurmstepd")]
+
+
+def daemon_of(node):
+    for p in node_pids(node):
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                if b"--ftmpi-daemon" in f.read() and comm(p) == "ftmpirun":
+                    return p
+        except OSError:
+            pass
+    return None
+
+
+class Job:
+    """A job under salloc, its stdout read line by line without buffering
+    (so that a line read is never one a select() would not see), the rest
+    of its output collected at the end."""
+
+    def __init__(self, args, cmd, env=None):
+        full = ["salloc", "-N", "2", "--quiet", args.ftmpirun] + cmd
+        e = dict(os.environ, FTMPI_FT_TIMEOUT_MS="500", FTMPI_FT_PERIOD_MS="50", FTMPI_LAUNCH_TIMEOUT_MS="1500",
+                 FTMPI_LAUNCH_PERIOD_MS="100")
+        e.update(env or {})
+        self.proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=e,
+                                     start_new_session=True)
+        self.pid = self.proc.pid
+        self.pending = b""
+
+    def lines_until(self, pattern, count, deadline):
+        """Reads stdout until `count` lines matched `pattern` or the deadline
+        passed; returns the lines read, and whether they all came."""
+        got, n = [], 0
+        rx = re.compile(pattern)
+        fd = self.proc.stdout.fileno()
+        while n < count and time.monotonic() < deadline:
+            while b"\n" in self.pending and n < count:
+                line, self.pending = self.pending.split(b"\n", 1)
+                text = line.decode(errors="replace")
+                got.append(text)
+                n += bool(rx.search(text))
+            if n >= count:
+                break
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                self.pending += chunk
+        return got, n >= count
+
+    def finish(self, timeout):
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.pid, signal.SIGKILL)
+            out, err = self.proc.communicate()
+            check(False, f"the job did not end within {timeout} s")
+        out = (self.pending + out).decode(errors="replace")
+        err = err.decode(errors="replace")
+        sys.stdout.write(out)
+        sys.stderr.write(err)
+        return self.proc.returncode, out, err
+
+
+def start(args, cmd, env=None):
+    return Job(args, cmd, env)
+
+
+def finish(job, timeout):
+    return job.finish(timeout)
+
+
+def lines_until(job, pattern, count, deadline):
+    return job.lines_until(pattern, count, deadline)
+
+
+def no_leftovers(what, regions=()):
+    deadline = time.monotonic() + 15
+    left = job_processes()
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)  # polling for the nodes' processes to end, bounded above
+        left = job_processes()
+    check(not left, f"{what}: processes left on the nodes: {left}")
+    stale = [r for r in os.listdir("/dev/shm") for pid in regions if r.startswith(f"ftmpi-{pid}-")]
+    check(not stale, f"{what}: /dev/shm regions left: {stale}")
+
+
+def ring(args):
+    rc, out, err = finish(start(args, ["--tag-output", "-n", "8", args.program]), 60)
+    check(rc == 0, f"exit status {rc}")
+    for r in range(8):
+        node = NODES[r // 4]
+        check(re.search(rf"^\[{node}:{r}\] rank {r} of 8 received token {r} ", out, re.M),
+              f"no line of rank {r} from {node}")
+    no_leftovers("ring")
+
+
+def kill(args):
+    rc, out, err = finish(start(args, ["-n", "4", args.program, args.mode, "3"]), 60)
+    check(rc == 0, f"exit status {rc}")
+    check(re.search(rf"^cluster_fault {args.mode}: 3 survivors ok$", out, re.M), "survivors did not finish")
+    check(re.search(r"rank 3 \(pid \d+ on ftn2\) killed by signal 9", err), "the death was not reported")
+    no_leftovers("kill")
+
+
+def noft(args):
+    rc, out, err = finish(start(args, ["--with-ft", "no", "-n", "4", args.program, "p2p", "3"]), 60)
+    check(rc == 137, f"exit status {rc}, expected 137")
+    check("survivors ok" not in out, "survivors finished although fault tolerance was off")
+    check(re.search(r"rank 3 \(pid \d+ on ftn2\) killed by signal 9", err), "the death was not reported")
+    no_leftovers("noft")
+
+
+def nodeloss(args):
+    proc = start(args, ["-n", "4", args.program, "nodeloss"])
+    got, ready = lines_until(proc, r"^ready \d+ ftn[12]$", 4, time.monotonic() + 60)
+    print("\n".join(got), flush=True)
+    check(ready, "the ranks did not all get ready")
+    cut = False
+    try:
+        if ready and args.how == "cut":
+            subprocess.run(["ip", "-n", "ftn2", "link", "set", "rig0", "down"], check=True)
+            cut = True
+        elif ready:
+            d = daemon_of("ftn2")
+            check(d is not None, "no daemon on ftn2")
+            if d:
+                os.kill(d, signal.SIGKILL)
+        rc, out, err = finish(proc, 60)
+    finally:
+        if cut:
+            subprocess.run(["ip", "-n", "ftn2", "link", "set", "rig0", "up"], check=True)
+    check(rc == 0, f"exit status {rc}")
+    for r in (0, 1):
+        check(re.search(rf"^shrunk {r} size=2 sum=2 ", out, re.M), f"rank {r} did not shrink to the 2 survivors")
+    check(re.search(r"node ftn2 lost \(.*\): its processes 2,3 are failed", err), "ftmpirun did not name the lost node")
+    no_leftovers("nodeloss")
+
+
+def headkill(args):
+    for run in range(args.runs):
+        proc = start(args, ["-n", "4", args.program, "hold"])
+        got, ready = lines_until(proc, r"^ready rank \d+ pid \d+ child \d+$", 4, time.monotonic() + 60)
+        check(ready, f"run {run}: the ranks did not all get ready")
+        pids = [m.group(1) for l in got for m in [re.search(r"pid (\d+)", l)] if m]
+        head = subprocess.run(["pgrep", "-P", str(proc.pid), "-x", "ftmpirun"], capture_output=True,
+                              text=True).stdout.split()
+        check(len(head) == 1, f"run {run}: ftmpirun not found under salloc")
+        for h in head:
+            os.kill(int(h), signal.SIGKILL)
+        finish(proc, 60)
+        no_leftovers(f"run {run}", pids)
+        print(f"headkill run {run}: clean", flush=True)
+
+
+def respawn(args):
+    proc = start(args, ["-n", "8", args.program, "5", "7"])
+    got, first = lines_until(proc, r"^recovery 1:", 1, time.monotonic() + 120)
+    print("\n".join(got), flush=True)
+    check(first, "no first recovery")
+    d = daemon_of("ftn2")
+    check(d is not None, "no daemon on ftn2")
+    if d:
+        os.kill(d, signal.SIGKILL)
+    rc, out, err = finish(proc, 180)
+    check(rc == 0, f"exit status {rc}")
+    check(re.search(r"^respawn: 5 failures recovered, 8 ranks at the end", out, re.M), "the job did not end at 8 ranks")
+    check(re.search(r"node ftn2 lost", err), "ftmpirun did not name the lost node")
+    no_leftovers("respawn")
+
+
+def latency(args):
+    times = []
+    for run in range(args.runs):
+        rc, out, err = finish(start(args, ["--map-by", "node", "-n", "8", args.program, "kill"]), 60)
+        check(rc == 0, f"run {run}: exit status {rc}")
+        # odd ranks are on ftn2 (dealt round-robin), rank 0 on ftn1
+        times += [float(m.group(2)) for m in re.finditer(r"^rank (\d+) SIGKILL .* after ([\d.]+) ms$", out, re.M)
+                  if int(m.group(1)) % 2 == 1]
+    check(times, "no kill-to-error time measured")
+    if times:
+        print(f"kill to MPI_ERR_PROC_FAILED across nodes: {len(times)} kills, median {statistics.median(times):.3f} ms,"
+              f" min {min(times):.3f} ms, max {max(times):.3f} ms")
+    no_leftovers("latency")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ftmpirun", required=True)
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--mode", default="p2p")
+    ap.add_argument("--how", choices=("cut", "daemon"), default="cut")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("scenario", choices=("ring", "kill", "noft", "nodeloss", "headkill", "respawn", "latency"))
+    args = ap.parse_args()
+    globals()[args.scenario](args)
+    if failures:
+        print(f"across {args.scenario}: {len(failures)} problem(s)")
+        return 1
+    print(f"across {args.scenario}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
