@@ -39,6 +39,11 @@ bool PmixManager::spawn(const std::vector<SpawnApp> &apps, SpawnedJob &out, std:
         papps[i].env = strv(a.env);
         if (!a.wdir.empty()) papps[i].cwd = ::strdup(a.wdir.c_str());
         papps[i].maxprocs = a.maxprocs;
+        if (!a.host.empty()) {
+            PMIX_INFO_CREATE(papps[i].info, 1);
+            papps[i].ninfo = 1;
+            PMIX_INFO_LOAD(&papps[i].info[0], PMIX_HOST, a.host.c_str(), PMIX_STRING);
+        }
         total += a.maxprocs;
     }
     char ns[PMIX_MAX_NSLEN + 1] = {};

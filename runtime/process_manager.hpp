@@ -53,6 +53,7 @@ struct SpawnApp {
     int maxprocs = 1;
     std::vector<std::string> env;  // NAME=value, on top of the spawner's environment
     std::string wdir;              // "" : the launcher's
+    std::string host;              // "" : where the launcher places them; else its nodes, comma separated
 };
 
 // Where spawned processes are: their namespace and first process id.

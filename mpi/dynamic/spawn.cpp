@@ -57,10 +57,11 @@ int check_service_args(const char *call, const char *service_name, MPI_Info info
 
 using Names = runtime::ProcessManager::Names;
 
-// The reserved info keys of one program (MPI 3.1 §10.3.4) that make sense
-// on ftmpirun's one node: wdir, path (directories searched for the
-// command), env (NAME=value lines, Open MPI's key), host (this node only).
-// Returns why the info is refused, or "".
+// The reserved info keys of one program (MPI 3.1 §10.3.4): wdir, path
+// (directories searched for the command), env (NAME=value lines, Open MPI's
+// key), host (the node, or comma-separated nodes, to start on: any of the
+// job's when ftmpirun runs it across nodes, which places the processes;
+// this node on one node). Returns why the info is refused, or "".
 std::string apply_spawn_info(MPI_Info info, runtime::SpawnApp &app) {
     if (info == MPI_INFO_NULL) return "";
     for (const auto &[key, value] : info->entries) {
@@ -88,10 +89,14 @@ std::string apply_spawn_info(MPI_Info info, runtime::SpawnApp &app) {
                 at = nl + 1;
             }
         } else if (key == "host") {
+            if (g.pm->job().spans_nodes) {
+                app.host = value;
+                continue;
+            }
             char host[256] = {};
             ::gethostname(host, sizeof host - 1);
             if (value != "localhost" && value != host)
-                return "info host \"" + value + "\": ftmpirun starts every process on its own node (" + host + ")";
+                return "info host \"" + value + "\": this job runs on one node (" + host + ")";
         }
     }
     return "";

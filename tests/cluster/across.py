@@ -9,6 +9,8 @@ Scenarios (each runs one job, or --runs of them, and checks it):
             MPI_ERR_PROC_FAILED (cluster_fault PROGRAM MODE 3); exit 0
   noft      the same under --with-ft no: the first failure ends the job
             on both nodes (exit 137, no survivor finishes)
+  spawnhost MPI_Comm_spawn with the host info key starts the children on
+            the node it names (cluster_fault spawnhost)
   nodeloss  node ftn2 is lost once every rank is ready (--how cut: its
             link goes down; --how daemon: its daemon is SIGKILLed): the
             survivors learn of all its ranks' failure, shrink and finish;
@@ -77,10 +79,16 @@ class Job:
     (so that a line read is never one a select() would not see), the rest
     of its output collected at the end."""
 
-    def __init__(self, args, cmd, env=None):
-        full = ["salloc", "-N", "2", "--quiet", args.ftmpirun] + cmd
+    def __init__(self, args, cmd, env=None, bind=False):
+        # The rig's nodes share this machine's cores: bound per node, every
+        # node's rank r would sit on the same core, so that the ranks of two
+        # "nodes" take turns there (a spinning receiver holds the core for a
+        # whole time slice, 4 ms). Unbound, unless the test is of binding.
+        full = ["salloc", "-N", "2", "--quiet", args.ftmpirun] + ([] if bind else ["--bind-to", "none"]) + cmd
+        # FTMPI_YIELD=1: the ranks of both "nodes" share this machine's
+        # cores, which a node's own count does not see.
         e = dict(os.environ, FTMPI_FT_TIMEOUT_MS="500", FTMPI_FT_PERIOD_MS="50", FTMPI_LAUNCH_TIMEOUT_MS="1500",
-                 FTMPI_LAUNCH_PERIOD_MS="100")
+                 FTMPI_LAUNCH_PERIOD_MS="100", FTMPI_YIELD="1")
         e.update(env or {})
         self.proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=e,
                                      start_new_session=True)
@@ -123,8 +131,8 @@ class Job:
         return self.proc.returncode, out, err
 
 
-def start(args, cmd, env=None):
-    return Job(args, cmd, env)
+def start(args, cmd, env=None, bind=False):
+    return Job(args, cmd, env, bind)
 
 
 def finish(job, timeout):
@@ -147,12 +155,14 @@ def no_leftovers(what, regions=()):
 
 
 def ring(args):
-    rc, out, err = finish(start(args, ["--tag-output", "-n", "8", args.program]), 60)
+    rc, out, err = finish(start(args, ["--tag-output", "--report-bindings", "-n", "8", args.program], bind=True), 60)
     check(rc == 0, f"exit status {rc}")
     for r in range(8):
         node = NODES[r // 4]
         check(re.search(rf"^\[{node}:{r}\] rank {r} of 8 received token {r} ", out, re.M),
               f"no line of rank {r} from {node}")
+        # each node's daemon binds its own ranks (to this machine's cores)
+        check(re.search(rf"rank {r} on {node} bound to core \d+ ", err), f"rank {r} not bound on {node}")
     no_leftovers("ring")
 
 
@@ -170,6 +180,13 @@ def noft(args):
     check("survivors ok" not in out, "survivors finished although fault tolerance was off")
     check(re.search(r"rank 3 \(pid \d+ on ftn2\) killed by signal 9", err), "the death was not reported")
     no_leftovers("noft")
+
+
+def spawnhost(args):
+    rc, out, err = finish(start(args, ["-n", "2", args.program, "spawnhost"]), 60)
+    check(rc == 0, f"exit status {rc}")
+    check(re.search(r"^cluster_fault spawnhost: ok$", out, re.M), "the children were not where asked")
+    no_leftovers("spawnhost")
 
 
 def nodeloss(args):
@@ -233,7 +250,7 @@ def respawn(args):
 def latency(args):
     times = []
     for run in range(args.runs):
-        rc, out, err = finish(start(args, ["--map-by", "node", "-n", "8", args.program, "kill"]), 60)
+        rc, out, err = finish(start(args, ["--map-by", "node", "-n", str(args.np), args.program, "kill"]), 60)
         check(rc == 0, f"run {run}: exit status {rc}")
         # odd ranks are on ftn2 (dealt round-robin), rank 0 on ftn1
         times += [float(m.group(2)) for m in re.finditer(r"^rank (\d+) SIGKILL .* after ([\d.]+) ms$", out, re.M)
@@ -252,7 +269,9 @@ def main():
     ap.add_argument("--mode", default="p2p")
     ap.add_argument("--how", choices=("cut", "daemon"), default="cut")
     ap.add_argument("--runs", type=int, default=1)
-    ap.add_argument("scenario", choices=("ring", "kill", "noft", "nodeloss", "headkill", "respawn", "latency"))
+    ap.add_argument("--np", type=int, default=8, help="latency: ranks")
+    ap.add_argument("scenario",
+                    choices=("ring", "kill", "noft", "spawnhost", "nodeloss", "headkill", "respawn", "latency"))
     args = ap.parse_args()
     globals()[args.scenario](args)
     if failures:

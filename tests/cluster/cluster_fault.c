@@ -21,6 +21,13 @@
  * ended sooner would not show it. The lowest survivor then prints
  * "cluster_fault MODE: N survivors ok". Exit 0.
  *
+ *   cluster_fault spawnhost     (under ftmpirun across the nodes ftn1, ftn2)
+ *
+ * Rank 0's MPI_Comm_spawn of 2 processes with the info key host=ftn2, then
+ * host=ftn1: each child tells rank 0 the node it runs on (SLURMD_NODENAME),
+ * which must be the one asked for; host=no-such-node fails with
+ * MPI_ERR_SPAWN. Rank 0 prints "cluster_fault spawnhost: ok".
+ *
  *   cluster_fault nodeloss
  *
  * Every rank prints "ready R HOST" after a first allreduce, then runs
@@ -179,12 +186,60 @@ static void nodeloss(void) {
     MPI_OK(MPI_Comm_free(&s));
 }
 
+/* A child of spawnhost: tells the parents' rank 0 where it runs. */
+static void spawned_child(void) {
+    MPI_Comm parent;
+    MPI_OK(MPI_Comm_get_parent(&parent));
+    CHECK(parent != MPI_COMM_NULL, "a child without a parent");
+    char node[64] = {0};
+    const char *n = getenv("SLURMD_NODENAME");
+    snprintf(node, sizeof node, "%s", n ? n : "?");
+    MPI_OK(MPI_Send(node, (int)sizeof node, MPI_CHAR, 0, 7, parent));
+    MPI_OK(MPI_Comm_disconnect(&parent));
+}
+
+/* Children started where the host key says, and a host of no node refused. */
+static void spawnhost(const char *self) {
+    char *args[] = {"child", NULL};
+    for (int k = 0; k < 3; ++k) {
+        const char *host = k == 0 ? "ftn2" : k == 1 ? "ftn1" : "no-such-node";
+        MPI_Info info;
+        MPI_OK(MPI_Info_create(&info));
+        MPI_OK(MPI_Info_set(info, "host", host));
+        MPI_Comm inter = MPI_COMM_NULL;
+        int codes[2];
+        const int rc = MPI_Comm_spawn(self, args, 2, info, 0, MPI_COMM_WORLD, &inter, codes);
+        MPI_OK(MPI_Info_free(&info));
+        if (k == 2) {
+            CHECK(tl_class(rc) == MPI_ERR_SPAWN && inter == MPI_COMM_NULL, "host %s: class %d", host, tl_class(rc));
+            continue;
+        }
+        MPI_OK(rc);
+        for (int c = 0; c < 2 && me == 0; ++c) {
+            char node[64];
+            MPI_OK(MPI_Recv(node, (int)sizeof node, MPI_CHAR, c, 7, inter, MPI_STATUS_IGNORE));
+            CHECK(!strcmp(node, host), "a child asked on %s runs on %s", host, node);
+        }
+        MPI_OK(MPI_Comm_disconnect(&inter));
+    }
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (me == 0) printf("cluster_fault spawnhost: ok\n");
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "child")) {
+        MPI_Init(&argc, &argv);
+        spawned_child();
+        MPI_Finalize();
+        return 0;
+    }
     tl_init(&argc, &argv, &me, &size, 2);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (!strcmp(mode, "nodeloss")) {
         nodeloss();
+    } else if (!strcmp(mode, "spawnhost")) {
+        spawnhost(argv[0]);
     } else if (!strcmp(mode, "spawn")) {
         /* Slurm's PMIx server cannot start processes for a running job (and
            ftmpi has left it): MPI_ERR_SPAWN at every rank, every errcode too */
