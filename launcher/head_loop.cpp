@@ -44,7 +44,8 @@ void Head::poll_once(int timeout) {
         stdin_open_ && stdin_unacked_ < kStdinWindow && !procs_.empty() && !procs_[0].reaped && !teardown_;
     if (want_stdin) pfds.push_back({0, POLLIN, 0});
     net_.add_fds(pfds);
-    const int n = ::poll(pfds.data(), pfds.size(), std::min(timeout, timeout_ms(Clock::now())));
+    const int due = timeout_ms(Clock::now());  // heartbeats, deadlines
+    const int n = ::poll(pfds.data(), pfds.size(), timeout < 0 ? due : std::min(timeout, due));
     if (n < 0 && errno != EINTR) throw LauncherError(std::string("poll: ") + std::strerror(errno));
     std::vector<Net::Delivery> mine;
     std::vector<std::pair<int, std::string>> lost;

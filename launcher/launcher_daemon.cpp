@@ -341,15 +341,18 @@ void Runner::on_frame_spawned(wire::Reader &r) {
 }
 
 // A link of the tree broke or went silent: a child's loss the head must
-// hear of; the parent's cuts this node off.
+// hear of; the parent's makes this node reattach to the head, or, when that
+// fails (or the parent was the head), cuts it off.
 void Runner::on_net_lost(int v, const std::string &why) {
     if (exit_ordered_ || cut_off_) return;
     const int self = net_->self();
-    if (v == net_->tree().parent(self))
-        return cut_off(
-            "lost the link to " +
-            (v == 0 ? std::string("ftmpirun") : "the daemon of " + settings_.nodes[static_cast<size_t>(v - 1)]) + " (" +
-            why + ")");
+    if (v == net_->tree().parent(self)) {
+        if (v == 0) return cut_off("lost the link to ftmpirun (" + why + ")");
+        const std::string what =
+            "lost the link to the daemon of " + settings_.nodes[static_cast<size_t>(v - 1)] + " (" + why + ")";
+        if (!reattach(what)) cut_off(what + ", and cannot reach ftmpirun");
+        return;
+    }
     if (net_->tree().parent(v) == self) {
         wire::Writer w;
         w.u32(static_cast<std::uint32_t>(v)).str(why);

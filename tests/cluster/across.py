@@ -11,10 +11,12 @@ Scenarios (each runs one job, or --runs of them, and checks it):
             on both nodes (exit 137, no survivor finishes)
   spawnhost MPI_Comm_spawn with the host info key starts the children on
             the node it names (cluster_fault spawnhost)
-  nodeloss  node ftn2 is lost once every rank is ready (--how cut: its
-            link goes down; --how daemon: its daemon is SIGKILLed): the
-            survivors learn of all its ranks' failure, shrink and finish;
-            ftmpirun exits 0 and names the lost node
+  nodeloss  node ftn2 (--lose) is lost once every rank is ready (--how
+            cut: its link goes down; --how daemon: its daemon is
+            SIGKILLed): the survivors learn of all its ranks' failure,
+            shrink and finish; ftmpirun exits 0 and names the lost node.
+            With --fanout 1 ftn2's daemon hangs below ftn1's: losing ftn1,
+            it reattaches to the head and its ranks go on
   headkill  ftmpirun itself is SIGKILLed while the ranks run (--runs N):
             no rank, daemon or /dev/shm region is left on any node
   respawn   examples/respawn at 8 ranks on 2 nodes survives 5 recoveries,
@@ -190,28 +192,35 @@ def spawnhost(args):
 
 
 def nodeloss(args):
-    proc = start(args, ["-n", "4", args.program, "nodeloss"])
+    lose = args.lose
+    env = {"FTMPI_LAUNCH_FANOUT": str(args.fanout)} if args.fanout else {}
+    proc = start(args, ["-n", "4", args.program, "nodeloss"], env)
     got, ready = lines_until(proc, r"^ready \d+ ftn[12]$", 4, time.monotonic() + 60)
     print("\n".join(got), flush=True)
     check(ready, "the ranks did not all get ready")
     cut = False
     try:
         if ready and args.how == "cut":
-            subprocess.run(["ip", "-n", "ftn2", "link", "set", "rig0", "down"], check=True)
+            subprocess.run(["ip", "-n", lose, "link", "set", "rig0", "down"], check=True)
             cut = True
         elif ready:
-            d = daemon_of("ftn2")
-            check(d is not None, "no daemon on ftn2")
+            d = daemon_of(lose)
+            check(d is not None, f"no daemon on {lose}")
             if d:
                 os.kill(d, signal.SIGKILL)
         rc, out, err = finish(proc, 60)
     finally:
         if cut:
-            subprocess.run(["ip", "-n", "ftn2", "link", "set", "rig0", "up"], check=True)
+            subprocess.run(["ip", "-n", lose, "link", "set", "rig0", "up"], check=True)
     check(rc == 0, f"exit status {rc}")
-    for r in (0, 1):
+    survivors, lost = ((0, 1), "2,3") if lose == "ftn2" else ((2, 3), "0,1")
+    for r in survivors:
         check(re.search(rf"^shrunk {r} size=2 sum=2 ", out, re.M), f"rank {r} did not shrink to the 2 survivors")
-    check(re.search(r"node ftn2 lost \(.*\): its processes 2,3 are failed", err), "ftmpirun did not name the lost node")
+    check(re.search(rf"node {lose} lost \(.*\): its processes {lost} are failed", err),
+          "ftmpirun did not name the lost node")
+    if args.fanout == 1 and lose == "ftn1":  # ftn2 hung below ftn1: it went on under the head
+        check(re.search(r"ftn2: lost the link to the daemon of ftn1 .*: attached to ftmpirun directly", err),
+              "ftn2 did not reattach to the head")
     no_leftovers("nodeloss")
 
 
@@ -270,6 +279,8 @@ def main():
     ap.add_argument("--how", choices=("cut", "daemon"), default="cut")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--np", type=int, default=8, help="latency: ranks")
+    ap.add_argument("--lose", choices=NODES, default="ftn2", help="nodeloss: the node lost")
+    ap.add_argument("--fanout", type=int, default=0, help="nodeloss: FTMPI_LAUNCH_FANOUT (1: ftn2 below ftn1)")
     ap.add_argument("scenario",
                     choices=("ring", "kill", "noft", "spawnhost", "nodeloss", "headkill", "respawn", "latency"))
     args = ap.parse_args()
