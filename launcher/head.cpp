@@ -78,8 +78,11 @@ std::string Head::where(int id) const {
 // with the job (the daemons' step must not hold them), no PMI for the
 // daemons themselves, and no binding (each daemon binds its ranks). srun is
 // in its own process group, so a terminal's ^C reaches the head alone, which
-// forwards it; it dies with the head (PR_SET_PDEATHSIG), and so do the
-// daemons then, whose link to the head breaks.
+// forwards it. When the head dies srun gets SIGTERM (PR_SET_PDEATHSIG),
+// which it passes to the daemons, as their links to the head break: each
+// kills its ranks and removes what they left within Slurm's KillWait
+// (SIGKILL, for srun, would have Slurm kill the daemons and their ranks
+// at once, before that).
 void Head::start_daemons() {
     net_.listen();
     std::string names, addrs;
@@ -119,6 +122,7 @@ void Head::start_daemons() {
     spec.stderr_fd = 2;
     spec.exec_error_msg = err.c_str();
     spec.pgid = 0;
+    spec.death_signal = SIGTERM;
     srun_ = spawn_child(spec);
 }
 

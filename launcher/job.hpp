@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sched.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include <optional>
@@ -77,9 +78,11 @@ struct SpawnSpec {
     // The process group to join: 0 starts a new one led by the child (whose
     // group id is then its pid), -1 stays in the launcher's.
     pid_t pgid = -1;
+    // What the child gets when the launcher dies (PR_SET_PDEATHSIG).
+    int death_signal = SIGKILL;
 };
 
-// Forks a child that dies with the launcher (PR_SET_PDEATHSIG=SIGKILL), joins
+// Forks a child that dies with the launcher (PR_SET_PDEATHSIG, spec.death_signal), joins
 // spec.pgid, has default signal dispositions and an empty signal mask, and
 // execs spec.path. Only async-signal-safe calls run in the child.
 //

@@ -424,6 +424,7 @@ void Runner::resync() {
 // Cut off from the job: this node's processes are failed for everyone else
 // already (or will be, when the head's heartbeat times out), so they end.
 void Runner::cut_off(const std::string &why) {
+    if (cut_off_) return;
     say(settings_.nodes[static_cast<size_t>(net_->self() - 1)] + ": " + why + ": ending this node's processes");
     cut_off_ = true;
     teardown_ = true;

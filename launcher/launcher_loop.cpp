@@ -109,6 +109,10 @@ void Runner::on_signalfd() {
             child = true;
             continue;
         }
+        if (net_) {  // a daemon: Slurm ends the step (scancel, srun gone), and kills what is left soon
+            cut_off("received " + signal_name(sig));
+            continue;
+        }
         teardown_ = true;
         const int send = term_signal(sig, term_signals_, forced_exit_);
         kill_all(send);
@@ -136,7 +140,12 @@ void Runner::loop() {
         // Leftovers die first: they may hold the ranks' output pipes open. (A
         // daemon's job may start processes here again until the head ends it.)
         const bool over = !net_ || exit_ordered_ || cut_off_;
-        if (live_ == 0 && over) end_leftovers();
+        if (live_ == 0 && over) {
+            // A daemon's regions go first: Slurm may kill it soon after the
+            // job ends (its step's KillWait), and leftovers take a while.
+            if (net_) remove_regions();
+            end_leftovers();
+        }
         bool pipes_open = false;
         for (const auto &f : fwd_) pipes_open |= f.open();
         if (net_ ? daemon_done(pipes_open) : live_ == 0 && !pipes_open) return;
