@@ -16,6 +16,7 @@
 
 #include "error.hpp"
 #include "job_spec.hpp"
+#include "journal.hpp"
 #include "launcher_internal.hpp"
 #include "runtime/auth.hpp"
 
@@ -98,6 +99,7 @@ struct Start {
     std::vector<Net::Delivery> early_attach;  // children that attached before we knew the tree
     bool assigned = false, attached = false;
     bool launched = false, ended = false;
+    std::uint64_t seen = 0;  // the last of the head's numbered frames
     JobSettings settings;
     NamespaceSpec ns;
 
@@ -113,13 +115,13 @@ struct Start {
         const int p = net->tree().parent(vertex);
         if (p == 0) {
             attached = true;
-            net->send(0, wire::Type::ready, wire::Writer{});
+            net->send(0, wire::Type::ready, Journal::unnumbered(wire::Writer{}));
         } else {
             std::string why;
             Link *l = net->connect_first(parent, p, kConnectTimeout, why);
             if (!l) throw LauncherError("cannot reach the parent daemon (" + why + ")");
             wire::Writer w;
-            w.u32(static_cast<std::uint32_t>(vertex));
+            w.u32(static_cast<std::uint32_t>(vertex)).u64(0);
             l->send({wire::Type::attach, 0, static_cast<std::uint32_t>(p), static_cast<std::uint32_t>(vertex)},
                     w.data());
         }
@@ -129,6 +131,9 @@ struct Start {
 
     void on_frame(Net::Delivery &d) {
         wire::Reader r(d.payload);
+        // the head's frames are numbered (the tree frame with 0)
+        if (d.via->peer >= 0 && d.header.src == 0 && d.header.type != wire::Type::attach && !Journal::fresh(r, seen))
+            return;
         if (d.via->peer < 0) {  // a child's new link
             if (d.header.type != wire::Type::attach) net->drop(d.via, "not an attach");
             else if (!assigned) early_attach.push_back(std::move(d));
@@ -142,7 +147,7 @@ struct Start {
         case wire::Type::attach:  // our parent took us: the head may hear from us through it
             if (assigned && !attached && d.via->peer == net->tree().parent(net->self())) {
                 attached = true;
-                net->send(0, wire::Type::ready, wire::Writer{});
+                net->send(0, wire::Type::ready, Journal::unnumbered(wire::Writer{}));
                 if (Link *head = net->link_to(0)) net->drop(head, "attached to the parent");
             }
             break;
@@ -164,13 +169,14 @@ struct Start {
 bool accept_attach(Net &net, Net::Delivery &d) {
     wire::Reader r(d.payload);
     const int v = static_cast<int>(r.u32());
+    r.u64();  // what it saw of the head's frames: for the head only
     if (!r.done() || v < 1 || net.tree().parent(v) != net.self()) {
         net.drop(d.via, "an attach from a vertex that is not our child");
         return false;
     }
     net.identify(d.via, v);
     wire::Writer w;
-    w.u32(static_cast<std::uint32_t>(net.self()));
+    w.u32(static_cast<std::uint32_t>(net.self())).u64(0);
     net.send(static_cast<std::uint32_t>(v), wire::Type::attach, w);
     return true;
 }
@@ -225,6 +231,7 @@ int run_daemon(const std::string &head) {
     o.program_path = s.ns.apps[0].path;
     o.argv = s.ns.apps[0].argv;
     detail::Runner runner(o, std::move(s.net), std::move(s.settings), std::move(s.ns), split(head));
+    runner.seen_before(s.seen);
     return runner.run();
 }
 

@@ -62,6 +62,9 @@ Head::Head(const Options &o, std::vector<AllocNode> nodes, std::vector<int> rank
     ready_.assign(v, false);
     started_.assign(v, false);
     lost_.assign(v, false);
+    seen_.assign(v, 0);
+    acked_.assign(v, 0);
+    they_have_.assign(v, 0);
 }
 
 Head::~Head() {
@@ -184,7 +187,7 @@ void Head::on_hello(Net::Delivery &d) {
         tw.u32(static_cast<std::uint32_t>(pa.size()));
         for (const auto &a : pa) tw.str(a);
         // On the daemon's own link to the head: it is not in the tree yet.
-        if (Link *l = net_.link_to(w)) l->send({wire::Type::tree, 0, wire::kUnassigned, 0}, tw.data());
+        if (Link *l = net_.link_to(w)) l->send({wire::Type::tree, 0, wire::kUnassigned, 0}, Journal::unnumbered(tw));
     }
 }
 
@@ -215,12 +218,12 @@ void Head::launch() {
     wire::Writer w;
     encode(w, settings_);
     encode(w, ns);
-    net_.flood(wire::Type::launch, w);
+    to_all(wire::Type::launch, w);
     stdin_open_ = ::fcntl(0, F_GETFD) >= 0;
     if (!stdin_open_) {  // process 0 reads the end of input at once
         wire::Writer eof;
         eof.bytes({});
-        net_.send(static_cast<std::uint32_t>(vertex_of_[0]), wire::Type::stdin_data, eof);
+        to(vertex_of_[0], wire::Type::stdin_data, eof);
     }
 }
 

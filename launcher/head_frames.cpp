@@ -11,6 +11,28 @@
 
 namespace ftmpi::launcher::detail {
 
+void Head::to(int vertex, wire::Type t, const wire::Writer &w) {
+    net_.send(static_cast<std::uint32_t>(vertex), t, journal_.stamp(static_cast<std::uint32_t>(vertex), t, w));
+}
+
+void Head::to_all(wire::Type t, const wire::Writer &w) { net_.flood(t, journal_.stamp(wire::kFlood, t, w)); }
+
+// Each daemon hears which of its frames came (so that it forgets them), and
+// the head forgets what every live daemon has.
+void Head::send_acks() {
+    std::uint64_t all_have = journal_.last();
+    for (int v = 1; v <= nodes(); ++v) {
+        if (lost_[static_cast<size_t>(v)]) continue;
+        all_have = std::min(all_have, they_have_[static_cast<size_t>(v)]);
+        if (seen_[static_cast<size_t>(v)] == acked_[static_cast<size_t>(v)]) continue;
+        wire::Writer w;
+        w.u64(seen_[static_cast<size_t>(v)]);
+        if (net_.send(static_cast<std::uint32_t>(v), wire::Type::ack, Journal::unnumbered(w)))
+            acked_[static_cast<size_t>(v)] = seen_[static_cast<size_t>(v)];
+    }
+    journal_.acked(all_have);
+}
+
 void Head::on_frame(Net::Delivery &d) {
     wire::Reader r(d.payload);
     const int from = d.via->peer >= 0 ? static_cast<int>(d.header.src) : -1;
@@ -21,7 +43,14 @@ void Head::on_frame(Net::Delivery &d) {
         return;
     }
     if (from < 1 || from > nodes()) return;
+    if (d.header.type == wire::Type::attach) return;                   // a parent's answer is not for the head
+    if (!Journal::fresh(r, seen_[static_cast<size_t>(from)])) return;  // seen (sent again after a reattach)
     switch (d.header.type) {
+    case wire::Type::ack: {
+        const std::uint64_t n = r.u64();
+        if (r.done()) they_have_[static_cast<size_t>(from)] = std::max(they_have_[static_cast<size_t>(from)], n);
+        break;
+    }
     case wire::Type::ready: ready_[static_cast<size_t>(from)] = true; break;
     case wire::Type::started: on_started(r, from); break;
     case wire::Type::io: on_io(r, from); break;
@@ -145,7 +174,7 @@ void Head::check_fences() {
         w.u64(it->first).u32(0);
         w.bytes({reinterpret_cast<const std::uint8_t *>(f.data.data()), f.data.size()});
         for (int v : f.from)
-            if (!lost_[static_cast<size_t>(v)]) net_.send(static_cast<std::uint32_t>(v), wire::Type::fence_down, w);
+            if (!lost_[static_cast<size_t>(v)]) to(v, wire::Type::fence_down, w);
         it = fences_.erase(it);
     }
 }

@@ -14,6 +14,7 @@
 #include "allocation.hpp"
 #include "job.hpp"
 #include "job_spec.hpp"
+#include "journal.hpp"
 #include "launcher_internal.hpp"
 #include "net.hpp"
 #include "options.hpp"
@@ -55,6 +56,10 @@ private:
     int timeout_ms(Clock::time_point now) const;
     void finish();
     // head_frames.cpp
+    // What the head sends: numbered and kept until acknowledged (journal.hpp).
+    void to(int vertex, wire::Type t, const wire::Writer &w);
+    void to_all(wire::Type t, const wire::Writer &w);
+    void send_acks();
     void on_frame(Net::Delivery &d);
     void on_io(wire::Reader &r, int vertex);
     void on_state(wire::Reader &r, int vertex);
@@ -113,6 +118,10 @@ private:
     // Children of a lost daemon, and when they are lost too unless they
     // reattached to the head by then.
     std::map<int, Clock::time_point> orphans_;
+    Journal journal_;                       // what the head sent, until every live daemon has it
+    std::vector<std::uint64_t> seen_;       // by vertex: the last of its numbered frames that came
+    std::vector<std::uint64_t> acked_;      // by vertex: the last of those acknowledged to it
+    std::vector<std::uint64_t> they_have_;  // by vertex: the last of the head's it acknowledged
     Clock::time_point next_tick_ = Clock::now();
 };
 

@@ -54,7 +54,10 @@ void Head::poll_once(int timeout) {
     if (pfds[0].revents) on_signalfd();
     if (want_stdin && pfds[1].revents) on_stdin();
     const auto now = Clock::now();
-    if (now >= next_tick_) next_tick_ = net_.tick(now, launch_period(), launch_silence(), lost);
+    if (now >= next_tick_) {
+        next_tick_ = net_.tick(now, launch_period(), launch_silence(), lost);
+        send_acks();
+    }
     for (auto &[v, why] : lost) on_lost(v, why);
     check_orphans(now);
 }
@@ -87,7 +90,7 @@ void Head::on_stdin() {
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
     wire::Writer w;
     w.bytes({reinterpret_cast<const std::uint8_t *>(buf), n > 0 ? static_cast<std::size_t>(n) : 0});
-    net_.send(static_cast<std::uint32_t>(vertex_of_[0]), wire::Type::stdin_data, w);
+    to(vertex_of_[0], wire::Type::stdin_data, w);
     if (n <= 0) stdin_open_ = false;
     else stdin_unacked_ += static_cast<std::size_t>(n);
 }
@@ -117,7 +120,7 @@ void Head::loop() {
 // still send (output drained after their processes ended) until their links
 // close, then waits for srun.
 void Head::finish() {
-    if (!exit_sent_) net_.flood(wire::Type::exit, wire::Writer{});
+    if (!exit_sent_) to_all(wire::Type::exit, wire::Writer{});
     exit_sent_ = true;
     const auto drain_until = Clock::now() + kDrainLimit;
     while (Clock::now() < drain_until) {

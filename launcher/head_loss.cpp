@@ -83,7 +83,7 @@ void Head::tell_failed(const std::vector<int> &ids) {
     for (int id : ids)
         w.u32(static_cast<std::uint32_t>(id))
             .u32(static_cast<std::uint32_t>(exit_code_of(procs_[static_cast<size_t>(id)].wait_status)));
-    net_.flood(wire::Type::proc_failed, w);
+    to_all(wire::Type::proc_failed, w);
     check_fences();
 }
 
@@ -117,7 +117,7 @@ void Head::on_lost(int v, const std::string &why) {
     net_.tree().lose(v);
     wire::Writer w;
     w.u32(static_cast<std::uint32_t>(v));
-    net_.flood(wire::Type::node_lost, w);
+    to_all(wire::Type::node_lost, w);
     for (auto &[base, sp] : spawns_) sp.waiting.erase(v);
     if (!teardown_ && !gone.empty()) {
         if (o_.ft) {
@@ -136,6 +136,7 @@ void Head::on_lost(int v, const std::string &why) {
 void Head::on_attach(Net::Delivery &d) {
     wire::Reader r(d.payload);
     const int v = static_cast<int>(r.u32());
+    const std::uint64_t had = r.u64();
     if (!r.done() || v < 1 || v > nodes() || lost_[static_cast<size_t>(v)] || exit_sent_) {
         net_.drop(d.via, "an attach the head refuses");
         return;
@@ -143,12 +144,21 @@ void Head::on_attach(Net::Delivery &d) {
     net_.identify(d.via, v);
     net_.tree().reparent(v, 0);
     orphans_.erase(v);
+    wire::Writer ack;
+    ack.u32(0).u64(0);
+    d.via->send({wire::Type::attach, 0, static_cast<std::uint32_t>(v), 0}, ack.data());
+    // What it and its subtree may have missed, in order, before anything new.
+    const auto below = [&](std::uint32_t w) {
+        if (w == wire::kFlood) return true;
+        for (int u = static_cast<int>(w); u > 0; u = net_.tree().parent(u))
+            if (u == v) return true;
+        return false;
+    };
+    for (const Journal::Entry &e : journal_.entries())
+        if (e.seq > had && below(e.dst)) d.via->send({e.type, 0, e.dst, 0}, e.payload);
     wire::Writer w;
     w.u32(static_cast<std::uint32_t>(v)).u32(0);
-    net_.flood(wire::Type::reparent, w);
-    wire::Writer ack;
-    ack.u32(0);
-    net_.send(static_cast<std::uint32_t>(v), wire::Type::attach, ack);
+    to_all(wire::Type::reparent, w);
 }
 
 void Head::check_orphans(Clock::time_point now) {
@@ -174,7 +184,7 @@ void Head::teardown(int sig) {
     wire::Writer w;
     w.u32(static_cast<std::uint32_t>(sig)).u8(1);
     wire::put_ids(w, {});
-    net_.flood(wire::Type::kill, w);
+    to_all(wire::Type::kill, w);
 }
 
 void Head::kill_procs(const std::vector<int> &ids, int sig) {
@@ -185,7 +195,7 @@ void Head::kill_procs(const std::vector<int> &ids, int sig) {
         wire::Writer w;
         w.u32(static_cast<std::uint32_t>(sig)).u8(0);
         wire::put_ids(w, list);
-        net_.send(static_cast<std::uint32_t>(v), wire::Type::kill, w);
+        to(v, wire::Type::kill, w);
     }
 }
 

@@ -32,7 +32,7 @@ void Head::refuse_spawn(int vertex, std::uint64_t tag, int status, const std::st
     say("spawn refused: " + why);
     wire::Writer w;
     w.u64(tag).u32(static_cast<std::uint32_t>(status)).u32(0);
-    net_.send(static_cast<std::uint32_t>(vertex), wire::Type::spawn_rep, w);
+    to(vertex, wire::Type::spawn_rep, w);
 }
 
 // Each new process's vertex: app a's on the nodes its `host` list names
@@ -140,7 +140,7 @@ void Head::on_spawn(wire::Reader &r, int vertex) {
     spawns_[base] = std::move(sp);
     wire::Writer w;
     encode(w, ns);
-    net_.flood(wire::Type::ns_add, w);
+    to_all(wire::Type::ns_add, w);
 }
 
 void Head::on_started(wire::Reader &r, int vertex) {
@@ -167,7 +167,7 @@ void Head::complete_spawns() {
         }
         wire::Writer w;
         w.u64(it->second.tag).u32(0).u32(static_cast<std::uint32_t>(it->first));
-        net_.send(static_cast<std::uint32_t>(it->second.requester), wire::Type::spawn_rep, w);
+        to(it->second.requester, wire::Type::spawn_rep, w);
         it = spawns_.erase(it);
     }
 }

@@ -37,7 +37,7 @@ std::uint64_t signature(std::vector<int> &ids) {
 }  // namespace
 
 void Runner::send_head(wire::Type t, const wire::Writer &w) {
-    if (!cut_off_) net_->send(0, t, w);
+    if (!cut_off_) net_->send(0, t, journal_.stamp(0, t, w));
 }
 
 int Runner::run_node() {
@@ -109,7 +109,6 @@ void Runner::start_namespace(const NamespaceSpec &ns) {
             .u32(static_cast<std::uint32_t>(ranks_[static_cast<size_t>(id)].pid));
     }
     local_count_ += static_cast<int>(mine.size());
-    bases_.push_back(ns.base);
     send_head(wire::Type::started, started);
 }
 
@@ -231,7 +230,13 @@ void Runner::on_frame(Net::Delivery &d) {
         return;
     }
     const int from = static_cast<int>(d.header.src);
+    if (from == 0 && d.header.type != wire::Type::attach && !Journal::fresh(r, seen_)) return;  // seen already
     switch (d.header.type) {
+    case wire::Type::ack: {
+        const std::uint64_t n = r.u64();
+        if (r.done() && from == 0) journal_.acked(n);
+        break;
+    }
     case wire::Type::kill: on_frame_kill(r); break;
     case wire::Type::proc_failed: on_frame_failed(r); break;
     case wire::Type::fence_down: on_frame_fence(r); break;
@@ -361,9 +366,9 @@ void Runner::on_net_lost(int v, const std::string &why) {
 }
 
 // The parent daemon is gone: hang on the head directly. What was on its way
-// through the parent may be lost, so the head hears again of every process
-// here and every fence this node waits in (it ignores what it knew); a
-// spawn or a direct-modex request sent on fails.
+// through the parent may be lost: the head sends again what this node (and
+// its subtree) did not see, and this node what the head did not
+// acknowledge (journal.hpp); a direct-modex request sent on fails.
 bool Runner::reattach(const std::string &why) {
     std::string err;
     Link *l = net_->connect_first(head_, 0, std::chrono::seconds(3), err);
@@ -371,54 +376,21 @@ bool Runner::reattach(const std::string &why) {
     say(settings_.nodes[static_cast<size_t>(net_->self() - 1)] + ": " + why + ": attached to ftmpirun directly");
     const int self = net_->self();
     wire::Writer w;
-    w.u32(static_cast<std::uint32_t>(self));
+    w.u32(static_cast<std::uint32_t>(self)).u64(seen_);
     l->send({wire::Type::attach, 0, 0, static_cast<std::uint32_t>(self)}, w.data());
     net_->tree().reparent(self, 0);
-    resync();
+    for (const Journal::Entry &e : journal_.entries())
+        l->send({e.type, 0, 0, static_cast<std::uint32_t>(self)}, e.payload);
+    // A direct-modex request may have died with the parent; its answer too.
+    for (auto it = asked_.begin(); it != asked_.end();) {
+        if (it->second.kind != Upcall::Kind::kDmodex) {
+            ++it;
+            continue;
+        }
+        it->second.reply(PMIX_ERR_UNREACH);
+        it = asked_.erase(it);
+    }
     return true;
-}
-
-void Runner::resync() {
-    for (size_t b = 0; b < bases_.size(); ++b) {
-        const int first = bases_[b], end = b + 1 < bases_.size() ? bases_[b + 1] : static_cast<int>(ranks_.size());
-        std::vector<int> here;
-        for (int id = first; id < end; ++id)
-            if (is_local(id)) here.push_back(id);
-        wire::Writer w;
-        w.u32(static_cast<std::uint32_t>(first)).u32(static_cast<std::uint32_t>(here.size()));
-        for (int id : here)
-            w.u32(static_cast<std::uint32_t>(id)).u32(static_cast<std::uint32_t>(ranks_[static_cast<size_t>(id)].pid));
-        send_head(wire::Type::started, w);
-    }
-    for (int id = 0; id < static_cast<int>(ranks_.size()); ++id) {
-        if (!is_local(id)) continue;
-        const RankState &st = ranks_[static_cast<size_t>(id)];
-        for (std::uint8_t what : {std::uint8_t{1}, std::uint8_t{2}})
-            if (what == 1 ? st.connected : st.finalized) {
-                wire::Writer w;
-                w.u32(static_cast<std::uint32_t>(id)).u8(what);
-                send_head(wire::Type::proc_state, w);
-            }
-        if (st.reaped) {
-            wire::Writer w;
-            w.u32(static_cast<std::uint32_t>(id)).u32(static_cast<std::uint32_t>(st.wait_status));
-            w.u8(
-                static_cast<std::uint8_t>((st.connected ? 1 : 0) | (st.finalized ? 2 : 0) | (st.killed_by_us ? 4 : 0)));
-            send_head(wire::Type::proc_exit, w);
-        }
-    }
-    for (const auto &[sig, q] : fences_)
-        for (const Upcall &u : q) {
-            std::vector<int> ids = u.targets;
-            signature(ids);
-            wire::Writer w;
-            w.u64(sig);
-            wire::put_ids(w, ids);
-            w.bytes({reinterpret_cast<const std::uint8_t *>(u.data.data()), u.data.size()});
-            send_head(wire::Type::fence_up, w);
-        }
-    for (auto &[tag, u] : asked_) u.reply(PMIX_ERR_UNREACH);
-    asked_.clear();
 }
 
 // Cut off from the job: this node's processes are failed for everyone else
@@ -439,6 +411,11 @@ void Runner::cut_off(const std::string &why) {
 
 void Runner::daemon_tick(Clock::time_point now) {
     if (now < next_tick_) return;
+    if (seen_ > acked_ && !cut_off_) {  // the head may forget what came
+        wire::Writer w;
+        w.u64(seen_);
+        if (net_->send(0, wire::Type::ack, Journal::unnumbered(w))) acked_ = seen_;
+    }
     std::vector<std::pair<int, std::string>> lost;
     next_tick_ = net_->tick(now, launch_period(), launch_silence(), lost);
     for (auto &[v, why] : lost) on_net_lost(v, why);

@@ -21,6 +21,7 @@
 #include "job.hpp"
 #include "job_guard.hpp"
 #include "job_spec.hpp"
+#include "journal.hpp"
 #include "net.hpp"
 #include "options.hpp"
 #include "pmix_server.hpp"
@@ -111,6 +112,8 @@ public:
         close_timeline();
     }
     int run();
+    // A daemon: the last of the head's numbered frames it saw before the launch.
+    void seen_before(std::uint64_t seq) { seen_ = seq; }
 
 private:
     void remove_regions();
@@ -154,7 +157,6 @@ private:
     void send_head(wire::Type t, const wire::Writer &w);
     void cut_off(const std::string &why);
     bool reattach(const std::string &why);
-    void resync();
     bool is_local(int id) const { return valid_rank(id) && vertex_of_[static_cast<size_t>(id)] == net_->self(); }
 
     const Options &o_;
@@ -211,11 +213,13 @@ private:
     std::vector<std::string> head_;
     std::vector<int> vertex_of_;                                      // by process id: its node's vertex
     int local_count_ = 0;                                             // processes started here so far
-    std::vector<int> bases_;                                          // the namespaces started here (their first ids)
     std::map<std::uint64_t, Upcall> asked_;                           // spawn and dmodex requests sent on, by tag
     std::map<std::uint64_t, std::deque<Upcall>> fences_;              // this node's fences, by signature
     std::map<std::uint64_t, std::pair<int, std::uint64_t>> serving_;  // dmodex for others: tag -> (vertex, theirs)
     std::uint64_t next_tag_ = 1;
+    Journal journal_;                              // what this daemon sent the head, until it acknowledges it
+    std::uint64_t seen_ = 0;                       // the last of the head's numbered frames that came
+    std::uint64_t acked_ = 0;                      // the last of those acknowledged to the head
     bool exit_ordered_ = false;                    // the head said the job is over
     bool cut_off_ = false;                         // the link to the head is gone
     std::optional<Clock::time_point> give_up_at_;  // end by then, whatever is left

@@ -259,17 +259,17 @@ std::string Net::iface_to(int vertex) const {
     return ftmpi::runtime::iface_towards(peer.sin_addr.s_addr);
 }
 
-bool Net::send(std::uint32_t dst, wire::Type t, const wire::Writer &w, std::uint8_t flags) {
+bool Net::send(std::uint32_t dst, wire::Type t, std::span<const std::uint8_t> payload) {
     const int hop = tree_.next_hop(self_, static_cast<int>(dst));
     Link *l = hop >= 0 && hop != self_ ? link_to(hop) : nullptr;
     if (!l) return false;
-    l->send({t, flags, dst, static_cast<std::uint32_t>(self_)}, w.data());
+    l->send({t, 0, dst, static_cast<std::uint32_t>(self_)}, payload);
     return true;
 }
 
-void Net::flood(wire::Type t, const wire::Writer &w, std::uint8_t flags) {
+void Net::flood(wire::Type t, std::span<const std::uint8_t> payload) {
     for (int n : tree_.flood_to(self_, -1))
-        if (Link *l = link_to(n)) l->send({t, flags, wire::kFlood, static_cast<std::uint32_t>(self_)}, w.data());
+        if (Link *l = link_to(n)) l->send({t, 0, wire::kFlood, static_cast<std::uint32_t>(self_)}, payload);
 }
 
 std::size_t Net::backlog() const {

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -78,9 +79,11 @@ public:
     std::string iface_to(int vertex) const;
 
     // Sends to vertex `dst` along the tree; false when there is no way now.
-    bool send(std::uint32_t dst, wire::Type t, const wire::Writer &w, std::uint8_t flags = 0);
+    bool send(std::uint32_t dst, wire::Type t, std::span<const std::uint8_t> payload);
+    bool send(std::uint32_t dst, wire::Type t, const wire::Writer &w) { return send(dst, t, w.data()); }
     // To every vertex (and not here).
-    void flood(wire::Type t, const wire::Writer &w, std::uint8_t flags = 0);
+    void flood(wire::Type t, std::span<const std::uint8_t> payload);
+    void flood(wire::Type t, const wire::Writer &w) { flood(t, w.data()); }
 
     int self() const { return self_; }
     Tree &tree() { return tree_; }

@@ -21,14 +21,16 @@
 namespace ftmpi::launcher::wire {
 
 // The frames, and their payloads (field by field; "ids" is a u32 count
-// then that many u32 process ids; h: the head, d: a daemon).
+// then that many u32 process ids; h: the head, d: a daemon). Every frame
+// from the head, and every frame to it, starts with a u64 sequence number
+// (journal.hpp), but hello and attach; the payloads below come after it.
 enum class Type : std::uint8_t {
     hello = 1,     // d -> h, on a new link: str node name, u32 pid, u32 n, n x str address (for children)
     tree,          // h -> d: u32 vertex, u32 nodes, u32 fanout, u32 n, n x str parent's address (none: the head)
-    attach,        // d -> its parent, on a new link: u32 vertex
+    attach,        // d -> its parent (answered in kind): u32 vertex, u64 the last of the head's frames it saw
     ready,         // d -> h: attached to its parent (empty)
     launch,        // h flood: JobSettings, NamespaceSpec (job_spec.hpp)
-    started,       // d -> h: u32 base, ids (of the namespace's processes it started)
+    started,       // d -> h: u32 base, u32 n, n x (u32 id, u32 pid): the namespace's processes it started
     io,            // d -> h: u32 id, u8 stream (1 stdout, 2 stderr), bytes (whole lines)
     stdin_data,    // h -> d of process 0: bytes (empty: end of input)
     stdin_credit,  // d -> h: u32 bytes written to process 0's stdin
@@ -44,12 +46,13 @@ enum class Type : std::uint8_t {
     spawn_req,  // d -> h: u64 tag, u32 requester id, u32 n, n x (str cmd, argv, env, str cwd, u32 maxprocs, str host)
     ns_add,     // h flood: NamespaceSpec of a spawned namespace
     spawn_rep,  // h -> d: u64 tag, u32 status, u32 base
-    node_lost,  // h flood: u32 vertex (Tree::lose)
+    node_lost,  // h flood: u32 vertex (Tree::lose); d -> h: u32 vertex (a child), str why
     reparent,   // h flood: u32 vertex, u32 new parent (Tree::reparent)
     heartbeat,  // either way on a quiet link (empty)
     exit,       // h flood: the job is over
+    ack,        // either way: u64 the last of the other end's numbered frames that came (journal.hpp)
 };
-inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(Type::exit);
+inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(Type::ack);
 
 inline constexpr std::uint32_t kHead = 0;
 inline constexpr std::uint32_t kFlood = 0xFFFFFFFFu;

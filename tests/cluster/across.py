@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""ftmpirun across the rig's nodes: `salloc -N 2 ftmpirun ...` (with_rig.sh).
+"""ftmpirun across the rig's nodes: `salloc -N 2 ftmpirun ...` (with_rig.sh;
+--nodes 3: the rig's three).
 
 usage: across.py --ftmpirun PATH SCENARIO [options]
 
 Scenarios (each runs one job, or --runs of them, and checks it):
-  ring      8 ranks, 4 per node: every rank's line, tagged with its node
+  ring      4 ranks per node: every rank's line, tagged with its node, and
+            each node's daemon binding its own
   kill      a rank on ftn2 dies (SIGKILL): the survivors get
             MPI_ERR_PROC_FAILED (cluster_fault PROGRAM MODE 3); exit 0
   noft      the same under --with-ft no: the first failure ends the job
@@ -15,8 +17,9 @@ Scenarios (each runs one job, or --runs of them, and checks it):
             cut: its link goes down; --how daemon: its daemon is
             SIGKILLed): the survivors learn of all its ranks' failure,
             shrink and finish; ftmpirun exits 0 and names the lost node.
-            With --fanout 1 ftn2's daemon hangs below ftn1's: losing ftn1,
-            it reattaches to the head and its ranks go on
+            With --fanout 1 the daemons form a chain below the head (ftn2's
+            below ftn1's, ftn3's below ftn2's): the one below the lost node
+            reattaches to the head and its ranks (and its subtree) go on
   headkill  ftmpirun itself is SIGKILLed while the ranks run (--runs N):
             no rank, daemon or /dev/shm region is left on any node
   respawn   examples/respawn at 8 ranks on 2 nodes survives 5 recoveries,
@@ -36,7 +39,7 @@ import subprocess
 import sys
 import time
 
-NODES = ("ftn1", "ftn2")
+NODES = ("ftn1", "ftn2", "ftn3")  # the rig's; a job uses the first --nodes
 failures = []
 
 
@@ -86,7 +89,7 @@ class Job:
         # node's rank r would sit on the same core, so that the ranks of two
         # "nodes" take turns there (a spinning receiver holds the core for a
         # whole time slice, 4 ms). Unbound, unless the test is of binding.
-        full = ["salloc", "-N", "2", "--quiet", args.ftmpirun] + ([] if bind else ["--bind-to", "none"]) + cmd
+        full = ["salloc", "-N", str(args.nodes), "--quiet", args.ftmpirun] + ([] if bind else ["--bind-to", "none"]) + cmd
         # FTMPI_YIELD=1: the ranks of both "nodes" share this machine's
         # cores, which a node's own count does not see.
         e = dict(os.environ, FTMPI_FT_TIMEOUT_MS="500", FTMPI_FT_PERIOD_MS="50", FTMPI_LAUNCH_TIMEOUT_MS="1500",
@@ -157,11 +160,12 @@ def no_leftovers(what, regions=()):
 
 
 def ring(args):
-    rc, out, err = finish(start(args, ["--tag-output", "--report-bindings", "-n", "8", args.program], bind=True), 60)
+    n = 4 * args.nodes
+    rc, out, err = finish(start(args, ["--tag-output", "--report-bindings", "-n", str(n), args.program], bind=True), 60)
     check(rc == 0, f"exit status {rc}")
-    for r in range(8):
+    for r in range(n):
         node = NODES[r // 4]
-        check(re.search(rf"^\[{node}:{r}\] rank {r} of 8 received token {r} ", out, re.M),
+        check(re.search(rf"^\[{node}:{r}\] rank {r} of {n} received token {r} ", out, re.M),
               f"no line of rank {r} from {node}")
         # each node's daemon binds its own ranks (to this machine's cores)
         check(re.search(rf"rank {r} on {node} bound to core \d+ ", err), f"rank {r} not bound on {node}")
@@ -192,10 +196,11 @@ def spawnhost(args):
 
 
 def nodeloss(args):
-    lose = args.lose
+    lose, per = args.lose, 2
+    n = per * args.nodes
     env = {"FTMPI_LAUNCH_FANOUT": str(args.fanout)} if args.fanout else {}
-    proc = start(args, ["-n", "4", args.program, "nodeloss"], env)
-    got, ready = lines_until(proc, r"^ready \d+ ftn[12]$", 4, time.monotonic() + 60)
+    proc = start(args, ["-n", str(n), args.program, "nodeloss"], env)
+    got, ready = lines_until(proc, r"^ready \d+ ftn\d$", n, time.monotonic() + 60)
     print("\n".join(got), flush=True)
     check(ready, "the ranks did not all get ready")
     cut = False
@@ -213,14 +218,18 @@ def nodeloss(args):
         if cut:
             subprocess.run(["ip", "-n", lose, "link", "set", "rig0", "up"], check=True)
     check(rc == 0, f"exit status {rc}")
-    survivors, lost = ((0, 1), "2,3") if lose == "ftn2" else ((2, 3), "0,1")
-    for r in survivors:
-        check(re.search(rf"^shrunk {r} size=2 sum=2 ", out, re.M), f"rank {r} did not shrink to the 2 survivors")
-    check(re.search(rf"node {lose} lost \(.*\): its processes {lost} are failed", err),
+    k = NODES.index(lose)
+    lost = list(range(per * k, per * (k + 1)))
+    for r in range(n):
+        if r not in lost:
+            check(re.search(rf"^shrunk {r} size={n - per} sum={n - per} ", out, re.M),
+                  f"rank {r} did not shrink to the {n - per} survivors")
+    check(re.search(rf"node {lose} lost \(.*\): its processes {','.join(map(str, lost))} are failed", err),
           "ftmpirun did not name the lost node")
-    if args.fanout == 1 and lose == "ftn1":  # ftn2 hung below ftn1: it went on under the head
-        check(re.search(r"ftn2: lost the link to the daemon of ftn1 .*: attached to ftmpirun directly", err),
-              "ftn2 did not reattach to the head")
+    if args.fanout == 1 and k + 1 < args.nodes:  # the next node hung below the lost one: it goes on under the head
+        nxt = NODES[k + 1]
+        check(re.search(rf"{nxt}: lost the link to the daemon of {lose} .*: attached to ftmpirun directly", err),
+              f"{nxt} did not reattach to the head")
     no_leftovers("nodeloss")
 
 
@@ -278,6 +287,7 @@ def main():
     ap.add_argument("--mode", default="p2p")
     ap.add_argument("--how", choices=("cut", "daemon"), default="cut")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--nodes", type=int, default=2, choices=(2, 3), help="the job's nodes (salloc -N)")
     ap.add_argument("--np", type=int, default=8, help="latency: ranks")
     ap.add_argument("--lose", choices=NODES, default="ftn2", help="nodeloss: the node lost")
     ap.add_argument("--fanout", type=int, default=0, help="nodeloss: FTMPI_LAUNCH_FANOUT (1: ftn2 below ftn1)")

@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
-# An emulated two-node Slurm cluster on this machine (issue 11, part 7).
+# An emulated three-node Slurm cluster on this machine.
 #
 #   rig.sh start        build it and wait until both nodes are idle
 #   rig.sh stop         kill every daemon it started, remove everything
 #   rig.sh status       0 when it is up (prints sinfo), 1 when it is not
 #   rig.sh run CMD...   runs CMD where srun reaches the controller (the
 #                       controller's namespace, SLURM_CONF set)
-#   rig.sh node N CMD.. runs CMD in node N's namespace (N = ftn1 | ftn2)
+#   rig.sh node N CMD.. runs CMD in node N's namespace (N = ftn1 | ftn2 | ftn3)
 #
-# Layout. A bridge (ftbr0, no address on the host) joins three network
+# Layout. A bridge (ftbr0, no address on the host) joins four network
 # namespaces by veth pairs; each namespace has one interface, rig0, with an
 # address in 10.213.47.0/24, a subnet used only here:
 #   ftctl  10.213.47.1   slurmctld, and srun (`rig.sh run`)
 #   ftn1   10.213.47.11  slurmd -N ftn1
 #   ftn2   10.213.47.12  slurmd -N ftn2
+#   ftn3   10.213.47.13  slurmd -N ftn3
 # Every Slurm socket therefore lives in a namespace made here; nothing binds
 # on the host's own interfaces, and no route leads out of the subnet.
 # Daemons start with `nsenter --net=` (`ip netns exec` remounts /sys, and
@@ -32,8 +33,8 @@ set -euo pipefail
 D=${FTMPI_RIG_DIR:-/tmp/ftmpi-rig}
 NET=10.213.47
 BR=ftbr0
-NODES=(ftn1 ftn2)
-declare -A ADDR=([ftctl]=$NET.1 [ftn1]=$NET.11 [ftn2]=$NET.12)
+NODES=(ftn1 ftn2 ftn3)
+declare -A ADDR=([ftctl]=$NET.1 [ftn1]=$NET.11 [ftn2]=$NET.12 [ftn3]=$NET.13)
 NSDIR=/var/run/netns
 RANKS_PER_NODE=${FTMPI_RIG_CPUS:-4}
 
@@ -105,7 +106,8 @@ SlurmctldDebug=info
 SlurmdDebug=info
 NodeName=ftn1 NodeAddr=${ADDR[ftn1]} CPUs=$RANKS_PER_NODE RealMemory=1000 State=UNKNOWN
 NodeName=ftn2 NodeAddr=${ADDR[ftn2]} CPUs=$RANKS_PER_NODE RealMemory=1000 State=UNKNOWN
-PartitionName=rig Nodes=ftn1,ftn2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+NodeName=ftn3 NodeAddr=${ADDR[ftn3]} CPUs=$RANKS_PER_NODE RealMemory=1000 State=UNKNOWN
+PartitionName=rig Nodes=ftn1,ftn2,ftn3 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
   mkdir -p "$D/pmix/$name"
   echo "PMIxCliTmpDirBase=$D/pmix/$name" >"$dir/mpi.conf"
@@ -185,7 +187,7 @@ stop() {
     ip netns del "$ns" 2>/dev/null || true
   done
   local i
-  for i in 0 1 2; do ip link del "ftv$i" 2>/dev/null || true; done
+  for i in 0 1 2 3; do ip link del "ftv$i" 2>/dev/null || true; done
   ip link del $BR 2>/dev/null || true
   rm -rf "$D"
 }

@@ -27,7 +27,7 @@ rc=$?
 # other than the Slurm daemons.
 leftovers() {
   local ns pid comm
-  for ns in ftn1 ftn2; do
+  for ns in ftn1 ftn2 ftn3; do
     for pid in $(ip netns pids "$ns" 2>/dev/null); do
       comm=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
       [[ $comm == slurmd || $comm == slurmstepd ]] || echo "$ns:$pid:$comm"

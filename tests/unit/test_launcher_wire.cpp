@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "launcher/job_spec.hpp"
+#include "launcher/journal.hpp"
 #include "launcher/link.hpp"
 #include "launcher/tree.hpp"
 #include "launcher/wire.hpp"
@@ -232,4 +233,34 @@ TEST_CASE("links: another session's key never opens") {
     }
     CHECK_FALSE(alive);
     CHECK(got.empty());
+}
+
+TEST_CASE("the journal: numbered, kept until acknowledged, and seen frames dropped") {
+    Journal j;
+    wire::Writer a, b;
+    a.u32(7);
+    b.str("x");
+    const auto pa = j.stamp(wire::kFlood, wire::Type::proc_failed, a);
+    const auto pb = j.stamp(3, wire::Type::kill, b);
+    REQUIRE(j.entries().size() == 2);
+    CHECK((j.entries()[0].seq == 1 && j.entries()[1].seq == 2 && j.entries()[1].dst == 3 && j.last() == 2));
+    std::uint64_t seen = 0;
+    wire::Reader ra(pa), rb(pb), again(pa);
+    CHECK(Journal::fresh(ra, seen));
+    CHECK(ra.u32() == 7);
+    CHECK(Journal::fresh(rb, seen));
+    CHECK(rb.str() == "x");
+    CHECK(seen == 2);
+    CHECK_FALSE(Journal::fresh(again, seen));  // sent again after a reattach: dropped
+    const auto un = Journal::unnumbered(a);    // never deduplicated
+    for (int i = 0; i < 2; ++i) {
+        wire::Reader ru(un);
+        CHECK(Journal::fresh(ru, seen));
+    }
+    j.acked(1);
+    REQUIRE(j.entries().size() == 1);
+    CHECK(j.entries()[0].seq == 2);
+    j.acked(5);
+    CHECK(j.entries().empty());
+    CHECK(j.last() == 2);  // numbers go on
 }
