@@ -207,7 +207,7 @@ int run_daemon(const std::string &head) {
         const auto left =
             std::min<long>(std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count(),
                            std::max<long>(1, std::chrono::ceil<std::chrono::milliseconds>(next_tick - now).count()));
-        if (::poll(pfds.data(), pfds.size(), static_cast<int>(left)) < 0 && errno != EINTR)
+        if (::poll(pfds.data(), pfds.size(), s.net->ready() ? 0 : static_cast<int>(left)) < 0 && errno != EINTR)
             throw LauncherError(std::string("poll: ") + std::strerror(errno));
         std::vector<Net::Delivery> got;
         std::vector<std::pair<int, std::string>> lost;

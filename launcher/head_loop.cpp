@@ -44,7 +44,7 @@ void Head::poll_once(int timeout) {
         stdin_open_ && stdin_unacked_ < kStdinWindow && !procs_.empty() && !procs_[0].reaped && !teardown_;
     if (want_stdin) pfds.push_back({0, POLLIN, 0});
     net_.add_fds(pfds);
-    const int due = timeout_ms(Clock::now());  // heartbeats, deadlines
+    const int due = net_.ready() ? 0 : timeout_ms(Clock::now());  // frames waiting, heartbeats, deadlines
     const int n = ::poll(pfds.data(), pfds.size(), timeout < 0 ? due : std::min(timeout, due));
     if (n < 0 && errno != EINTR) throw LauncherError(std::string("poll: ") + std::strerror(errno));
     std::vector<Net::Delivery> mine;

@@ -176,7 +176,7 @@ void Runner::loop() {
             owner.resize(pfds.size(), -5);  // the daemon's links (Net::on_poll)
         }
 
-        int n = ::poll(pfds.data(), pfds.size(), timeout_ms(Clock::now()));
+        int n = ::poll(pfds.data(), pfds.size(), net_ && net_->ready() ? 0 : timeout_ms(Clock::now()));
         if (n < 0 && errno != EINTR) throw LauncherError(std::string("poll: ") + std::strerror(errno));
 
         // Upcalls first: a finalize must be recorded before that rank's exit is

@@ -151,6 +151,8 @@ void Net::add_fds(std::vector<pollfd> &pfds) {
 
 void Net::on_poll(const std::vector<pollfd> &pfds, std::vector<Delivery> &mine,
                   std::vector<std::pair<int, std::string>> &lost) {
+    for (auto &d : late_) route(std::move(d), mine);
+    late_.clear();
     std::size_t at = first_;
     if (listen_fd_ >= 0 && at < pfds.size()) {
         if (pfds[at].revents & POLLIN) accept_all();
@@ -176,8 +178,9 @@ void Net::take_lost(std::vector<std::pair<int, std::string>> &lost) {
 void Net::route(Delivery &&d, std::vector<Delivery> &mine) {
     const wire::Header &h = d.header;
     if (h.type == wire::Type::heartbeat) return;  // heard_ is all it is for
-    if (d.via->peer < 0) {                        // not identified yet: for the owner to judge, never passed on
-        mine.push_back(std::move(d));
+    if (d.via->peer < 0) {                        // not identified yet: its hello or attach is for the owner to judge
+        if (h.type == wire::Type::hello || h.type == wire::Type::attach) mine.push_back(std::move(d));
+        else held_[d.via].push_back(std::move(d));  // what came behind it, until identify()
         return;
     }
     if (h.dst == wire::kFlood) {
@@ -228,10 +231,20 @@ void Net::identify(Link *l, int vertex) {
     }
     links_[vertex] = std::move(*it);
     unknown_.erase(it);
+    // What came behind its hello or attach: passed on now, or ours at the next on_poll.
+    if (auto h = held_.find(l); h != held_.end()) {
+        for (auto &d : h->second) {
+            if (d.header.dst == static_cast<std::uint32_t>(self_) || d.header.dst == wire::kFlood)
+                late_.push_back(std::move(d));
+            else forward(d.header, d.payload, tree_.next_hop(self_, static_cast<int>(d.header.dst)));
+        }
+        held_.erase(h);
+    }
 }
 
 void Net::drop(Link *l, const std::string &why) {
     l->close(why);
+    held_.erase(l);
     for (auto it = links_.begin(); it != links_.end(); ++it)
         if (it->second.get() == l) {
             lost_.emplace_back(it->first, l->why());

@@ -3,9 +3,10 @@
 //
 // Frames addressed to another vertex are passed on toward it by the tree
 // (tree.hpp); floods (wire::kFlood) go to every tree neighbour but the one
-// they came from, and are delivered here too. Links that arrive before they
-// are known (accepted, no hello yet) deliver only to this vertex, until the
-// owner names their vertex (identify). Every link is watched: a vertex sends
+// they came from, and are delivered here too. A link that arrives before
+// it is known (accepted) delivers its hello or attach to the owner, and
+// holds what comes behind it until the owner names its vertex (identify):
+// then it is passed on or delivered as on any link. Every link is watched: a vertex sends
 // a heartbeat on a link that has been quiet for a period, and a link silent
 // for the timeout is dropped as lost. Main thread only; no blocking call
 // but connect_first (start-up).
@@ -62,6 +63,8 @@ public:
     // through, and returns what is for this vertex. Vertices whose links
     // broke (or went silent, see tick) go to `lost`, with why.
     void add_fds(std::vector<pollfd> &pfds);
+    // Frames for this vertex wait (they came behind an attach): poll without blocking.
+    bool ready() const { return !late_.empty(); }
     void on_poll(const std::vector<pollfd> &pfds, std::vector<Delivery> &mine,
                  std::vector<std::pair<int, std::string>> &lost);
     // Heartbeats and silence: sends one on links quiet for `period`, drops
@@ -110,6 +113,8 @@ private:
     std::vector<Link *> polled_;                     // add_fds's links, in order, after the listener
     std::size_t first_ = 0;                          // where add_fds put the first of ours
     std::vector<std::pair<int, std::string>> lost_;  // identified links dropped, not reported yet
+    std::map<Link *, std::vector<Delivery>> held_;   // frames behind a hello or attach, before identify
+    std::vector<Delivery> late_;                     // of those, ours: delivered by the next on_poll
 };
 
 }  // namespace ftmpi::launcher

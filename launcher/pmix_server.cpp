@@ -480,7 +480,9 @@ void PmixServer::register_job(int base, const std::vector<int> &appnums, int uni
     across.bytes = layout ? const_cast<char *>(layout->iface.c_str()) : nullptr;
     across.size = layout ? layout->iface.size() + 1 : 0;
     if (layout) {
-        PMIX_INFO_LOAD(&info.p[k++], "ftmpi.across", &across, PMIX_BYTE_OBJECT);
+        // Several nodes: even a namespace all on one of them may connect to
+        // the others' processes (one node's job has no use for the network).
+        if (layout->names.size() > 1) PMIX_INFO_LOAD(&info.p[k++], "ftmpi.across", &across, PMIX_BYTE_OBJECT);
         const Maps m = maps_of(*layout, np);
         load_regex(info.p[k++], PMIX_NODE_MAP, m.nodes, false);
         load_regex(info.p[k++], PMIX_PROC_MAP, m.procs, true);
