@@ -293,7 +293,7 @@ def main():
     ap.add_argument("--how", choices=("cut", "daemon"), default="cut")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--nodes", type=int, default=2, choices=(2, 3), help="the job's nodes (salloc -N)")
-    ap.add_argument("--np", type=int, default=8, help="latency: ranks")
+    ap.add_argument("--np", type=int, default=4, help="latency: ranks (dealt over the nodes)")
     ap.add_argument("--lose", choices=NODES, default="ftn2", help="nodeloss: the node lost")
     ap.add_argument("--fanout", type=int, default=0, help="nodeloss: FTMPI_LAUNCH_FANOUT (1: ftn2 below ftn1)")
     ap.add_argument("scenario",
