@@ -184,7 +184,8 @@ bool accept_attach(Net &net, Net::Delivery &d) {
 int run_daemon(const std::string &head) {
     forget_daemon_step();
     Start s;
-    s.net = std::make_unique<Net>(take_key(), static_cast<int>(wire::kUnassigned), Tree(0, 1));
+    const std::string key = take_key();
+    s.net = std::make_unique<Net>(key, static_cast<int>(wire::kUnassigned), Tree(0, 1));
     s.net->listen();
     std::string why;
     Link *up = s.net->connect_first(split(head), 0, kConnectTimeout, why);
@@ -220,6 +221,7 @@ int run_daemon(const std::string &head) {
             if (to_parent && !(s.attached && v == 0)) throw LauncherError("lost the link to ftmpirun (" + w + ")");
         }
     }
+    s.settings.secret = universe_secret(key);
     Options o;
     o.np = s.ns.size();
     o.bind = s.settings.bind;

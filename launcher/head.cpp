@@ -193,8 +193,6 @@ void Head::on_hello(Net::Delivery &d) {
 
 void Head::launch() {
     settings_.nspace = "ftmpi." + std::to_string(::getpid());
-    const auto d = auth::hmac(auth::bytes(key_), {auth::bytes("ftmpi universe secret", 21)});
-    settings_.secret.assign(d.begin(), d.end());
     for (const AllocNode &n : nodes_) settings_.nodes.push_back(n.name);
     settings_.env = job_env_extras(o_);
     settings_.bind = o_.bind;

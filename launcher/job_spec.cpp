@@ -1,6 +1,7 @@
 // The job as the head describes it to its daemons (job_spec.hpp).
 #include "job_spec.hpp"
 
+#include "runtime/auth.hpp"
 #include "runtime/process_manager.hpp"
 
 namespace ftmpi::launcher {
@@ -23,8 +24,14 @@ bool get_list(wire::Reader &r, std::vector<std::string> &v) {
 
 }  // namespace
 
+std::string universe_secret(const std::string &session_key) {
+    const auto d = ftmpi::runtime::auth::hmac(ftmpi::runtime::auth::bytes(session_key),
+                                              {ftmpi::runtime::auth::bytes("ftmpi universe secret", 21)});
+    return std::string(d.begin(), d.end());
+}
+
 void encode(wire::Writer &w, const JobSettings &s) {
-    w.str(s.nspace).str(s.secret);
+    w.str(s.nspace);
     put_list(w, s.nodes);
     put_list(w, s.env);
     w.u8(static_cast<std::uint8_t>(s.bind)).u8(static_cast<std::uint8_t>(s.map)).u32(static_cast<std::uint32_t>(s.pe));
@@ -33,7 +40,6 @@ void encode(wire::Writer &w, const JobSettings &s) {
 
 bool decode(wire::Reader &r, JobSettings &s) {
     s.nspace = r.str();
-    s.secret = r.str();
     if (!get_list(r, s.nodes) || !get_list(r, s.env)) return false;
     const std::uint8_t bind = r.u8(), map = r.u8();
     const std::uint32_t pe = r.u32();

@@ -18,7 +18,7 @@ namespace ftmpi::launcher {
 
 struct JobSettings {
     std::string nspace;              // the first namespace ("ftmpi.<head's pid>")
-    std::string secret;              // the universe's (runtime/auth.hpp)
+    std::string secret;              // the universe's (runtime/auth.hpp): not sent, each end derives it
     std::vector<std::string> nodes;  // node names; vertex v is nodes[v - 1]
     std::vector<std::string> env;    // NAME=value for every process (ftmpirun's additions)
     BindPolicy bind = BindPolicy::kDefault;
@@ -41,6 +41,10 @@ struct NamespaceSpec {
     std::vector<App> apps;
     int size() const { return static_cast<int>(node.size()); }
 };
+
+// The universe's secret of a job whose head and daemons share `session_key`
+// (so that it never crosses the network).
+std::string universe_secret(const std::string &session_key);
 
 void encode(wire::Writer &w, const JobSettings &s);
 void encode(wire::Writer &w, const NamespaceSpec &ns);

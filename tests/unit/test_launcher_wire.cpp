@@ -170,8 +170,12 @@ TEST_CASE("job specs: encoded, decoded, and refused when malformed") {
     REQUIRE(decode(r, s2));
     REQUIRE(decode(r, ns2, 2));
     CHECK(r.done());
-    CHECK((s2.nspace == s.nspace && s2.secret == s.secret && s2.nodes == s.nodes && s2.env == s.env &&
-           s2.bind == BindPolicy::kNone && s2.pe == 2 && s2.universe_size == 8));
+    CHECK(s2.secret.empty());  // never sent: the daemons derive it (universe_secret)
+    CHECK(universe_secret(std::string(32, 'k')) == universe_secret(std::string(32, 'k')));
+    CHECK(universe_secret(std::string(32, 'k')).size() == 32);
+    CHECK(universe_secret(std::string(32, 'k')) != universe_secret(std::string(32, 'q')));
+    CHECK((s2.nspace == s.nspace && s2.nodes == s.nodes && s2.env == s.env && s2.bind == BindPolicy::kNone &&
+           s2.pe == 2 && s2.universe_size == 8));
     CHECK((ns2.base == 4 && ns2.node == ns.node && ns2.app == ns.app && ns2.apps.size() == 2 &&
            ns2.apps[1].argv == ns.apps[1].argv && ns2.apps[1].env == ns.apps[1].env && ns2.apps[0].cwd == "/tmp"));
     // a node out of range, a program index out of range, a relative path, a truncation: refused
