@@ -74,17 +74,6 @@ void forget_daemon_step() {
     for (const std::string &n : step) ::unsetenv(n.c_str());
 }
 
-std::vector<std::string> split(const std::string &s) {
-    std::vector<std::string> out;
-    std::size_t at = 0;
-    while (at < s.size()) {
-        const std::size_t c = s.find(',', at);
-        out.push_back(s.substr(at, c == std::string::npos ? std::string::npos : c - at));
-        if (c == std::string::npos) break;
-        at = c + 1;
-    }
-    return out;
-}
 
 std::string node_name() {
     if (const char *n = std::getenv("SLURMD_NODENAME")) return n;
@@ -188,7 +177,7 @@ int run_daemon(const std::string &head) {
     s.net = std::make_unique<Net>(key, static_cast<int>(wire::kUnassigned), Tree(0, 1));
     s.net->listen();
     std::string why;
-    Link *up = s.net->connect_first(split(head), 0, kConnectTimeout, why);
+    Link *up = s.net->connect_first(detail::split_list(head, ','), 0, kConnectTimeout, why);
     if (!up) throw LauncherError("cannot reach ftmpirun's head (" + why + ")");
     wire::Writer hello;
     hello.str(node_name()).u32(static_cast<std::uint32_t>(::getpid()));
@@ -232,7 +221,7 @@ int run_daemon(const std::string &head) {
     o.wdir = s.ns.apps[0].cwd;
     o.program_path = s.ns.apps[0].path;
     o.argv = s.ns.apps[0].argv;
-    detail::Runner runner(o, std::move(s.net), std::move(s.settings), std::move(s.ns), split(head));
+    detail::Runner runner(o, std::move(s.net), std::move(s.settings), std::move(s.ns), detail::split_list(head, ','));
     runner.seen_before(s.seen);
     return runner.run();
 }

@@ -195,6 +195,9 @@ void Head::launch() {
     settings_.nspace = "ftmpi." + std::to_string(::getpid());
     for (const AllocNode &n : nodes_) settings_.nodes.push_back(n.name);
     settings_.env = job_env_extras(o_);
+    std::vector<std::string> env;
+    for (char **e = environ; e && *e; ++e) env.emplace_back(*e);
+    ft_timeout_ = ranks_ft_timeout(env, settings_.env);
     settings_.bind = o_.bind;
     settings_.map = o_.map;
     settings_.pe = o_.pe;

@@ -104,6 +104,7 @@ void Head::on_state(wire::Reader &r, int vertex) {
     RankState &st = procs_[static_cast<size_t>(id)];
     if (what == 1) st.connected = true;
     if (what == 2) st.finalized = true;
+    if (what == 3 || what == 4) st.stopped = what == 3;
     if (what == 1) check_unstarted();
 }
 

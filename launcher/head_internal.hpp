@@ -18,6 +18,7 @@
 #include "launcher_internal.hpp"
 #include "net.hpp"
 #include "options.hpp"
+#include "stopped.hpp"
 
 namespace ftmpi::launcher::detail {
 
@@ -79,6 +80,7 @@ private:
     void on_lost(int vertex, const std::string &why);
     void on_attach(Net::Delivery &d);
     void check_orphans(Clock::time_point now);
+    void check_stopped(Clock::time_point now);
     void teardown(int sig);
     void kill_procs(const std::vector<int> &ids, int sig);
     void check_unstarted();
@@ -118,6 +120,11 @@ private:
     // Children of a lost daemon, and when they are lost too unless they
     // reattached to the head by then.
     std::map<int, Clock::time_point> orphans_;
+    // Stopped processes that no detector watches (stopped.hpp), as the
+    // daemons report them, and the ranks' detector timeout.
+    StopWatch stops_;
+    std::optional<Clock::time_point> stopped_check_;
+    std::chrono::milliseconds ft_timeout_{1000};
     Journal journal_;                       // what the head sent, until every live daemon has it
     std::vector<std::uint64_t> seen_;       // by vertex: the last of its numbered frames that came
     std::vector<std::uint64_t> acked_;      // by vertex: the last of those acknowledged to it

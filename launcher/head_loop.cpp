@@ -20,17 +20,16 @@
 namespace ftmpi::launcher::detail {
 namespace {
 
-constexpr auto kEscalateAfter = std::chrono::seconds(5);  // SIGINT/SIGTERM -> SIGKILL
-constexpr std::size_t kStdinWindow = 64 * 1024;           // stdin bytes on their way to process 0
-constexpr auto kDrainLimit = std::chrono::seconds(10);    // daemons finishing after `exit`
-constexpr auto kSrunGrace = std::chrono::seconds(2);      // srun after its daemons, before SIGTERM, then SIGKILL
+constexpr std::size_t kStdinWindow = 64 * 1024;         // stdin bytes on their way to process 0
+constexpr auto kDrainLimit = std::chrono::seconds(10);  // daemons finishing after `exit`
+constexpr auto kSrunGrace = std::chrono::seconds(2);    // srun after its daemons, before SIGTERM, then SIGKILL
 
 
 }  // namespace
 
 int Head::timeout_ms(Clock::time_point now) const {
     Clock::time_point next = next_tick_;
-    for (const auto &d : {timeout_at_, escalate_at_})
+    for (const auto &d : {timeout_at_, escalate_at_, stopped_check_})
         if (d && *d < next) next = *d;
     for (const auto &[c, when] : orphans_) next = std::min(next, when);
     if (next <= now) return 0;
@@ -60,6 +59,7 @@ void Head::poll_once(int timeout) {
     }
     for (auto &[v, why] : lost) on_lost(v, why);
     check_orphans(now);
+    if (!stopped_check_ || now >= *stopped_check_) check_stopped(now);
 }
 
 void Head::on_signalfd() {

@@ -161,6 +161,25 @@ void Head::on_attach(Net::Delivery &d) {
     to_all(wire::Type::reparent, w);
 }
 
+// As a one-node launcher does (Runner::check_stopped), over every node.
+void Head::check_stopped(Clock::time_point now) {
+    stopped_check_.reset();
+    if (!o_.ft || teardown_ || procs_.empty()) {
+        stops_.reset();
+        return;
+    }
+    const auto stopped = [this](int id) { return procs_[static_cast<size_t>(id)].stopped; };
+    const bool spawned = procs_.size() > static_cast<size_t>(o_.np);
+    const StopWatch::Verdict v = stops_.check(procs_, stopped, spawned, ft_timeout_, now);
+    for (int id : v.stranded) say(where(id) + " is stopped and every other rank has ended: killing it");
+    for (int id : v.lone)
+        say(where(id) +
+            " is stopped and so is every other live process of its job, so no failure detector watches it: killing it");
+    kill_procs(v.stranded, SIGKILL);
+    kill_procs(v.lone, SIGKILL);
+    stopped_check_ = v.next;
+}
+
 void Head::check_orphans(Clock::time_point now) {
     for (auto it = orphans_.begin(); it != orphans_.end();) {
         const int c = it->first;

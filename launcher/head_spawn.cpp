@@ -11,23 +11,6 @@
 #include "runtime/process_manager.hpp"
 
 namespace ftmpi::launcher::detail {
-namespace {
-
-std::vector<std::string> split(const std::string &s, char sep) {
-    std::vector<std::string> out;
-    std::size_t at = 0;
-    while (at <= s.size()) {
-        const std::size_t next = s.find(sep, at);
-        std::string item = s.substr(at, next == std::string::npos ? std::string::npos : next - at);
-        if (!item.empty()) out.push_back(item);
-        if (next == std::string::npos) break;
-        at = next + 1;
-    }
-    return out;
-}
-
-}  // namespace
-
 void Head::refuse_spawn(int vertex, std::uint64_t tag, int status, const std::string &why) {
     say("spawn refused: " + why);
     wire::Writer w;
@@ -46,7 +29,7 @@ std::vector<int> Head::place(const std::vector<int> &counts, const std::vector<s
     std::vector<int> out;
     for (size_t a = 0; a < counts.size(); ++a) {
         std::vector<int> allowed;
-        for (const std::string &h : split(hosts[a], ',')) {
+        for (const std::string &h : split_list(hosts[a], ',')) {
             int v = 0;
             for (int w = 1; w <= nodes() && v == 0; ++w)
                 if (node_name(w) == h || node_name(w) == h.substr(0, h.find('.'))) v = w;

@@ -22,6 +22,7 @@ struct RankState {
     bool failed = false;        // valid once reaped, see rank_failed()
     bool killed_by_us = false;  // the launcher signalled it while tearing the job down
     bool lost = false;          // ftmpirun across nodes: its node was lost (failed, status SIGKILL)
+    bool stopped = false;       // across nodes: stopped (SIGSTOP), as its daemon last said
 };
 
 // Shell-style code of a wait status: the exit code, or 128 + signal number.

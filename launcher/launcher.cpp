@@ -167,6 +167,19 @@ void timeline_finish(const std::string &path) {
     if (fd >= 0) ::close(fd);
 }
 
+std::vector<std::string> split_list(const std::string &s, char sep) {
+    std::vector<std::string> out;
+    std::size_t at = 0;
+    while (at <= s.size()) {
+        const std::size_t next = s.find(sep, at);
+        std::string item = s.substr(at, next == std::string::npos ? std::string::npos : next - at);
+        if (!item.empty()) out.push_back(std::move(item));
+        if (next == std::string::npos) break;
+        at = next + 1;
+    }
+    return out;
+}
+
 int term_signal(int sig, int &count, std::optional<int> &forced_exit) {
     ++count;
     if (!forced_exit) forced_exit = 128 + sig;  // the shell's convention: 130, 143

@@ -18,6 +18,7 @@
 #include "launcher_internal.hpp"
 #include "pmix_server.hpp"
 #include "runtime/config.hpp"
+#include "runtime/shm_names.hpp"
 
 namespace ftmpi::launcher::detail {
 namespace {
@@ -411,6 +412,17 @@ void Runner::cut_off(const std::string &why) {
 
 void Runner::daemon_tick(Clock::time_point now) {
     if (now < next_tick_) return;
+    // Which processes here are stopped: the head watches those no detector does (stopped.hpp).
+    for (int id = 0; id < static_cast<int>(ranks_.size()) && !cut_off_; ++id) {
+        RankState &st = ranks_[static_cast<size_t>(id)];
+        if (!is_local(id) || st.reaped || st.pid <= 0) continue;
+        const bool s = ftmpi::runtime::process_state(st.pid) == 'T';
+        if (s == st.stopped) continue;
+        st.stopped = s;
+        wire::Writer w;
+        w.u32(static_cast<std::uint32_t>(id)).u8(s ? 3 : 4);
+        send_head(wire::Type::proc_state, w);
+    }
     if (seen_ > acked_ && !cut_off_) {  // the head may forget what came
         wire::Writer w;
         w.u64(seen_);

@@ -16,8 +16,6 @@
 namespace ftmpi::launcher::detail {
 namespace {
 
-constexpr auto kStrandedPoll = std::chrono::milliseconds(100);  // check_stranded
-constexpr auto kStoppedPoll = std::chrono::milliseconds(250);   // check_lone_stopped, while no one is watched
 
 // "rank R (pid P) exited with code C" or "rank R (pid P) killed by signal N (SIGX)".
 std::string rank_end(int r, const RankState &st) {
@@ -94,79 +92,29 @@ void Runner::check_unstarted() {
     kill_all(SIGKILL);
 }
 
-// A fault-tolerant job whose other ranks have ended (finalized, or failed)
-// while the ranks still there are stopped (SIGSTOP, not a debugger's trace stop) can never
-// end: the failure detectors that would have found them left with the
-// others. After the detector's timeout (FTMPI_FT_TIMEOUT_MS as the ranks
-// got it, -x included) they are killed as failed processes.
-void Runner::check_stranded(Clock::time_point now) {
-    stranded_check_.reset();
+// Stopped ranks that no failure detector watches (stopped.hpp): killed as
+// failed processes after the ranks' detector timeout (FTMPI_FT_TIMEOUT_MS as
+// they got it, -x included). Across nodes the head does it.
+void Runner::check_stopped(Clock::time_point now) {
+    stopped_check_.reset();
     if (!o_.ft || teardown_ || live_ == 0 || net_) {
-        stranded_since_.reset();
+        stops_.reset();
         return;
     }
-    bool someone_left = false, all_stopped = true;
-    for (const RankState &st : ranks_) {
-        if (st.reaped) someone_left = true;
-        else all_stopped = all_stopped && st.pid > 0 && ftmpi::runtime::process_state(st.pid) == 'T';
-    }
-    if (!someone_left || !all_stopped) {
-        stranded_since_.reset();
-        if (someone_left) stranded_check_ = now + kStrandedPoll;  // look again while others are finished
-        return;
-    }
-    if (!stranded_since_) stranded_since_ = now;
-    if (now - *stranded_since_ < ft_timeout_) {
-        stranded_check_ = now + kStrandedPoll;
-        return;
-    }
-    stranded_since_.reset();
-    for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
-        if (ranks_[static_cast<size_t>(r)].reaped) continue;
+    const auto stopped = [this](int id) {
+        return ftmpi::runtime::process_state(ranks_[static_cast<size_t>(id)].pid) == 'T';
+    };
+    const StopWatch::Verdict v = stops_.check(ranks_, stopped, !job_sizes_.empty(), ft_timeout_, now);
+    for (int r : v.stranded) {
         say(label(r, ranks_[static_cast<size_t>(r)]) + " is stopped and every other rank has ended: killing it");
         kill_rank(r, SIGKILL, false);
     }
-}
-
-// The ranks' detector watches the processes of one namespace. When every
-// live process of a namespace is stopped (SIGSTOP) while a process of another
-// namespace still runs (a spawned process alone in its job, or the last
-// child left after its siblings gave up the connection to their parents, or
-// parents stopped while their children run), nothing would ever find them,
-// and every process that waits for them would wait for ever. ftmpirun does
-// the detector's job: stopped for the ranks' detector timeout, they are
-// killed as failed processes (spec 000 §17.3: a stopped process is
-// excluded), which every process then hears of.
-void Runner::check_lone_stopped(Clock::time_point now) {
-    lone_check_.reset();
-    if (!o_.ft || teardown_ || job_sizes_.empty() || net_) return;
-    std::unordered_map<int, bool> all_stopped;  // namespace (first id) -> every live process is stopped
-    std::vector<std::pair<int, bool>> live;     // id, stopped
-    bool someone_runs = false;
-    for (int id = 0; id < static_cast<int>(ranks_.size()); ++id) {
-        const RankState &st = ranks_[static_cast<size_t>(id)];
-        if (st.reaped || st.pid <= 0) continue;
-        const bool is_stopped = ftmpi::runtime::process_state(st.pid) == 'T';
-        someone_runs = someone_runs || !is_stopped;
-        live.emplace_back(id, is_stopped);
-        all_stopped.try_emplace(st.base, true).first->second &= is_stopped;
-    }
-    bool watching = false;
-    for (const auto &[id, is_stopped] : live) {
-        if (!is_stopped || !all_stopped[ranks_[static_cast<size_t>(id)].base]) {
-            lone_stopped_since_.erase(id);
-            continue;
-        }
-        watching = true;  // a namespace all stopped cannot run anyone: someone_runs is another namespace's
-        auto [it, fresh] = lone_stopped_since_.emplace(id, now);
-        if (fresh || now - it->second < ft_timeout_ || !someone_runs) continue;
-        lone_stopped_since_.erase(it);
+    for (int id : v.lone) {
         say(label(id, ranks_[static_cast<size_t>(id)]) +
             " is stopped and so is every other live process of its job, so no failure detector watches it: killing it");
         kill_rank(id, SIGKILL, false);
     }
-    // A process may stop at any time: look again soon while one is watched, less often otherwise.
-    if (!live.empty()) lone_check_ = now + (watching ? kStrandedPoll : kStoppedPoll);
+    stopped_check_ = v.next;
 }
 
 void Runner::kill_rank(int r, int sig, bool teardown) {

@@ -25,6 +25,7 @@
 #include "net.hpp"
 #include "options.hpp"
 #include "pmix_server.hpp"
+#include "stopped.hpp"
 #include "runtime/config.hpp"
 #include "upcall_queue.hpp"
 
@@ -33,6 +34,9 @@ namespace ftmpi::launcher {
 // (FTMPI_LAUNCHER, -x, fault tolerance, error handler, timeline); warns of
 // a -x variable that is not set.
 std::vector<std::string> job_env_extras(const Options &o);
+// The failure detectors' timeout the ranks get (FTMPI_FT_TIMEOUT_MS in
+// `env`, then `extra`, the last setting winning; else its default).
+std::chrono::milliseconds ranks_ft_timeout(const std::vector<std::string> &env, const std::vector<std::string> &extra);
 }  // namespace ftmpi::launcher
 
 namespace ftmpi::launcher::detail {
@@ -53,6 +57,12 @@ int term_signal(int sig, int &count, std::optional<int> &forced_exit);
 // The program MPI_Comm_spawn's `cmd` names, run in `cwd` (empty: the job's
 // `job_wdir`), as an absolute path; throws UsageError when there is none.
 std::string resolve_spawned(const std::string &cmd, const std::string &cwd, const std::string &job_wdir);
+
+// SIGINT/SIGTERM to ftmpirun are followed by SIGKILL to the ranks this much later.
+inline constexpr auto kEscalateAfter = std::chrono::seconds(5);
+
+// The non-empty items of a `sep`-separated list.
+std::vector<std::string> split_list(const std::string &s, char sep);
 
 inline void say(const std::string &line) { write_all(2, "ftmpirun: " + line + "\n"); }
 
@@ -132,8 +142,7 @@ private:
     void on_signalfd();
     void reap();
     void on_rank_exit(int r);
-    void check_stranded(Clock::time_point now);
-    void check_lone_stopped(Clock::time_point now);
+    void check_stopped(Clock::time_point now);
     void check_unstarted();
     void kill_rank(int r, int sig, bool teardown);
     void kill_all(int sig);
@@ -183,14 +192,9 @@ private:
     // ftmpirun's exit code then, whatever the ranks did.
     std::optional<int> forced_exit_;
     std::optional<Clock::time_point> timeout_at_, escalate_at_, drain_until_;
-    // Every rank still there is stopped while another finalized and left
-    // (check_stranded): since then, and when to look again.
-    std::optional<Clock::time_point> stranded_since_, stranded_check_;
-    // Stopped processes of a namespace whose live processes are all stopped
-    // (no heartbeat ring watches them): since when each has been seen stopped,
-    // and when to look again.
-    std::unordered_map<int, Clock::time_point> lone_stopped_since_;
-    std::optional<Clock::time_point> lone_check_;
+    // Stopped ranks that no detector watches (stopped.hpp), and when to look again.
+    StopWatch stops_;
+    std::optional<Clock::time_point> stopped_check_;
     std::unordered_map<int, int> job_sizes_;  // spawned namespaces: first id -> size
     // Tests (FTMPI_TEST_UNANSWERED_KILLS set): kill requests are held, never
     // carried out and answered only when the job is over, as by a launcher

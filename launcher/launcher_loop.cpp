@@ -23,8 +23,7 @@
 namespace ftmpi::launcher::detail {
 namespace {
 
-constexpr auto kEscalateAfter = std::chrono::seconds(5);  // SIGINT/SIGTERM -> SIGKILL
-constexpr auto kDrainGrace = std::chrono::seconds(1);     // pipes held by grandchildren
+constexpr auto kDrainGrace = std::chrono::seconds(1);  // pipes held by grandchildren
 
 }  // namespace
 
@@ -124,7 +123,7 @@ void Runner::on_signalfd() {
 
 int Runner::timeout_ms(Clock::time_point now) const {
     std::optional<Clock::time_point> next;
-    for (const auto &d : {timeout_at_, escalate_at_, drain_until_, stranded_check_, lone_check_, give_up_at_})
+    for (const auto &d : {timeout_at_, escalate_at_, drain_until_, stopped_check_, give_up_at_})
         if (d && (!next || *d < *next)) next = d;
     if (net_ && (!next || next_tick_ < *next)) next = next_tick_;
     if (!next) return -1;
@@ -223,8 +222,7 @@ void Runner::loop() {
         if (drain_until_ && now >= *drain_until_) {
             for (auto &f : fwd_) f.drain_and_close();  // grandchildren keep the pipes open
         }
-        check_stranded(now);
-        check_lone_stopped(now);
+        check_stopped(now);
     }
 }
 

@@ -18,6 +18,7 @@
 #include "job_guard.hpp"
 #include "launcher_internal.hpp"
 #include "pmix_server.hpp"
+#include "runtime/config.hpp"
 
 extern char **environ;
 
@@ -65,13 +66,7 @@ struct CStrings {
 void Runner::prepare_env() {
     for (char **e = environ; e && *e; ++e) env_base_.emplace_back(*e);
     if (extra_.empty()) extra_ = job_env_extras(o_);
-    // What the ranks' detectors will use (the last setting wins), for check_stranded.
-    for (const auto *list : {&env_base_, &extra_})
-        for (const std::string &kv : *list)
-            if (kv.rfind("FTMPI_FT_TIMEOUT_MS=", 0) == 0) {
-                const long ms = std::strtol(kv.c_str() + std::strlen("FTMPI_FT_TIMEOUT_MS="), nullptr, 10);
-                if (ms > 0) ft_timeout_ = std::chrono::milliseconds(ms);
-            }
+    ft_timeout_ = ranks_ft_timeout(env_base_, extra_);  // for check_stopped
 }
 
 // Forks process `id`: rank `rank` of the `size` processes of the namespace
@@ -165,6 +160,17 @@ void Runner::spawn_all(const BindingPlan &plan) {
 }  // namespace ftmpi::launcher::detail
 
 namespace ftmpi::launcher {
+
+std::chrono::milliseconds ranks_ft_timeout(const std::vector<std::string> &env, const std::vector<std::string> &extra) {
+    std::chrono::milliseconds t{ftmpi::runtime::Config{}.FT_TIMEOUT_MS};
+    for (const auto *list : {&env, &extra})  // the last setting wins
+        for (const std::string &kv : *list)
+            if (kv.rfind("FTMPI_FT_TIMEOUT_MS=", 0) == 0) {
+                const long ms = std::strtol(kv.c_str() + std::strlen("FTMPI_FT_TIMEOUT_MS="), nullptr, 10);
+                if (ms > 0) t = std::chrono::milliseconds(ms);
+            }
+    return t;
+}
 
 std::vector<std::string> job_env_extras(const Options &o) {
     std::vector<std::string> extra;

@@ -28,7 +28,7 @@ void Upcall::reply(pmix_status_t st, const std::string &nspace) {
 }
 
 namespace {
-void free_blob(void *p) { std::free(p); }
+void free_reply_blob(void *p) { std::free(p); }
 }  // namespace
 
 void Upcall::reply_data(pmix_status_t st, const std::vector<char> &blob) {
@@ -36,7 +36,7 @@ void Upcall::reply_data(pmix_status_t st, const std::vector<char> &blob) {
     char *copy = blob.empty() ? nullptr : static_cast<char *>(std::malloc(blob.size()));
     if (!blob.empty() && copy == nullptr) st = PMIX_ERR_NOMEM;
     if (copy) std::memcpy(copy, blob.data(), blob.size());
-    modex_cb(st, copy, copy ? blob.size() : 0, cbdata, copy ? free_blob : nullptr, copy);
+    modex_cb(st, copy, copy ? blob.size() : 0, cbdata, copy ? free_reply_blob : nullptr, copy);
     modex_cb = nullptr;
 }
 

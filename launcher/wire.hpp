@@ -34,7 +34,7 @@ enum class Type : std::uint8_t {
     io,            // d -> h: u32 id, u8 stream (1 stdout, 2 stderr), bytes (whole lines)
     stdin_data,    // h -> d of process 0: bytes (empty: end of input)
     stdin_credit,  // d -> h: u32 bytes written to process 0's stdin
-    proc_state,    // d -> h: u32 id, u8 (1 connected to PMIx, 2 finalized)
+    proc_state,    // d -> h: u32 id, u8 (1 connected to PMIx, 2 finalized, 3 stopped, 4 running again)
     proc_exit,     // d -> h: u32 id, u32 wait status, u8 flags (1 connected, 2 finalized, 4 killed by ftmpirun)
     proc_failed,   // h flood: u32 n, n x (u32 id, u32 exit code): tell every local client
     kill,          // -> d: u32 signal, u8 teardown, ids (none: every process of that daemon)

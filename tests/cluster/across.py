@@ -11,6 +11,9 @@ Scenarios (each runs one job, or --runs of them, and checks it):
             MPI_ERR_PROC_FAILED (cluster_fault PROGRAM MODE 3); exit 0
   noft      the same under --with-ft no: the first failure ends the job
             on both nodes (exit 137, no survivor finishes)
+  stranded  rank 1 (ftn2) stops itself (SIGSTOP) and rank 0 finalizes and
+            leaves: no detector is left to find it, so ftmpirun kills it
+            (tests/launcher/pmix_client)
   spawnhost MPI_Comm_spawn with the host info key starts the children on
             the node it names (cluster_fault spawnhost)
   nodeloss  node ftn2 (--lose) is lost once every rank is ready (--how
@@ -191,6 +194,16 @@ def noft(args):
     no_leftovers("noft")
 
 
+def stranded(args):
+    env = {"FTMPI_FT_TIMEOUT_MS": "300"}
+    rc, out, err = finish(start(args, ["--map-by", "node", "-n", "2", args.program, "init", "@1:kill:19",
+                                       "finalize", "exit:0"], env), 60)
+    check(rc == 0, f"exit status {rc}")
+    check(re.search(r"rank 1 \(pid \d+ on ftn2\) is stopped and every other rank has ended: killing it", err),
+          "the stopped rank was not found")
+    no_leftovers("stranded")
+
+
 def spawnhost(args):
     rc, out, err = finish(start(args, ["-n", "2", args.program, "spawnhost"]), 60)
     check(rc == 0, f"exit status {rc}")
@@ -296,8 +309,8 @@ def main():
     ap.add_argument("--np", type=int, default=4, help="latency: ranks (dealt over the nodes)")
     ap.add_argument("--lose", choices=NODES, default="ftn2", help="nodeloss: the node lost")
     ap.add_argument("--fanout", type=int, default=0, help="nodeloss: FTMPI_LAUNCH_FANOUT (1: ftn2 below ftn1)")
-    ap.add_argument("scenario",
-                    choices=("ring", "kill", "noft", "spawnhost", "nodeloss", "headkill", "respawn", "latency"))
+    ap.add_argument("scenario", choices=("ring", "kill", "noft", "stranded", "spawnhost", "nodeloss", "headkill",
+                                         "respawn", "latency"))
     args = ap.parse_args()
     globals()[args.scenario](args)
     if failures:

@@ -17,6 +17,7 @@
 #include "launcher/job_spec.hpp"
 #include "launcher/journal.hpp"
 #include "launcher/link.hpp"
+#include "launcher/stopped.hpp"
 #include "launcher/tree.hpp"
 #include "launcher/wire.hpp"
 
@@ -267,4 +268,45 @@ TEST_CASE("the journal: numbered, kept until acknowledged, and seen frames dropp
     j.acked(5);
     CHECK(j.entries().empty());
     CHECK(j.last() == 2);  // numbers go on
+}
+
+TEST_CASE("stopped processes no detector watches: stranded and lone") {
+    using C = StopWatch::Clock;
+    const auto t0 = C::now();
+    const std::chrono::milliseconds timeout(300);
+    std::vector<RankState> p(3);
+    for (int i = 0; i < 3; ++i) p[static_cast<size_t>(i)].pid = 100 + i, p[static_cast<size_t>(i)].rank = i;
+    std::vector<bool> stopped(3, false);
+    const auto is_stopped = [&](int id) { return static_cast<bool>(stopped[static_cast<size_t>(id)]); };
+    StopWatch w;
+    // all running: nothing, and no need to look again while nobody left (no spawn)
+    auto v = w.check(p, is_stopped, false, timeout, t0);
+    CHECK((v.stranded.empty() && v.lone.empty() && !v.next));
+    // rank 0 left, 1 and 2 stopped: stranded once the timeout has passed
+    p[0].reaped = true;
+    stopped[1] = stopped[2] = true;
+    v = w.check(p, is_stopped, false, timeout, t0);
+    CHECK((v.stranded.empty() && v.next));
+    v = w.check(p, is_stopped, false, timeout, t0 + std::chrono::milliseconds(200));
+    CHECK(v.stranded.empty());
+    v = w.check(p, is_stopped, false, timeout, t0 + std::chrono::milliseconds(301));
+    CHECK(v.stranded == std::vector<int>{1, 2});
+    // one of them runs again: the clock starts over
+    StopWatch w2;
+    w2.check(p, is_stopped, false, timeout, t0);
+    stopped[2] = false;
+    v = w2.check(p, is_stopped, false, timeout, t0 + std::chrono::milliseconds(400));
+    CHECK(v.stranded.empty());
+    // a spawned namespace (process 3) all stopped while the job's rank 2 runs: lone after the timeout
+    p[0].reaped = false;
+    stopped = {false, false, false, true};
+    RankState child;
+    child.base = 3;
+    child.pid = 200;
+    p.push_back(child);
+    StopWatch w3;
+    v = w3.check(p, is_stopped, true, timeout, t0);
+    CHECK((v.lone.empty() && v.next));
+    v = w3.check(p, is_stopped, true, timeout, t0 + std::chrono::milliseconds(301));
+    CHECK((v.lone == std::vector<int>{3} && v.stranded.empty()));
 }
