@@ -81,16 +81,17 @@ std::string Head::where(int id) const {
 // with the job (the daemons' step must not hold them), no PMI for the
 // daemons themselves, and no binding (each daemon binds its ranks). srun is
 // in its own process group, so a terminal's ^C reaches the head alone, which
-// forwards it. When the head dies srun gets SIGTERM (PR_SET_PDEATHSIG),
-// which it passes to the daemons, as their links to the head break: each
-// kills its ranks and removes what they left within Slurm's KillWait
-// (SIGKILL, for srun, would have Slurm kill the daemons and their ranks
-// at once, before that).
+// forwards it. srun does not die with the head: the daemons, whose links
+// to the head break, kill their ranks, remove what they left and exit, and
+// srun then ends. (Signalled, srun would have Slurm SIGKILL the daemons
+// and everything of theirs at once: srun answers SIGTERM by forcing the
+// step's end, and a daemon killed before it cleaned up leaves its ranks'
+// shared memory behind.)
 void Head::start_daemons() {
     net_.listen();
     std::string names, addrs;
     for (const AllocNode &n : nodes_) names += (names.empty() ? "" : ",") + n.name;
-    for (const std::string &a : net_.addresses()) addrs += (addrs.empty() ? "" : ",") + a;
+    for (const std::string &a : net_.addresses(nodes_.front().name)) addrs += (addrs.empty() ? "" : ",") + a;
     const std::string k = std::to_string(nodes_.size());
     std::vector<std::string> args = {"srun",
                                      "--overlap",
@@ -125,7 +126,7 @@ void Head::start_daemons() {
     spec.stderr_fd = 2;
     spec.exec_error_msg = err.c_str();
     spec.pgid = 0;
-    spec.death_signal = SIGTERM;
+    spec.death_signal = 0;
     srun_ = spawn_child(spec);
 }
 

@@ -64,6 +64,7 @@ void Head::on_frame(Net::Delivery &d) {
     case wire::Type::abort: on_abort(r); break;
     case wire::Type::fence_up: on_fence(r, from); break;
     case wire::Type::spawn_req: on_spawn(r, from); break;
+    case wire::Type::name_req: on_names(r, from); break;
     case wire::Type::node_lost: {
         const int v = static_cast<int>(r.u32());
         const std::string why = r.str();
@@ -143,6 +144,25 @@ void Head::on_abort(wire::Reader &r) {
     for (int t : targets)
         if (valid_id(t)) ids.push_back(t);
     kill_procs(ids, SIGKILL);
+}
+
+// MPI_Publish_name, MPI_Lookup_name, MPI_Unpublish_name across nodes: the
+// job's one store is here.
+void Head::on_names(wire::Reader &r, int vertex) {
+    const std::uint64_t tag = r.u64();
+    const auto op = static_cast<name_service::Op>(r.u8());
+    const std::uint32_t n = r.u32();
+    name_service::Names names, found;
+    for (std::uint32_t i = 0; i < n && i < 4096 && r.ok(); ++i) {
+        std::string k = r.str(), v = r.str();
+        names.emplace_back(std::move(k), std::move(v));
+    }
+    if (!r.done()) return;
+    const pmix_status_t st = names_.serve(op, names, found);
+    wire::Writer w;
+    w.u64(tag).u32(static_cast<std::uint32_t>(st)).u32(static_cast<std::uint32_t>(found.size()));
+    for (const auto &[k, v] : found) w.str(k).str(v);
+    to(vertex, wire::Type::name_rep, w);
 }
 
 // A node's part of a fence: done once every node that still has a live

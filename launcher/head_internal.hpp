@@ -18,6 +18,7 @@
 #include "launcher_internal.hpp"
 #include "net.hpp"
 #include "options.hpp"
+#include "pmix_names.hpp"
 #include "stopped.hpp"
 
 namespace ftmpi::launcher::detail {
@@ -68,6 +69,7 @@ private:
     void on_abort(wire::Reader &r);
     void on_fence(wire::Reader &r, int vertex);
     void check_fences();
+    void on_names(wire::Reader &r, int vertex);
     // head_spawn.cpp
     void on_spawn(wire::Reader &r, int vertex);
     void on_started(wire::Reader &r, int vertex);
@@ -122,6 +124,7 @@ private:
     std::map<int, Clock::time_point> orphans_;
     // Stopped processes that no detector watches (stopped.hpp), as the
     // daemons report them, and the ranks' detector timeout.
+    name_service::Store names_;  // the job's published names
     StopWatch stops_;
     std::optional<Clock::time_point> stopped_check_;
     std::chrono::milliseconds ft_timeout_{1000};

@@ -137,8 +137,10 @@ pid_t spawn_child(const SpawnSpec &s) {
     }
 
     // Child: async-signal-safe calls only (the launcher has PMIx threads).
-    ::prctl(PR_SET_PDEATHSIG, s.death_signal);
-    if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
+    if (s.death_signal != 0) {
+        ::prctl(PR_SET_PDEATHSIG, s.death_signal);
+        if (::getppid() != parent) ::_exit(127);  // the launcher died before prctl took effect
+    }
     if (::dup2(s.stdin_fd, 0) < 0 || ::dup2(s.stdout_fd, 1) < 0 || ::dup2(s.stderr_fd, 2) < 0) ::_exit(127);
     if (s.pgid >= 0 && ::setpgid(0, s.pgid) != 0) {
         static constexpr char msg[] = "ftmpirun: a rank could not join the job's process group\n";

@@ -79,7 +79,7 @@ struct SpawnSpec {
     // The process group to join: 0 starts a new one led by the child (whose
     // group id is then its pid), -1 stays in the launcher's.
     pid_t pgid = -1;
-    // What the child gets when the launcher dies (PR_SET_PDEATHSIG).
+    // What the child gets when the launcher dies (PR_SET_PDEATHSIG; 0: nothing).
     int death_signal = SIGKILL;
 };
 

@@ -16,6 +16,7 @@
 #include "daemon.hpp"
 #include "error.hpp"
 #include "launcher_internal.hpp"
+#include "pmix_names.hpp"
 #include "pmix_server.hpp"
 #include "runtime/config.hpp"
 #include "runtime/shm_names.hpp"
@@ -196,6 +197,15 @@ bool Runner::daemon_upcall(Upcall &u) {
         asked_.emplace(tag, std::move(u));
         return true;
     }
+    case Upcall::Kind::kNames: {
+        const std::uint64_t tag = next_tag_++;
+        wire::Writer w;
+        w.u64(tag).u8(static_cast<std::uint8_t>(u.status)).u32(static_cast<std::uint32_t>(u.names.size()));
+        for (const auto &[k, v] : u.names) w.str(k).str(v);
+        send_head(wire::Type::name_req, w);
+        asked_.emplace(tag, std::move(u));
+        return true;
+    }
     case Upcall::Kind::kDmodexData: {
         auto it = serving_.find(u.tag);
         if (it == serving_.end()) return true;
@@ -244,6 +254,7 @@ void Runner::on_frame(Net::Delivery &d) {
     case wire::Type::dmodex_req: on_frame_dmodex(r, from, false); break;
     case wire::Type::dmodex_rep: on_frame_dmodex(r, from, true); break;
     case wire::Type::spawn_rep: on_frame_spawned(r); break;
+    case wire::Type::name_rep: on_frame_names(r); break;
     case wire::Type::ns_add: {
         NamespaceSpec ns;
         if (decode(r, ns, static_cast<int>(settings_.nodes.size())) && r.done() &&
@@ -335,6 +346,27 @@ void Runner::on_frame_dmodex(wire::Reader &r, int from, bool reply) {
     wire::Writer w;
     w.u64(tag).u32(static_cast<std::uint32_t>(PMIX_ERR_NOT_FOUND)).bytes({});
     net_->send(static_cast<std::uint32_t>(from), wire::Type::dmodex_rep, w);
+}
+
+// The head's answer to a name-service request.
+void Runner::on_frame_names(wire::Reader &r) {
+    const std::uint64_t tag = r.u64();
+    const int status = static_cast<int>(r.u32());
+    const std::uint32_t n = r.u32();
+    name_service::Names found;
+    for (std::uint32_t i = 0; i < n && i < 4096 && r.ok(); ++i) {
+        std::string k = r.str(), v = r.str();
+        found.emplace_back(std::move(k), std::move(v));
+    }
+    auto it = asked_.find(tag);
+    if (!r.done() || it == asked_.end() || it->second.kind != Upcall::Kind::kNames) return;
+    Upcall &u = it->second;
+    if (u.lookup_cb) {
+        name_service::answer_lookup(u.lookup_cb, u.cbdata, status, found);
+        u.lookup_cb = nullptr;
+    }
+    u.reply(status);
+    asked_.erase(it);
 }
 
 void Runner::on_frame_spawned(wire::Reader &r) {

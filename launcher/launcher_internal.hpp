@@ -162,6 +162,7 @@ private:
     void on_frame_fence(wire::Reader &r);
     void on_frame_dmodex(wire::Reader &r, int from, bool reply);
     void on_frame_spawned(wire::Reader &r);
+    void on_frame_names(wire::Reader &r);
     void on_net_lost(int vertex, const std::string &why);
     void send_head(wire::Type t, const wire::Writer &w);
     void cut_off(const std::string &why);

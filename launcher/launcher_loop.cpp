@@ -77,7 +77,8 @@ void Runner::on_upcall(Upcall &u) {
         break;
     case Upcall::Kind::kFence:  // a daemon's only (daemon_upcall)
     case Upcall::Kind::kDmodex:
-    case Upcall::Kind::kDmodexData: u.reply(PMIX_ERR_NOT_SUPPORTED); break;
+    case Upcall::Kind::kDmodexData:
+    case Upcall::Kind::kNames: u.reply(PMIX_ERR_NOT_SUPPORTED); break;
     }
 }
 

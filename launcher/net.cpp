@@ -2,6 +2,8 @@
 #include "net.hpp"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netdb.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -91,9 +93,29 @@ void Net::listen() {
     port_ = ntohs(a.sin_port);
 }
 
-std::vector<std::string> Net::addresses() const {
+std::vector<std::string> Net::addresses(const std::string &toward) const {
     std::vector<std::string> out;
     std::vector<in_addr_t> ips = ftmpi::runtime::node_addresses();
+    // The address of the interface this node reaches `toward` by comes first
+    // (a daemon tries them in turn, each for a while).
+    addrinfo hints{}, *found = nullptr;
+    hints.ai_family = AF_INET;
+    if (!toward.empty() && ::getaddrinfo(toward.c_str(), nullptr, &hints, &found) == 0 && found != nullptr) {
+        const in_addr_t peer = reinterpret_cast<const sockaddr_in *>(found->ai_addr)->sin_addr.s_addr;
+        ::freeaddrinfo(found);
+        const std::string iface = ftmpi::runtime::iface_towards(peer);
+        ifaddrs *list = nullptr;
+        if (!iface.empty() && ::getifaddrs(&list) == 0) {
+            for (ifaddrs *i = list; i != nullptr; i = i->ifa_next)
+                if (i->ifa_addr != nullptr && i->ifa_addr->sa_family == AF_INET && iface == i->ifa_name) {
+                    const in_addr_t mine = reinterpret_cast<const sockaddr_in *>(i->ifa_addr)->sin_addr.s_addr;
+                    ips.erase(std::remove(ips.begin(), ips.end(), mine), ips.end());
+                    ips.insert(ips.begin(), mine);
+                    break;
+                }
+            ::freeifaddrs(list);
+        }
+    }
     ips.push_back(htonl(INADDR_LOOPBACK));
     for (in_addr_t ip : ips) {
         char buf[INET_ADDRSTRLEN];

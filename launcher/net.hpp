@@ -51,8 +51,9 @@ public:
 
     // Listens on every address (an ephemeral port). Throws LauncherError.
     void listen();
-    // This node's "a.b.c.d:port" (non-loopback IPv4 first, then 127.0.0.1).
-    std::vector<std::string> addresses() const;
+    // This node's "a.b.c.d:port": non-loopback IPv4 (first the one of the
+    // interface toward the host `toward`, when it resolves), then 127.0.0.1.
+    std::vector<std::string> addresses(const std::string &toward = "") const;
     // Connects to the first of `addrs` that answers within `timeout` each,
     // as a link to vertex `peer`; null (with `why`) when none does.
     Link *connect_first(const std::vector<std::string> &addrs, int peer, std::chrono::milliseconds timeout,

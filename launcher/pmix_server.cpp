@@ -352,6 +352,7 @@ PmixServer::PmixServer(UpcallQueue &queue, const Given *given) {
         nspace_ = given->nspace;
         secret_ = given->secret;
         g_relay = true;
+        name_service::relay_to(&queue);
     } else {
         nspace_ = "ftmpi." + std::to_string(::getpid());
         secret_.resize(ftmpi::runtime::auth::k_secret_size);

@@ -21,10 +21,12 @@ void Upcall::reply(pmix_status_t st, const std::string &nspace) {
         spawn_cb(st, ns, cbdata);
     }
     if (modex_cb) modex_cb(st, nullptr, 0, cbdata, nullptr, nullptr);
+    if (lookup_cb) lookup_cb(st, nullptr, 0, cbdata);
     op_cb = nullptr;
     info_cb = nullptr;
     spawn_cb = nullptr;
     modex_cb = nullptr;
+    lookup_cb = nullptr;
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <deque>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ftmpi::launcher {
@@ -17,7 +18,8 @@ namespace ftmpi::launcher {
 struct Upcall {
     // kFence, kDmodex: a daemon's (ftmpirun across nodes) collective and data
     // request; kDmodexData: PMIx's answer to a request this daemon passed on.
-    enum class Kind { kConnected, kFinalized, kAbort, kJobControl, kSpawn, kFence, kDmodex, kDmodexData };
+    // kNames: a daemon's name-service request (status: its name_service::Op).
+    enum class Kind { kConnected, kFinalized, kAbort, kJobControl, kSpawn, kFence, kDmodex, kDmodexData, kNames };
     // One program of a spawn request.
     struct App {
         std::string cmd;
@@ -30,17 +32,19 @@ struct Upcall {
     // The requesting client's process id (the ids of every namespace follow
     // one another: docs/dynamic.md); -1 for a client of no known namespace.
     int rank = -1;
-    int status = 0;                          // abort: exit code; job control: signal
-    std::string msg;                         // abort message
-    bool all = false;                        // abort/job control: every process
-    std::vector<int> targets;                // abort/job control when !all, fence: process ids
-    std::vector<char> data;                  // fence: this node's contribution; dmodex data: the answer
-    std::uint64_t tag = 0;                   // dmodex data: the request it answers
-    std::vector<App> apps;                   // spawn
-    pmix_op_cbfunc_t op_cb = nullptr;        // connected/finalized/abort
-    pmix_info_cbfunc_t info_cb = nullptr;    // job control
-    pmix_spawn_cbfunc_t spawn_cb = nullptr;  // spawn
-    pmix_modex_cbfunc_t modex_cb = nullptr;  // fence, dmodex
+    int status = 0;                                          // abort: exit code; job control: signal
+    std::string msg;                                         // abort message
+    bool all = false;                                        // abort/job control: every process
+    std::vector<int> targets;                                // abort/job control when !all, fence: process ids
+    std::vector<char> data;                                  // fence: this node's contribution; dmodex data: the answer
+    std::uint64_t tag = 0;                                   // dmodex data: the request it answers
+    std::vector<std::pair<std::string, std::string>> names;  // names: keys and (publish) values
+    std::vector<App> apps;                                   // spawn
+    pmix_op_cbfunc_t op_cb = nullptr;                        // connected/finalized/abort
+    pmix_info_cbfunc_t info_cb = nullptr;                    // job control
+    pmix_spawn_cbfunc_t spawn_cb = nullptr;                  // spawn
+    pmix_modex_cbfunc_t modex_cb = nullptr;                  // fence, dmodex
+    pmix_lookup_cbfunc_t lookup_cb = nullptr;                // names: a lookup
     void *cbdata = nullptr;
 
     // Completes the PMIx request (PMIx thread-shifts internally, so any thread

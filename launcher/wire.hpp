@@ -51,8 +51,10 @@ enum class Type : std::uint8_t {
     heartbeat,  // either way on a quiet link (empty)
     exit,       // h flood: the job is over
     ack,        // either way: u64 the last of the other end's numbered frames that came (journal.hpp)
+    name_req,   // d -> h: u64 tag, u8 op (name_service::Op), u32 n, n x (str key, str value)
+    name_rep,   // h -> d: u64 tag, u32 status, u32 n, n x (str key, str value) (what a lookup found)
 };
-inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(Type::ack);
+inline constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(Type::name_rep);
 
 inline constexpr std::uint32_t kHead = 0;
 inline constexpr std::uint32_t kFlood = 0xFFFFFFFFu;

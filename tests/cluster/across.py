@@ -14,6 +14,12 @@ Scenarios (each runs one job, or --runs of them, and checks it):
   stranded  rank 1 (ftn2) stops itself (SIGSTOP) and rank 0 finalizes and
             leaves: no detector is left to find it, so ftmpirun kills it
             (tests/launcher/pmix_client)
+  launcher  with raw PMIx clients (tests/launcher/pmix_client), ranks over
+            the nodes: fences (all, and all but one rank), every line of
+            a chatty job, a kill through PMIx job control and its event,
+            PMIx_Abort's exit code, --timeout, stdin to rank 0, SIGTERM
+  names     tests/integration/names.c over the nodes: the name service is
+            the job's, whichever node publishes or looks up
   spawnhost MPI_Comm_spawn with the host info key starts the children on
             the node it names (cluster_fault spawnhost)
   nodeloss  node ftn2 (--lose) is lost once every rank is ready (--how
@@ -87,7 +93,7 @@ class Job:
     (so that a line read is never one a select() would not see), the rest
     of its output collected at the end."""
 
-    def __init__(self, args, cmd, env=None, bind=False):
+    def __init__(self, args, cmd, env=None, bind=False, stdin=None):
         # The rig's nodes share this machine's cores: bound per node, every
         # node's rank r would sit on the same core, so that the ranks of two
         # "nodes" take turns there (a spinning receiver holds the core for a
@@ -101,8 +107,13 @@ class Job:
         e = dict(os.environ, FTMPI_FT_TIMEOUT_MS="1000", FTMPI_FT_PERIOD_MS="100", FTMPI_LAUNCH_TIMEOUT_MS="1500",
                  FTMPI_LAUNCH_PERIOD_MS="100", FTMPI_YIELD="1")
         e.update(env or {})
-        self.proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=e,
+        self.proc = subprocess.Popen(full, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0, env=e,
                                      start_new_session=True)
+        if stdin is not None:
+            self.proc.stdin.write(stdin)
+            self.proc.stdin.close()
+            self.proc.stdin = None
         self.pid = self.proc.pid
         self.pending = b""
 
@@ -204,6 +215,55 @@ def stranded(args):
     no_leftovers("stranded")
 
 
+def launcher(args):
+    """What ftmpirun does for a one-node job, across nodes, with raw PMIx
+    clients (tests/launcher/pmix_client): ranks dealt over the nodes."""
+    def run(cmd, env=None, timeout=60):
+        return start(args, ["--map-by", "node"] + cmd, env).finish(timeout)
+
+    P = args.program
+    # fences across nodes: the whole namespace, then all but a rank of the other node
+    rc, out, err = run(["-n", "4", P, "init", "fence", "@0:fenceexcept:3", "@1:fenceexcept:3", "@2:fenceexcept:3",
+                        "finalize"])
+    check(rc == 0, f"fences: {rc}")
+    # every line of a chatty job, whole
+    rc, out, err = run(["-n", "4", P, "init", "lines:500", "finalize"])
+    for r in range(4):
+        n = len(re.findall(rf"^rank {r} line \d+$", out, re.M))
+        check(n == 500, f"lines: rank {r} printed {n} of 500")
+    # a kill through PMIx job control of a rank on the other node, and its event
+    rc, out, err = run(["-n", "2", P, "init", "handler", "@0:mark", "@0:jobkill:1", "@0:waitdeath:1", "@0:finalize",
+                        "@1:hang"])
+    check(rc == 0 and re.search(r"rank 1 \(pid \d+ on ftn2\) killed by signal 9", err), f"jobkill: {rc}")
+    # PMIx_Abort on the other node: the job ends with its code
+    rc, out, err = run(["-n", "2", P, "init", "@1:abort:7", "hang"])
+    check(rc == 7 and re.search(r"MPI_Abort called by rank 1 \(pid \d+ on ftn2\) with code 7", err), f"abort: {rc}")
+    # --timeout
+    rc, out, err = run(["--timeout", "2", "-n", "2", P, "init", "hang"])
+    check(rc == 124 and "job timed out after 2 seconds" in err, f"timeout: {rc}")
+    # stdin reaches rank 0
+    job = Job(args, ["--map-by", "node", "-n", "2", P, "init", "@0:stdin", "finalize"], stdin=b"one\ntwo\n")
+    rc, out, err = job.finish(60)
+    check(rc == 0 and re.search(r"stdin: one\nstdin: two\nstdin: EOF", out), f"stdin: {rc}")
+    # SIGTERM to ftmpirun: forwarded to every rank, exit 143
+    job = start(args, ["--map-by", "node", "-n", "2", P, "init", "print:up", "hang"])
+    got, up = job.lines_until(r"^up$", 2, time.monotonic() + 60)
+    head = subprocess.run(["pgrep", "-P", str(job.pid), "-x", "ftmpirun"], capture_output=True, text=True).stdout.split()
+    for h in head:
+        os.kill(int(h), signal.SIGTERM)
+    rc, out, err = job.finish(60)
+    check(up and rc == 143 and "received SIGTERM, forwarding it to the ranks" in err, f"sigterm: {rc}")
+    no_leftovers("launcher")
+
+
+def names(args):
+    # tests/integration/names.c with its ranks dealt over the nodes: names
+    # published on one node are found on the other (the head's store)
+    rc, out, err = finish(start(args, ["--map-by", "node", "-n", "4", args.program]), 60)
+    check(rc == 0, f"exit status {rc}")
+    no_leftovers("names")
+
+
 def spawnhost(args):
     rc, out, err = finish(start(args, ["-n", "2", args.program, "spawnhost"]), 60)
     check(rc == 0, f"exit status {rc}")
@@ -264,6 +324,11 @@ def headkill(args):
             os.kill(int(h), signal.SIGKILL)
         finish(proc, 60)
         no_leftovers(f"run {run}", pids)
+        # and the daemons' srun, on this side, ends with them
+        deadline = time.monotonic() + 15
+        while subprocess.run(["pgrep", "-x", "srun"], capture_output=True).returncode == 0 and time.monotonic() < deadline:
+            time.sleep(0.2)  # polling for srun to end, bounded above
+        check(subprocess.run(["pgrep", "-x", "srun"], capture_output=True).returncode != 0, f"run {run}: srun left")
         print(f"headkill run {run}: clean", flush=True)
 
 
@@ -309,8 +374,8 @@ def main():
     ap.add_argument("--np", type=int, default=4, help="latency: ranks (dealt over the nodes)")
     ap.add_argument("--lose", choices=NODES, default="ftn2", help="nodeloss: the node lost")
     ap.add_argument("--fanout", type=int, default=0, help="nodeloss: FTMPI_LAUNCH_FANOUT (1: ftn2 below ftn1)")
-    ap.add_argument("scenario", choices=("ring", "kill", "noft", "stranded", "spawnhost", "nodeloss", "headkill",
-                                         "respawn", "latency"))
+    ap.add_argument("scenario", choices=("ring", "kill", "noft", "stranded", "launcher", "names", "spawnhost",
+                                         "nodeloss", "headkill", "respawn", "latency"))
     args = ap.parse_args()
     globals()[args.scenario](args)
     if failures:

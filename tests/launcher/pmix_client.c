@@ -218,7 +218,10 @@ static void run_step(const char *s) {
         pmix_proc_t procs[MAX_RANKS];
         size_t n = 0;
         for (uint32_t r = 0; r < size && r < MAX_RANKS; ++r)
-            if ((int)r != atoi(s + 12)) PMIX_LOAD_PROCID(&procs[n++], me.nspace, r);
+            if ((int)r != atoi(s + 12)) {
+                PMIX_LOAD_PROCID(&procs[n], me.nspace, r); /* a macro: its argument is evaluated more than once */
+                ++n;
+            }
         pmix_status_t rc = PMIx_Fence(procs, n, NULL, 0);
         printf("rank %d: fence without rank %d returned %s\n", my_rank(), atoi(s + 12), PMIx_Error_string(rc));
     } else if (!strcmp(s, "handler")) step_handler();
