@@ -7,6 +7,8 @@
 // or reduce + scatterv (non-commutative); scan and exscan by recursive
 // doubling. Non-commutative ops always combine in rank order.
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -87,6 +89,15 @@ void ring_allgather(Sched &s, void *buf, const int *cnt, const int *displ, MPI_D
     }
 }
 
+// Whether count elements at a and at b may share bytes (conservatively: one
+// extent of slack for types whose data lies outside their bounds).
+bool overlapping(const void *a, const void *b, int count, MPI_Datatype t) {
+    const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+    const std::size_t reach = span_bytes(count, t) + static_cast<std::size_t>(std::abs(t->extent)) +
+                              static_cast<std::size_t>(std::abs(t->lb));
+    return (x > y ? x - y : y - x) < reach;
+}
+
 void blocks(int count, int n, std::vector<int> &cnt, std::vector<int> &displ) {
     cnt.assign(static_cast<std::size_t>(n), count / n);
     for (int i = 0; i < count % n; ++i) ++cnt[static_cast<std::size_t>(i)];
@@ -108,32 +119,70 @@ void build_bcast(Sched &s, MPI_Comm, void *buf, int count, MPI_Datatype t, int r
         [&](int to) { s.add_send(buf, count, t, (to + root) % n); }, [&] { s.next_round(); });
 }
 
+// Large commutative reductions: ring reduce-scatter straight from the input,
+// then every block to the root (Rabenseifner's reduce): each rank moves and
+// combines 1/n of the data per step, where a binomial tree has the root take
+// in and combine all of it from each child in turn.
+void reduce_by_blocks(Sched &s, const void *input, void *recvbuf, int count, MPI_Datatype t, int root) {
+    const int n = s.size(), me = s.rank();
+    std::vector<int> cnt, displ;
+    blocks(count, n, cnt, displ);
+    void *acc = me == root ? recvbuf : s.scratch(count, t);
+    const bool apart = !overlapping(acc, input, count, t);
+    if (!apart) raw_copy(s, acc, input, count, t);
+    ring_reduce_scatter(s, acc, apart ? input : nullptr, cnt, displ, t);
+    s.next_round();
+    const auto block = [&](int r) { return at(acc, static_cast<std::size_t>(displ[static_cast<std::size_t>(r)]), t); };
+    if (me != root) {
+        s.add_send(block(me), cnt[static_cast<std::size_t>(me)], t, root);
+    } else {
+        for (int r = 0; r < n; ++r)
+            if (r != root) s.add_recv(block(r), cnt[static_cast<std::size_t>(r)], t, r);
+    }
+    s.next_round();
+}
+
 void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, int root) {
     const int n = s.size(), me = s.rank();
     root = s.root(root);
     if (root < 0) return s.next_round();
     const bool commute = s.op.commute;
+    const void *input = (sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
+    if (n > 1 && commute && count >= n && static_cast<std::size_t>(count) * t->size >= k_allreduce_ring_bytes)
+        return reduce_by_blocks(s, input, recvbuf, count, t, root);
     const int tree_root = commute ? root : 0;  // non-commutative: rank order from 0
     const int vr = (me - tree_root + n) % n;
-    const void *input = (sendbuf == MPI_IN_PLACE) ? recvbuf : sendbuf;
-    void *acc;
-    if (me == root && tree_root == root) {
-        acc = recvbuf;
-        raw_copy(s, acc, input, count, t);
-    } else {
-        acc = s.scratch(count, t);
-        raw_copy(s, acc, input, count, t);
+    // A leaf sends its input as it is; the others combine into acc.
+    const bool leaf = (vr & 1) != 0 || vr + 1 >= n;
+    if (leaf && n > 1 && !(me == root && tree_root == root)) {
+        s.add_send(input, count, t, (vr - (vr & -vr) + tree_root) % n);
+        s.next_round();
+        if (tree_root != root && me == root) s.add_recv(recvbuf, count, t, tree_root);
+        s.next_round();
+        return;
     }
+    void *acc = me == root && tree_root == root ? recvbuf : s.scratch(count, t);
+    // Commutative: the first child's data goes straight into acc, and the
+    // input is combined into it (no copy of the input first).
+    bool filled = false;
     if (n > 1) {
-        void *tmp = s.scratch(count, t);
+        void *tmp = nullptr;
         for (int mask = 1; mask < n; mask <<= 1) {
             if ((vr & mask) == 0) {
                 const int child = vr | mask;
-                if (child < n) {
+                if (child >= n) continue;
+                if (!filled && commute && !overlapping(acc, input, count, t)) {
+                    s.add_recv(acc, count, t, (child + tree_root) % n);
+                    s.next_round();
+                    acc_lower(s, acc, input, count, t);
+                } else {
+                    if (!filled) raw_copy(s, acc, input, count, t);
+                    if (tmp == nullptr) tmp = s.scratch(count, t);
                     s.add_recv(tmp, count, t, (child + tree_root) % n);
                     s.next_round();
                     acc_higher(s, acc, tmp, count, t);
                 }
+                filled = true;
             } else {
                 s.add_send(acc, count, t, (vr - mask + tree_root) % n);
                 s.next_round();
@@ -145,6 +194,7 @@ void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int co
             if (me == root) s.add_recv(recvbuf, count, t, tree_root);
         }
     }
+    if (!filled) raw_copy(s, acc, input, count, t);
     s.next_round();
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "mpi/checks.hpp"
 #include "mpi/comm/comm_internal.hpp"
@@ -12,6 +13,58 @@
 #include "mpi/ulfm/ulfm.hpp"
 
 namespace ftmpi::mpi {
+namespace {
+
+// Large scratch buffers outlive their schedules here, for the next call: a
+// fresh buffer of a megabyte is a fresh mapping, whose 256 page faults cost
+// more than the collective's data movement (a 1 MiB MPI_Reduce at 2 ranks
+// took 10 times the time of its transfer). Buffers are not zeroed: every
+// builder writes its scratch space before it reads it.
+constexpr std::size_t k_cache_min = std::size_t{64} << 10, k_cache_max = std::size_t{64} << 20;
+
+struct ScratchCache {
+    std::mutex m;
+    std::vector<ScratchBlock> free;
+    std::size_t bytes = 0;
+};
+
+ScratchCache &cache() {
+    static auto *c = new ScratchCache;  // never destroyed: schedules may outlive static destruction
+    return *c;
+}
+
+// A block of at least n bytes: a cached one of at most twice that, else new.
+ScratchBlock take_block(std::size_t n) {
+    if (n >= k_cache_min) {
+        ScratchCache &c = cache();
+        const std::lock_guard lock(c.m);
+        auto best = c.free.end();
+        for (auto it = c.free.begin(); it != c.free.end(); ++it)
+            if (it->size >= n && it->size <= 2 * n && (best == c.free.end() || it->size < best->size)) best = it;
+        if (best != c.free.end()) {
+            ScratchBlock b = std::move(*best);
+            c.free.erase(best);
+            c.bytes -= b.size;
+            return b;
+        }
+    }
+    return {std::make_unique_for_overwrite<std::byte[]>(n), n};
+}
+
+// Keeps a large block for later (the oldest go first beyond k_cache_max).
+void give_back(ScratchBlock &&b) {
+    if (b.size < k_cache_min || b.size > k_cache_max) return;
+    ScratchCache &c = cache();
+    const std::lock_guard lock(c.m);
+    while (c.bytes + b.size > k_cache_max && !c.free.empty()) {
+        c.bytes -= c.free.front().size;
+        c.free.erase(c.free.begin());
+    }
+    c.bytes += b.size;
+    c.free.push_back(std::move(b));
+}
+
+}  // namespace
 
 Sched::Sched(MPI_Comm comm) : Sched(comm, next_team_tag(comm->inter ? comm->local : comm)) {}
 
@@ -31,6 +84,7 @@ Sched::Sched(MPI_Comm comm, int tag)
 
 Sched::~Sched() {
     for (MPI_Datatype t : held_) dt_release(t);
+    for (ScratchBlock &b : bufs_) give_back(std::move(b));
 }
 
 void Sched::hold(MPI_Datatype t) {
@@ -97,8 +151,8 @@ void Sched::add_copy(const void *src, int scount, MPI_Datatype st, void *dst, in
 }
 
 void *Sched::scratch_bytes(std::size_t n) {
-    bufs_.push_back(std::make_unique<std::byte[]>(n == 0 ? 1 : n));
-    return bufs_.back().get();
+    bufs_.push_back(take_block(n == 0 ? 1 : n));
+    return bufs_.back().mem.get();
 }
 
 // Room for count elements from lb, plus whatever data of a resized type lies

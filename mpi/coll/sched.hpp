@@ -46,6 +46,12 @@ struct Xfer {
     int peer;
 };
 
+// A scratch buffer of a schedule (its size kept for the cache of sched.cpp).
+struct ScratchBlock {
+    std::unique_ptr<std::byte[]> mem;
+    std::size_t size = 0;
+};
+
 struct Round {
     std::vector<std::function<void()>> local;  // run in order before the transfers start
     std::vector<Xfer> xfers;
@@ -174,7 +180,7 @@ private:
     bool orphaned_ = false;       // persistent: the request went while the schedule ran
     int plan_err_ = MPI_SUCCESS;  // persistent: what building found (a failed root)
     MPI_Request user_ = MPI_REQUEST_NULL;
-    std::vector<std::unique_ptr<std::byte[]>> bufs_;
+    std::vector<ScratchBlock> bufs_;
     std::vector<MPI_Datatype> held_;
     void (*then_)(void *, int) = nullptr;
     void *then_ctx_ = nullptr;
