@@ -78,10 +78,10 @@ p2p=(pt2pt/standard/osu_{latency,bw,bibw,multi_lat,mbw_mr} pt2pt/persistent/osu_
 rma=(one-sided/osu_{put_latency,get_latency,acc_latency,fop_latency,cas_latency,get_acc_latency,put_bw,get_bw,put_bibw})
 coll=()
 for c in allgather allgatherv allreduce alltoall alltoallv alltoallw bcast gather gatherv reduce reduce_scatter scatter scatterv barrier; do
-    coll+=(collective/blocking/osu_$c collective/non_blocking/osu_i$c)
+    coll+=("collective/blocking/osu_$c" "collective/non_blocking/osu_i$c")
 done
 for c in allgather allgatherv alltoall alltoallv alltoallw; do
-    coll+=(collective/neighborhood/osu_neighbor_$c collective/neighborhood/osu_ineighbor_$c)
+    coll+=("collective/neighborhood/osu_neighbor_$c" "collective/neighborhood/osu_ineighbor_$c")
 done
 
 # one NP BENCHMARK MPI REP: one run, its output kept as raw/NP.NAME.MPI.REP.
