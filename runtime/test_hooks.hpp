@@ -33,7 +33,8 @@
 // rma.fence (in MPI_Win_fence, its operations complete, before the
 // exchange), rma.lock (a lock request sent, not yet granted), rma.flush (on
 // entry to a flush, before its operations complete), rma.acc (an
-// accumulate sent to its target).
+// accumulate sent to its target), rma.acc_locked (an accumulate or atomic on
+// mapped memory, holding the memory's accumulate lock).
 #pragma once
 
 namespace ftmpi::runtime {

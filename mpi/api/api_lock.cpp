@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <thread>
 
+#include "runtime/cpu_relax.hpp"
+
 namespace ftmpi::mpi {
 
 bool g_api_locking = false;
@@ -39,13 +41,7 @@ static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
 std::uint32_t *futex_word() { return reinterpret_cast<std::uint32_t *>(&g_serving); }
 std::uint32_t bit_of(std::uint32_t ticket) { return 1u << (ticket % 32); }
 
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-}
+using runtime::cpu_relax;
 
 void acquire() {
     const std::uint32_t ticket = g_next.fetch_add(1, std::memory_order_relaxed);

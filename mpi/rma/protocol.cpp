@@ -114,6 +114,18 @@ void gather(const Header &h, const WireBlock *blocks, const char *at, std::vecto
         }
 }
 
+// A get, get-accumulate or compare-and-swap: appends what it reads to
+// `out`, then applies its data.
+void fetching(Kind kind, const Header &h, const WireBlock *blocks, const char *data, char *at, std::vector<char> &out) {
+    gather(h, blocks, at, out);
+    if (kind == Kind::get_acc) {
+        apply(h, blocks, data, at);
+    } else if (kind == Kind::cas) {
+        const std::size_t n = blocks[0].len;  // one element of a predefined type
+        if (std::memcmp(at, data + n, n) == 0) std::memcpy(at, data, n);
+    }
+}
+
 void lock_grant_queued(MPI_Win w);
 
 // Whether the bytes an operation touches at `addr` are all window memory
@@ -167,8 +179,15 @@ void process(MPI_Win w, int source, int tag, const char *p, std::size_t len) {
         // The origin checked the range where it could; a dynamic window's
         // is only known here. Nothing outside the memory is touched.
         const std::int32_t status = accessible(w, h, blocks, addr) ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
+        // Accumulates under the memory's lock where members of this node map
+        // it and run theirs at once (shm_atomic.cpp).
+        AccLock *lock =
+            kind == Kind::put || kind == Kind::get ? nullptr : w->acc_locks[static_cast<std::size_t>(w->comm->rank)];
         if (kind == Kind::put || kind == Kind::acc) {
-            if (status == MPI_SUCCESS) apply(h, blocks.data(), data, at);
+            if (status == MPI_SUCCESS) {
+                const LockGuard guard(w, lock);
+                apply(h, blocks.data(), data, at);
+            }
             std::vector<char> ack;
             if (status != MPI_SUCCESS) append(ack, status);
             send(w, source, Kind::ack, std::move(ack));
@@ -181,12 +200,9 @@ void process(MPI_Win w, int source, int tag, const char *p, std::size_t len) {
             send(w, source, Kind::reply, std::move(reply));
             return;
         }
-        gather(h, blocks.data(), at, reply);
-        if (kind == Kind::get_acc) {
-            apply(h, blocks.data(), data, at);
-        } else if (kind == Kind::cas) {
-            const std::size_t n = blocks[0].len;  // one element of a predefined type
-            if (std::memcmp(at, data + n, n) == 0) std::memcpy(at, data, n);
+        {
+            const LockGuard guard(w, lock);
+            fetching(kind, h, blocks.data(), data, at, reply);
         }
         send(w, source, Kind::reply, std::move(reply));
         return;
@@ -340,6 +356,18 @@ bool send(MPI_Win w, int rank, Kind kind, std::vector<char> payload) {
                           box->buf.data(), box->buf.size(), transport::SendMode::standard, box);
     if (posted != transport::Posted::pending) delete box;
     return posted != transport::Posted::peer_failed;
+}
+
+void run_mapped(MPI_Win w, int target, Kind kind, const std::vector<char> &msg, std::vector<char> &fetched) {
+    const Header h = read_at<Header>(msg.data());
+    std::vector<WireBlock> blocks(h.nblocks);
+    std::memcpy(blocks.data(), msg.data() + sizeof h, h.nblocks * sizeof(WireBlock));
+    const char *data = msg.data() + sizeof h + h.nblocks * sizeof(WireBlock);
+    const auto t = static_cast<std::size_t>(target);
+    char *at = w->direct[t] + h.disp * w->targets[t].disp_unit;
+    const LockGuard guard(w, w->acc_locks[t]);
+    if (kind == Kind::acc) apply(h, blocks.data(), data, at);
+    else fetching(kind, h, blocks.data(), data, at, fetched);
 }
 
 std::vector<char> operation(MPI_Aint disp, int count, MPI_Datatype type, int op, std::size_t data_bytes,

@@ -46,6 +46,45 @@ bool send(MPI_Win w, int rank, Kind kind, std::vector<char> payload);
 std::vector<char> operation(MPI_Aint disp, int count, MPI_Datatype type, int op, std::size_t data_bytes,
                             std::uint64_t fetch);
 
+// Runs an accumulate, get-accumulate or compare-and-swap (`msg` as
+// operation() encodes it, with its data) on target's memory mapped here, at
+// once, under its accumulate lock; a fetching one appends what it read to
+// `fetched` (packed, as a REPLY carries it).
+void run_mapped(MPI_Win w, int target, Kind kind, const std::vector<char> &msg, std::vector<char> &fetched);
+
+// The accumulate lock of a member's mapped memory (mpi/rma/shm_atomic.cpp):
+// a spin lock, whose waiter drives progress while it waits long and takes
+// the lock over from a holder that died (its process is gone, or the
+// member is known failed). Null: no lock (memory no one else maps).
+class LockGuard {
+public:
+    LockGuard(MPI_Win w, AccLock *lock) : lock_(lock) {
+        if (lock_ == nullptr) return;
+        std::uint64_t free = 0;
+        if (!lock_->word.compare_exchange_strong(free, w->acc_holder, std::memory_order_acquire)) wait(w, lock_);
+    }
+    ~LockGuard() {
+        if (lock_ != nullptr) lock_->word.store(0, std::memory_order_release);
+    }
+    LockGuard(const LockGuard &) = delete;
+    LockGuard &operator=(const LockGuard &) = delete;
+
+private:
+    static void wait(MPI_Win w, AccLock *lock);
+    AccLock *lock_;
+};
+
+// The common atomics on mapped memory, without a message's encoding: count
+// elements of a contiguous predefined type (on both sides) at disp of
+// target's memory combined with origin's by op (op_replace, op_no_op too),
+// what was there first copied to result (not null); a compare-and-swap of
+// one element. False: target's memory is not mapped here, or the types ask
+// for run_mapped.
+bool mapped_accumulate(MPI_Win w, int target, MPI_Aint disp, const void *origin, int count, MPI_Datatype type,
+                       const ftmpi_op_s &op, void *result);
+bool mapped_compare_and_swap(MPI_Win w, int target, MPI_Aint disp, const void *origin, const void *compare,
+                             void *result, MPI_Datatype type);
+
 // Attaches the window's handler to its queue (it takes what arrived before),
 // and detaches it.
 void open_window(MPI_Win w);

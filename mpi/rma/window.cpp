@@ -6,6 +6,8 @@
 // mpi/rma/window.hpp for the design.
 #include "mpi/rma/window.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -71,10 +73,20 @@ struct Shape {
 // The shared flavor: the lowest rank makes the one segment, the others map it
 // (`shared`, null where that failed). Returns the error of the segment name's
 // broadcast.
+// The segment of MPI_Win_allocate_shared: the members' memory, rank after
+// rank, then their accumulate locks.
+std::size_t shared_bytes(std::size_t memory, std::size_t members) {
+    return rma::acc_lock_offset(static_cast<MPI_Aint>(memory)) + members * rma::k_acc_lock_bytes;
+}
+
+// A member's segment of MPI_Win_allocate: its memory, then its accumulate lock.
+std::size_t own_bytes(MPI_Aint size) { return rma::acc_lock_offset(size) + rma::k_acc_lock_bytes; }
+
 int share_segment(MPI_Comm comm, MPI_Comm hidden, const std::vector<Shape> &shapes, runtime::Segment &seg,
                   char *&shared, std::vector<std::pair<void *, std::size_t>> &mappings) {
     std::size_t total = 0;
     for (const Shape &sh : shapes) total += static_cast<std::size_t>(sh.size);
+    total = shared_bytes(total, shapes.size());
     char name[48] = {};
     if (comm->rank == 0) {
         seg = runtime::create_segment(total);
@@ -122,6 +134,8 @@ MPI_Win new_window(MPI_Comm hidden, MPI_Aint size, int disp_unit, int flavor, MP
     w->targets.resize(n);
     w->sources.resize(n);
     w->direct.assign(n, nullptr);
+    w->acc_locks.assign(n, nullptr);
+    w->acc_holder = (static_cast<std::uint64_t>(hidden->rank) + 1) << 32 | static_cast<std::uint32_t>(::getpid());
     for (std::size_t r = 0; r < n; ++r) {
         w->targets[r].size = shapes[r].size;
         w->targets[r].disp_unit = shapes[r].disp_unit;
@@ -145,7 +159,7 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
     runtime::Segment seg;
     const bool mapped = flavor == MPI_WIN_FLAVOR_ALLOCATE && runtime::config().RMA_SHM != 0;
     void *private_mem = nullptr;  // MPI_Win_allocate without shared memory
-    if (mapped) seg = runtime::create_segment(static_cast<std::size_t>(size));
+    if (mapped) seg = runtime::create_segment(own_bytes(size));
     else if (flavor == MPI_WIN_FLAVOR_ALLOCATE)
         private_mem = std::calloc(size > 0 ? static_cast<std::size_t>(size) : 1, 1);
     std::vector<Shape> shapes(static_cast<std::size_t>(comm->size));
@@ -187,17 +201,22 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
         w->direct[static_cast<std::size_t>(comm->rank)] = static_cast<char *>(seg.addr);
         for (std::size_t r = 0; r < n; ++r) {
             if (static_cast<int>(r) == comm->rank || shapes[r].size == 0 || !on_this_node(comm->procs[r])) continue;
-            void *p = runtime::map_segment(shapes[r].segment, static_cast<std::size_t>(shapes[r].size));
+            void *p = runtime::map_segment(shapes[r].segment, own_bytes(shapes[r].size));
             if (p == nullptr) continue;  // messages, then
             w->direct[r] = static_cast<char *>(p);
-            mappings.emplace_back(p, static_cast<std::size_t>(shapes[r].size));
+            mappings.emplace_back(p, own_bytes(shapes[r].size));
         }
-    } else {  // shared
+        for (std::size_t r = 0; r < n; ++r)
+            if (w->direct[r] != nullptr)
+                w->acc_locks[r] = reinterpret_cast<rma::AccLock *>(w->direct[r] + rma::acc_lock_offset(shapes[r].size));
+    } else if (flavor == MPI_WIN_FLAVOR_SHARED) {
         std::size_t off = 0;
         for (std::size_t r = 0; r < n; ++r) {
             w->direct[r] = shared + off;
             off += static_cast<std::size_t>(shapes[r].size);
         }
+        auto *locks = reinterpret_cast<rma::AccLock *>(shared + rma::acc_lock_offset(static_cast<MPI_Aint>(off)));
+        for (std::size_t r = 0; r < n; ++r) w->acc_locks[r] = &locks[r];
         w->base = w->direct[static_cast<std::size_t>(comm->rank)];
     }
     w->mappings = std::move(mappings);

@@ -31,6 +31,7 @@
 // failed is poisoned: every later request is denied (MPI_ERR_PROC_FAILED).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -85,6 +86,22 @@ struct LockRequest {
     int type;
 };
 
+// The accumulate lock of a member's window memory that the members on its
+// node map (MPI_Win_allocate, _shared), in that memory after the member's
+// bytes: accumulates to it, from the messages of other nodes' members and
+// from the mapped members' own calls alike, run under it one whole
+// operation at a time (mpi/rma/shm_atomic.cpp). 0: free; else the holder's
+// window rank + 1 (high half) and pid (low half), so that a holder that died
+// holding it can be told.
+struct alignas(64) AccLock {
+    std::atomic<std::uint64_t> word;
+};
+inline constexpr std::size_t k_acc_lock_bytes = sizeof(AccLock);
+// Where a member's lock lies in its memory of `size` bytes.
+inline std::size_t acc_lock_offset(MPI_Aint size) {
+    return (static_cast<std::size_t>(size > 0 ? size : 0) + k_acc_lock_bytes - 1) / k_acc_lock_bytes * k_acc_lock_bytes;
+}
+
 }  // namespace ftmpi::mpi::rma
 
 struct ftmpi_win_s {
@@ -99,6 +116,8 @@ struct ftmpi_win_s {
     // this node, with MPI_Win_allocate or _shared), where puts and gets are
     // plain copies; null: operations travel as messages.
     std::vector<char *> direct;
+    std::vector<ftmpi::mpi::rma::AccLock *> acc_locks;     // by rank, where direct is set: its accumulate lock
+    std::uint64_t acc_holder = 0;                          // this process's AccLock word
     std::vector<std::pair<void *, std::size_t>> mappings;  // unmapped at free
     std::string segment;                                   // this process's segment, unlinked at free
     void *private_memory = nullptr;                        // MPI_Win_allocate with FTMPI_RMA_SHM=0: freed at free

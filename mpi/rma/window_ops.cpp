@@ -174,11 +174,24 @@ int put_or_acc(const char *call, Kind kind, const Access &a, MPI_Op op, MPI_Win 
     if (kind == Kind::acc) FTMPI_CHECK(check_rma_op(call, w, op, a.target_type));
     if (skip) return MPI_SUCCESS;
     if (kind == Kind::put && direct_copy(w, a, true)) return MPI_SUCCESS;
+    // An accumulate to mapped memory runs here and now (shm_atomic.cpp).
+    const bool mapped = kind == Kind::acc && w->direct[static_cast<std::size_t>(a.target)] != nullptr;
+    if (mapped && a.origin_type == a.target_type &&
+        rma::mapped_accumulate(w, a.target, a.disp, a.origin, a.origin_count, a.origin_type, *op, nullptr)) {
+        runtime::test_kill_point("rma.acc");
+        return MPI_SUCCESS;
+    }
     const int id = kind == Kind::acc ? op->id : static_cast<int>(op_replace);
     std::vector<char> msg = rma::operation(a.disp, a.target_count, a.target_type, id,
                                            a.origin_type->size * static_cast<std::size_t>(a.origin_count), 0);
     append_packed(msg, a.origin, a.origin_count, a.origin_type);
-    const int err = issue(call, w, a.target, kind, std::move(msg));
+    int err = MPI_SUCCESS;
+    if (mapped) {
+        std::vector<char> none;
+        rma::run_mapped(w, a.target, Kind::acc, msg, none);
+    } else {
+        err = issue(call, w, a.target, kind, std::move(msg));
+    }
     if (kind == Kind::acc) runtime::test_kill_point("rma.acc");  // tests: a death with an accumulate out
     return err;
 }
@@ -198,6 +211,19 @@ int get_acc(const char *call, const Access &a, void *result, int result_count, M
                      a.target_count);
     const bool fetch_only = op->id == op_no_op;
     const std::size_t bytes = fetch_only ? 0 : a.origin_type->size * static_cast<std::size_t>(a.origin_count);
+    if (w->direct[static_cast<std::size_t>(a.target)] != nullptr) {  // mapped: here and now
+        const bool same = result_type == a.target_type && (fetch_only || a.origin_type == a.target_type);
+        if (!same ||
+            !rma::mapped_accumulate(w, a.target, a.disp, a.origin, a.target_count, a.target_type, *op, result)) {
+            std::vector<char> msg = rma::operation(a.disp, a.target_count, a.target_type, op->id, bytes, 0);
+            if (!fetch_only) append_packed(msg, a.origin, a.origin_count, a.origin_type);
+            std::vector<char> fetched;
+            rma::run_mapped(w, a.target, Kind::get_acc, msg, fetched);
+            if (!fetched.empty()) unpack(fetched.data(), fetched.size(), result, result_type);
+        }
+        if (request != nullptr) *request = completed_request(c);
+        return MPI_SUCCESS;
+    }
     MPI_Request req = request != nullptr ? fetch_request(w) : nullptr;
     const std::uint64_t id = expect_reply(w, result, result_count, result_type, a.target, req);
     std::vector<char> msg = rma::operation(a.disp, a.target_count, a.target_type, op->id, bytes, id);
@@ -273,7 +299,9 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
     FTMPI_CHECK(check_nonnull("MPI_Compare_and_swap", win->comm, result_addr, "result_addr"));
     if (!datatype->predefined)
         return raise(win->comm, MPI_ERR_TYPE, "MPI_Compare_and_swap", "datatype must be predefined");
-    if (skip) return MPI_SUCCESS;
+    if (skip ||
+        rma::mapped_compare_and_swap(win, target_rank, target_disp, origin_addr, compare_addr, result_addr, datatype))
+        return MPI_SUCCESS;
     const std::uint64_t id = expect_reply(win, result_addr, 1, datatype, target_rank, nullptr);
     std::vector<char> msg = rma::operation(target_disp, 1, datatype, op_replace, 2 * datatype->size, id);
     append_packed(msg, origin_addr, 1, datatype);

@@ -14,6 +14,10 @@
  *                     unlock_all reports the failure
  *   rma_fault holder  the victim holds rank 0's exclusive lock and dies: every
  *                     later lock of rank 0 fails with MPI_ERR_PROC_FAILED
+ *   rma_fault acclock the victim dies inside a fetch-and-op on rank 0's
+ *                     memory, holding its accumulate lock (FTMPI_TEST_KILL_AT
+ *                     rma.acc_locked; 3 ranks): the survivors' fetch-and-ops
+ *                     on it then complete, none lost, none twice
  *   rma_fault pscw    everyone posts to and starts on everyone, the victim
  *                     dies inside the epochs: complete and wait report
  *                     MPI_ERR_PROC_FAILED, the live origins' data landed
@@ -185,6 +189,37 @@ static void mode_holder(MPI_Win win, int survivors) {
     }
 }
 
+/* rma_fault acclock (see the header). */
+static void mode_acclock(int *mem, MPI_Win win, int survivors) {
+    enum { N = 50 };
+    const int big = 1000, one = 1;
+    MPI_OK(MPI_Win_lock_all(0, win));
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD)); /* every lock_all granted before the death */
+    if (rank == victim) {
+        int old;
+        MPI_Fetch_and_op(&big, &old, MPI_INT, 0, 1, MPI_SUM, win); /* dies in there */
+        CHECK(0, "the victim outlived its fetch-and-op");
+    }
+    until_known(win);
+    int last = -1;
+    for (int i = 0; i < N; ++i) {
+        int old = -1;
+        MPI_OK(MPI_Fetch_and_op(&one, &old, MPI_INT, 0, 1, MPI_SUM, win));
+        MPI_OK(MPI_Win_flush(0, win));
+        CHECK(old > last && old < N * survivors, "fetch-and-op %d saw %d after %d", i, old, last);
+        last = old;
+    }
+    /* The victim's part of the epoch is lost: unlock_all says so. */
+    const int rc = MPI_Win_unlock_all(win);
+    CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "unlock_all with a failed member: class %d", cls_of(rc));
+    MPI_Comm shrunk;
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk));
+    MPI_OK(MPI_Barrier(shrunk));
+    MPI_OK(MPI_Win_sync(win));
+    if (rank == 0) CHECK(mem[1] == N * survivors, "rank 0's counter is %d, expected %d", mem[1], N * survivors);
+    MPI_Comm_free(&shrunk);
+}
+
 /* rma_fault pscw (see the header). */
 static void mode_pscw(int *mem, MPI_Win win, int survivors) {
     MPI_Group world;
@@ -282,6 +317,8 @@ int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "fence";
     /* Rank 3 of 4 dies at its first agreement: the one inside MPI_Win_allocate. */
     if (strcmp(mode, "create") == 0) setenv("FTMPI_TEST_KILL_AT", "agree.contribute:3", 1);
+    /* Rank 2 of 3 dies holding rank 0's accumulate lock. */
+    if (strcmp(mode, "acclock") == 0) setenv("FTMPI_TEST_KILL_AT", "rma.acc_locked:2", 1);
     tl_init(&argc, &argv, &rank, &size, 3);
     victim = size - 1;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -305,6 +342,9 @@ int main(int argc, char **argv) {
         mode_flush(win, survivors);
     } else if (strcmp(mode, "holder") == 0) {
         mode_holder(win, survivors);
+    } else if (strcmp(mode, "acclock") == 0) {
+        CHECK(size == 3, "acclock runs with 3 ranks");
+        mode_acclock(mem, win, survivors);
     } else if (strcmp(mode, "pscw") == 0) {
         mode_pscw(mem, win, survivors);
     } else if (strcmp(mode, "validate") == 0) {
