@@ -1,5 +1,6 @@
 #include "mpi/coll/direct.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ft/failures.hpp"
@@ -18,44 +19,57 @@ class Steps {
 public:
     explicit Steps(MPI_Comm comm) : comm_(comm), ctx_(comm->context + 1), tag_(next_team_tag(comm)) {}
 
-    // Sends `bytes` of sbuf to `to` and receives up to `bytes` into rbuf from
-    // `from` (-1: no such side), both posted before either is waited for.
+    // Sends count elements of sbuf to `to` and receives up to as many into
+    // rbuf from `from` (-1: no such side), both posted before either is
+    // waited for.
     void step(int to, const void *sbuf, int from, void *rbuf, int count, MPI_Datatype t) {
         runtime::test_kill_point("coll.round");
-        MPI_Request rr = MPI_REQUEST_NULL, sr = MPI_REQUEST_NULL;
-        if (from >= 0) {
-            rr = new_request(ftmpi_request_s::Kind::recv, comm_, rbuf, count, t, from, tag_, ctx_);
-            start_recv(rr);
-        }
-        if (to >= 0) {
-            // After an error the remaining steps carry it on (k_coll_poison).
-            sr = new_request(ftmpi_request_s::Kind::send, comm_, sbuf, count, t, to, poisoned_tag(tag_, err_), ctx_);
-            start_send(sr);
-        }
-        if (sr != MPI_REQUEST_NULL) {
-            wait_complete(sr);
-            const int e = retire_request(&sr, MPI_STATUS_IGNORE);
-            if (err_ == MPI_SUCCESS) err_ = e;
-        }
-        if (rr != MPI_REQUEST_NULL) {
-            wait_complete(rr);
+        if (from >= 0) post_recv(from, rbuf, count, t);
+        if (to >= 0) post_send(to, sbuf, count, t);
+        wait();
+    }
+
+    // A round of several transfers: posted, then wait() for them all.
+    void post_recv(int from, void *buf, int count, MPI_Datatype t) {
+        MPI_Request r = new_request(ftmpi_request_s::Kind::recv, comm_, buf, count, t, from, tag_, ctx_);
+        start_recv(r);
+        posted_[n_++] = {r, static_cast<std::size_t>(count) * t->size};
+    }
+    void post_send(int to, const void *buf, int count, MPI_Datatype t) {
+        // After an error the remaining steps carry it on (k_coll_poison).
+        MPI_Request r =
+            new_request(ftmpi_request_s::Kind::send, comm_, buf, count, t, to, poisoned_tag(tag_, err_), ctx_);
+        start_send(r);
+        posted_[n_++] = {r, 0};
+    }
+    void wait() {
+        for (int i = 0; i < n_; ++i) {
+            MPI_Request r = posted_[i].request;
+            const bool recv = r->kind == ftmpi_request_s::Kind::recv;
+            wait_complete(r);
             MPI_Status st{};
-            const int e = retire_request(&rr, &st);
-            if (err_ == MPI_SUCCESS) err_ = e != MPI_SUCCESS ? e : poison_of(st.MPI_TAG);
+            const int e = retire_request(&r, &st);
+            if (err_ == MPI_SUCCESS) err_ = e != MPI_SUCCESS || !recv ? e : poison_of(st.MPI_TAG);
             // A shorter message than the call's count: the members' counts
-            // differ (MPICH's collective size mismatch). The rest of rbuf
-            // was never written, so nothing may be combined from it.
-            if (err_ == MPI_SUCCESS && st.ftmpi_count != static_cast<std::size_t>(count) * t->size)
-                err_ = MPI_ERR_OTHER;
+            // differ (MPICH's collective size mismatch). The rest of the
+            // buffer was never written, so nothing may be combined from it.
+            if (recv && err_ == MPI_SUCCESS && st.ftmpi_count != posted_[i].bytes) err_ = MPI_ERR_OTHER;
         }
+        n_ = 0;
     }
     int result() const { return err_; }
 
 private:
+    struct Posted {
+        MPI_Request request;
+        std::size_t bytes;  // a receive's expected length
+    };
     MPI_Comm comm_;
     std::uint32_t ctx_;
     int tag_;
     int err_ = MPI_SUCCESS;
+    Posted posted_[2 * k_direct_peers];
+    int n_ = 0;
 };
 
 // A scratch buffer for one message of the direct path.
@@ -82,7 +96,27 @@ void combine_higher(const Steps &s, const ftmpi_op_s &op, void *acc, void *tmp, 
     std::memcpy(acc, tmp, static_cast<std::size_t>(count) * t->size);
 }
 
+// A block's local copy (none of no bytes: the buffers may then be null).
+void copy_bytes(void *dst, const void *src, std::size_t n) {
+    if (n > 0) std::memcpy(dst, src, n);
+}
+
 }  // namespace
+
+bool direct_fits_rooted(MPI_Comm comm, int root, const void *mine, int mine_count, MPI_Datatype mine_type,
+                        int many_count, MPI_Datatype many_type) {
+    if (comm->inter || comm->size > k_direct_peers) return false;
+    if (comm->rank != root) return direct_fits(comm, mine_count, mine_type);
+    return (mine == MPI_IN_PLACE || direct_fits(comm, mine_count, mine_type)) &&
+           direct_fits(comm, many_count, many_type);
+}
+
+bool direct_fits_pair(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, int rcount, MPI_Datatype rt,
+                      bool in_place_ok) {
+    if (comm->inter || comm->size > k_direct_peers) return false;
+    if (sendbuf == MPI_IN_PLACE ? !in_place_ok : !direct_fits(comm, scount, st)) return false;
+    return direct_fits(comm, rcount, rt);
+}
 
 bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t) {
     return ft::failures().epoch() == 0 && !comm->revoked && comm->coll_ranks.empty() && t->predefined &&
@@ -180,6 +214,85 @@ int direct_allreduce(MPI_Comm comm, const void *sendbuf, void *recvbuf, int coun
         if (me % 2 == 1) s.step(me - 1, acc, -1, nullptr, count, t);
         else s.step(-1, nullptr, me + 1, acc, count, t);
     }
+    return s.result();
+}
+
+namespace {
+
+// Linear, as build_gatherv and build_scatterv: the root takes (gather) or
+// sends (scatter) every rank's block of `many` in one round; `mine` is the
+// block every member sends (gather) or receives (scatter).
+int rooted(MPI_Comm comm, int root, bool gather, void *many, int many_count, MPI_Datatype many_type, void *mine,
+           int mine_count, MPI_Datatype mine_type) {
+    const int n = comm->size, me = comm->rank;
+    Steps s(comm);
+    runtime::test_kill_point("coll.round");
+    const auto post = [&](bool recv, int peer, void *buf, int count, MPI_Datatype t) {
+        if (recv) s.post_recv(peer, buf, count, t);
+        else s.post_send(peer, buf, count, t);
+    };
+    if (me != root) {
+        post(!gather, root, mine, mine_count, mine_type);
+    } else {
+        const std::size_t block = static_cast<std::size_t>(many_count) * many_type->size;
+        const auto at_block = [&](int i) { return static_cast<char *>(many) + static_cast<std::size_t>(i) * block; };
+        for (int k = 1; k < n; ++k) post(gather, (root + k) % n, at_block((root + k) % n), many_count, many_type);
+        if (mine != MPI_IN_PLACE) {
+            const std::size_t bytes = std::min(block, static_cast<std::size_t>(mine_count) * mine_type->size);
+            if (gather) copy_bytes(at_block(me), mine, bytes);
+            else copy_bytes(mine, at_block(me), bytes);
+        }
+    }
+    s.wait();
+    return s.result();
+}
+
+}  // namespace
+
+int direct_gather(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
+                  MPI_Datatype rt, int root) {
+    return rooted(comm, root, true, recvbuf, rcount, rt, const_cast<void *>(sendbuf), scount, st);
+}
+
+int direct_scatter(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
+                   MPI_Datatype rt, int root) {
+    return rooted(comm, root, false, const_cast<void *>(sendbuf), scount, st, recvbuf, rcount, rt);
+}
+
+// Ring, as build_allgatherv.
+int direct_allgather(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
+                     MPI_Datatype rt) {
+    const int n = comm->size, me = comm->rank;
+    const std::size_t block = static_cast<std::size_t>(rcount) * rt->size;
+    const auto at_block = [&](int i) { return static_cast<char *>(recvbuf) + static_cast<std::size_t>(i) * block; };
+    if (sendbuf != MPI_IN_PLACE)
+        copy_bytes(at_block(me), sendbuf, std::min(block, static_cast<std::size_t>(scount) * st->size));
+    Steps s(comm);
+    const int right = (me + 1) % n, left = (me - 1 + n) % n;
+    for (int k = 0; k < n - 1; ++k) {
+        const int sb = ((me - k) % n + n) % n, rb = ((me - k - 1) % n + n) % n;
+        s.step(right, at_block(sb), left, at_block(rb), rcount, rt);
+    }
+    return s.result();
+}
+
+// Every pair in one round, as build_alltoallw (not in place).
+int direct_alltoall(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
+                    MPI_Datatype rt) {
+    const int n = comm->size, me = comm->rank;
+    const std::size_t sblock = static_cast<std::size_t>(scount) * st->size;
+    const std::size_t rblock = static_cast<std::size_t>(rcount) * rt->size;
+    const auto sp = [&](int i) { return static_cast<const char *>(sendbuf) + static_cast<std::size_t>(i) * sblock; };
+    const auto rp = [&](int i) { return static_cast<char *>(recvbuf) + static_cast<std::size_t>(i) * rblock; };
+    Steps s(comm);
+    runtime::test_kill_point("coll.round");
+    copy_bytes(rp(me), sp(me), std::min(sblock, rblock));
+    for (int k = 1; k < n; ++k) {
+        const int to = (me + k) % n, from = (me - k + n) % n;
+        s.post_recv(from, rp(from), rcount, rt);
+        s.post_send(to, sp(to), scount, st);
+    }
+    s.wait();
     return s.result();
 }
 

@@ -24,6 +24,21 @@ inline constexpr std::size_t k_direct_bytes = 2048;
 // then), a predefined datatype, and at most k_direct_bytes.
 bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t);
 
+// Most members a rooted or all-to-all collective takes on the direct path
+// (it posts a transfer per member before it waits).
+inline constexpr int k_direct_peers = 32;
+
+// Whether a regular (not v) collective on an intra-communicator of at most
+// k_direct_peers members takes the direct path. Rooted (gather, scatter):
+// `mine` is the side every member uses (gather's send, scatter's receive;
+// MPI_IN_PLACE at the root: unused), `many` the root's other side. A pair
+// (allgather, alltoall): both sides; in_place_ok, whether sendbuf may be
+// MPI_IN_PLACE.
+bool direct_fits_rooted(MPI_Comm comm, int root, const void *mine, int mine_count, MPI_Datatype mine_type,
+                        int many_count, MPI_Datatype many_type);
+bool direct_fits_pair(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, int rcount, MPI_Datatype rt,
+                      bool in_place_ok);
+
 // The bcast's messages, for the direct path (direct_bcast) and the schedule
 // (build_bcast) alike, in ranks relative to the root (vr = 0 is the root) of
 // `n`, for a message of `bytes`: recv(from) for the one receive of a
@@ -68,5 +83,14 @@ int direct_reduce(MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, 
                   int root);
 int direct_allreduce(MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
                      const ftmpi_op_s &op);
+// The regular (not v) forms, where direct_fits_rooted / _pair hold.
+int direct_gather(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
+                  MPI_Datatype rt, int root);
+int direct_scatter(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
+                   MPI_Datatype rt, int root);
+int direct_allgather(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
+                     MPI_Datatype rt);
+int direct_alltoall(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
+                    MPI_Datatype rt);
 
 }  // namespace ftmpi::mpi

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "mpi/coll/common.hpp"
+#include "mpi/coll/direct.hpp"
 #include "mpi/coll/inter.hpp"
 #include "mpi/dt/derived.hpp"
 
@@ -310,6 +311,9 @@ int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf,
            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, root, false));
+    if (!nb && direct_fits_rooted(comm, root, sendbuf, sendcount, sendtype, recvcount, recvtype))
+        return coll_result(call, comm,
+                           direct_gather(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
     Regular reg(comm->size, recvcount);
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
@@ -334,6 +338,9 @@ int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf
             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_scatter(call, comm, sendbuf, &sendcount, nullptr, sendtype, recvbuf, recvcount, recvtype, root, false));
+    if (!nb && direct_fits_rooted(comm, root, recvbuf, recvcount, recvtype, sendcount, sendtype))
+        return coll_result(call, comm,
+                           direct_scatter(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
     Regular reg(comm->size, sendcount);
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_scatterv(s, sendbuf, reg.counts.data(), reg.displs.data(), sendtype,
@@ -358,6 +365,9 @@ int allgather(const char *call, bool nb, MPI_Request *request, const void *sendb
               MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
               Run run = Run::nonblocking) {
     FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, false));
+    if (!nb && direct_fits_pair(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, true))
+        return coll_result(call, comm,
+                           direct_allgather(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
     Regular reg(comm->size, recvcount);
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
@@ -382,6 +392,9 @@ int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbu
              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_alltoall(call, comm, sendbuf, &sendcount, nullptr, &sendtype, recvbuf, &recvcount, nullptr,
                              &recvtype, false, false));
+    if (!nb && direct_fits_pair(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, false))
+        return coll_result(call, comm,
+                           direct_alltoall(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
     const int n = comm->size;
     Regular sreg(n, sendcount), rreg(n, recvcount);
     AsW w(n, sendbuf, sreg.displs.data(), sendtype, rreg.displs.data(), recvtype);
