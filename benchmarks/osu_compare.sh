@@ -24,6 +24,8 @@
 #   FTMPI_OSU_BUILD  a directory that keeps the three builds between runs
 #                    (default: a temporary one)
 #   FTMPI_OSU_RAW    a directory that keeps every run's output
+#   FTMPI_OSU_OPTS   options given to every benchmark (for example
+#                    "-i 200 -x 20": fewer iterations, for more repetitions)
 #   FTMPI_THIRD_PARTY  where osu-micro-benchmarks-7.2.tar.gz is (default
 #                    ../shared/third_party next to the checkout)
 #
@@ -36,7 +38,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=${FTMPI_THIRD_PARTY:-$(cd "$here/../.." && pwd)/shared/third_party}
 tarball=$src/osu-micro-benchmarks-7.2.tar.gz
 [[ -f $tarball ]] || { echo "osu_compare.sh: no $tarball" >&2; exit 1; }
-only=${FTMPI_OSU_ONLY:-.} nps=${FTMPI_OSU_NP:-2 4}
+only=${FTMPI_OSU_ONLY:-.} nps=${FTMPI_OSU_NP:-2 4} extra=${FTMPI_OSU_OPTS:-}
 work=$(mktemp -d /tmp/ftmpi-osu.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 build=${FTMPI_OSU_BUILD:-$work/build} raw=${FTMPI_OSU_RAW:-$work/raw}
@@ -90,7 +92,7 @@ one() {
     local exe=$build/$m/osu-micro-benchmarks-7.2/c/mpi/$b
     [[ $np == 2 ]] && opts=${bind[$m]} || opts=${over[$m]}
     # shellcheck disable=SC2086
-    timeout 600 "${run[$m]}" -n "$np" $opts "$exe" >"$raw/$np.${b##*/}.$m.$r" 2>&1 ||
+    timeout 600 "${run[$m]}" -n "$np" $opts "$exe" $extra >"$raw/$np.${b##*/}.$m.$r" 2>&1 ||
         echo "osu_compare.sh: ${b##*/} at $np ranks with $m failed (see $raw)" >&2
 }
 
@@ -107,5 +109,5 @@ for ((r = 0; r < reps; ++r)); do
     done
 done
 
-echo "# OSU 7.2, $(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $reps repetitions"
+echo "# OSU 7.2, $(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $reps repetitions${extra:+, options $extra}"
 python3 "$here/osu_report.py" "$raw"

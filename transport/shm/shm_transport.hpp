@@ -61,12 +61,14 @@
 
 namespace ftmpi::transport::shm {
 
-// Bytes a side copies per claim: a quarter of the message, within [16 KiB,
-// 256 KiB], so that both sides take a share of a medium message and a large
-// one costs few system calls (measured: 1/2 to 1/16 are within noise of
-// each other, and all beat a fixed 64 KiB below 128 KiB and above 512 KiB).
+// Bytes a side copies per claim: a quarter of the message, within [64 KiB,
+// 256 KiB]. Each claim is a system call: a medium message is one or two
+// claims, since with traffic both ways (exchanges, allgathers, osu_bibw)
+// both processes are busy with their own copies and smaller claims only add
+// calls (16 KiB claims: 64 KiB osu_bibw at 9-10.6 GB/s; 64 KiB claims:
+// 17.4-18.7, Open MPI 15-16); a large message costs few.
 inline std::uint64_t chunk_for(std::uint64_t length) {
-    return std::clamp<std::uint64_t>((length / 4 + 4095) & ~std::uint64_t{4095}, 16 * 1024, 256 * 1024);
+    return std::clamp<std::uint64_t>((length / 4 + 4095) & ~std::uint64_t{4095}, 64 * 1024, 256 * 1024);
 }
 constexpr std::uint32_t k_descs = 256;     // transfer descriptors per direction of a pair
 constexpr std::size_t k_frag = 32 * 1024;  // largest streamed piece
