@@ -23,9 +23,14 @@ public:
     // rbuf from `from` (-1: no such side), both posted before either is
     // waited for.
     void step(int to, const void *sbuf, int from, void *rbuf, int count, MPI_Datatype t) {
+        exchange(to, sbuf, count, t, from, rbuf, count, t);
+    }
+    // A step whose two sides have their own counts and types.
+    void exchange(int to, const void *sbuf, int scount, MPI_Datatype st, int from, void *rbuf, int rcount,
+                  MPI_Datatype rt) {
         runtime::test_kill_point("coll.round");
-        if (from >= 0) post_recv(from, rbuf, count, t);
-        if (to >= 0) post_send(to, sbuf, count, t);
+        if (from >= 0) post_recv(from, rbuf, rcount, rt);
+        if (to >= 0) post_send(to, sbuf, scount, st);
         wait();
     }
 
@@ -271,7 +276,9 @@ int direct_allgather(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatyp
     const int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int k = 0; k < n - 1; ++k) {
         const int sb = ((me - k) % n + n) % n, rb = ((me - k - 1) % n + n) % n;
-        s.step(right, at_block(sb), left, at_block(rb), rcount, rt);
+        const bool own = k == 0 && sendbuf != MPI_IN_PLACE;  // from sendbuf, as build_allgatherv
+        s.exchange(right, own ? sendbuf : at_block(sb), own ? scount : rcount, own ? st : rt, left, at_block(rb),
+                   rcount, rt);
     }
     return s.result();
 }

@@ -76,7 +76,10 @@ void build_allgatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_D
     for (int st = 0; st < n - 1; ++st) {
         const int sb = ((me - st) % n + n) % n;
         const int rb = ((me - st - 1) % n + n) % n;
-        s.add_send(block(sb), rcounts[sb], ty(sb), right);
+        // Its own block goes first from sendbuf, which the copy above only
+        // read: the peer does not wait for lines this core just wrote.
+        if (st == 0 && sendbuf != MPI_IN_PLACE) s.add_send(sendbuf, scount, stype, right);
+        else s.add_send(block(sb), rcounts[sb], ty(sb), right);
         s.add_recv(block(rb), rcounts[rb], ty(rb), left);
         s.next_round();
     }
