@@ -1,6 +1,7 @@
 #include "mpi/coll/direct.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "ft/failures.hpp"
@@ -108,19 +109,24 @@ void copy_bytes(void *dst, const void *src, std::size_t n) {
 
 }  // namespace
 
-bool direct_fits_rooted(MPI_Comm comm, int root, const void *mine, int mine_count, MPI_Datatype mine_type,
-                        int many_count, MPI_Datatype many_type) {
-    if (comm->inter || comm->size > k_direct_peers) return false;
-    if (comm->rank != root) return direct_fits(comm, mine_count, mine_type);
-    return (mine == MPI_IN_PLACE || direct_fits(comm, mine_count, mine_type)) &&
-           direct_fits(comm, many_count, many_type);
+// Every member's block of counts[] fits.
+bool all_fit(MPI_Comm comm, const int *counts, MPI_Datatype t) {
+    for (int i = 0; i < comm->size; ++i)
+        if (!direct_fits(comm, counts[i], t)) return false;
+    return true;
 }
 
-bool direct_fits_pair(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, int rcount, MPI_Datatype rt,
-                      bool in_place_ok) {
+bool direct_fits_rooted(MPI_Comm comm, int root, const void *mine, int mine_count, MPI_Datatype mine_type,
+                        const int *many_counts, MPI_Datatype many_type) {
     if (comm->inter || comm->size > k_direct_peers) return false;
-    if (sendbuf == MPI_IN_PLACE ? !in_place_ok : !direct_fits(comm, scount, st)) return false;
-    return direct_fits(comm, rcount, rt);
+    if (comm->rank != root) return direct_fits(comm, mine_count, mine_type);
+    return (mine == MPI_IN_PLACE || direct_fits(comm, mine_count, mine_type)) && all_fit(comm, many_counts, many_type);
+}
+
+bool direct_fits_pair(MPI_Comm comm, const void *sendbuf, const int *scounts, MPI_Datatype st, const int *rcounts,
+                      MPI_Datatype rt) {
+    if (comm->inter || comm->size > k_direct_peers || sendbuf == MPI_IN_PLACE) return false;
+    return all_fit(comm, scounts, st) && all_fit(comm, rcounts, rt);
 }
 
 bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t) {
@@ -225,10 +231,11 @@ int direct_allreduce(MPI_Comm comm, const void *sendbuf, void *recvbuf, int coun
 namespace {
 
 // Linear, as build_gatherv and build_scatterv: the root takes (gather) or
-// sends (scatter) every rank's block of `many` in one round; `mine` is the
-// block every member sends (gather) or receives (scatter).
-int rooted(MPI_Comm comm, int root, bool gather, void *many, int many_count, MPI_Datatype many_type, void *mine,
-           int mine_count, MPI_Datatype mine_type) {
+// sends (scatter) every rank's block of `many` (counts and displacements in
+// elements) in one round; `mine` is the block every member sends (gather)
+// or receives (scatter).
+int rooted(MPI_Comm comm, int root, bool gather, void *many, const int *counts, const int *displs,
+           MPI_Datatype many_type, void *mine, int mine_count, MPI_Datatype mine_type) {
     const int n = comm->size, me = comm->rank;
     Steps s(comm);
     runtime::test_kill_point("coll.round");
@@ -239,11 +246,16 @@ int rooted(MPI_Comm comm, int root, bool gather, void *many, int many_count, MPI
     if (me != root) {
         post(!gather, root, mine, mine_count, mine_type);
     } else {
-        const std::size_t block = static_cast<std::size_t>(many_count) * many_type->size;
-        const auto at_block = [&](int i) { return static_cast<char *>(many) + static_cast<std::size_t>(i) * block; };
-        for (int k = 1; k < n; ++k) post(gather, (root + k) % n, at_block((root + k) % n), many_count, many_type);
+        const auto at_block = [&](int i) {
+            return static_cast<char *>(many) + static_cast<std::ptrdiff_t>(displs[i]) * many_type->extent;
+        };
+        for (int k = 1; k < n; ++k) {
+            const int i = (root + k) % n;
+            post(gather, i, at_block(i), counts[i], many_type);
+        }
         if (mine != MPI_IN_PLACE) {
-            const std::size_t bytes = std::min(block, static_cast<std::size_t>(mine_count) * mine_type->size);
+            const std::size_t bytes = std::min(static_cast<std::size_t>(counts[me]) * many_type->size,
+                                               static_cast<std::size_t>(mine_count) * mine_type->size);
             if (gather) copy_bytes(at_block(me), mine, bytes);
             else copy_bytes(mine, at_block(me), bytes);
         }
@@ -254,50 +266,64 @@ int rooted(MPI_Comm comm, int root, bool gather, void *many, int many_count, MPI
 
 }  // namespace
 
-int direct_gather(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
-                  MPI_Datatype rt, int root) {
-    return rooted(comm, root, true, recvbuf, rcount, rt, const_cast<void *>(sendbuf), scount, st);
+Blocks::Blocks(int n, int count) {
+    // Unsigned: where the count is not significant (a gather's non-root) it
+    // may be anything, and is never used.
+    for (int i = 0; i < n; ++i)
+        counts[i] = count, displs[i] = static_cast<int>(static_cast<unsigned>(i) * static_cast<unsigned>(count));
 }
 
-int direct_scatter(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
-                   MPI_Datatype rt, int root) {
-    return rooted(comm, root, false, const_cast<void *>(sendbuf), scount, st, recvbuf, rcount, rt);
+int direct_gatherv(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, const int *rcounts,
+                   const int *displs, MPI_Datatype rt, int root) {
+    return rooted(comm, root, true, recvbuf, rcounts, displs, rt, const_cast<void *>(sendbuf), scount, st);
+}
+
+int direct_scatterv(MPI_Comm comm, const void *sendbuf, const int *scounts, const int *displs, MPI_Datatype st,
+                    void *recvbuf, int rcount, MPI_Datatype rt, int root) {
+    return rooted(comm, root, false, const_cast<void *>(sendbuf), scounts, displs, st, recvbuf, rcount, rt);
 }
 
 // Ring, as build_allgatherv.
-int direct_allgather(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
-                     MPI_Datatype rt) {
+int direct_allgatherv(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf,
+                      const int *rcounts, const int *displs, MPI_Datatype rt) {
     const int n = comm->size, me = comm->rank;
-    const std::size_t block = static_cast<std::size_t>(rcount) * rt->size;
-    const auto at_block = [&](int i) { return static_cast<char *>(recvbuf) + static_cast<std::size_t>(i) * block; };
+    const auto at_block = [&](int i) {
+        return static_cast<char *>(recvbuf) + static_cast<std::ptrdiff_t>(displs[i]) * rt->extent;
+    };
     if (sendbuf != MPI_IN_PLACE)
-        copy_bytes(at_block(me), sendbuf, std::min(block, static_cast<std::size_t>(scount) * st->size));
+        copy_bytes(
+            at_block(me), sendbuf,
+            std::min(static_cast<std::size_t>(rcounts[me]) * rt->size, static_cast<std::size_t>(scount) * st->size));
     Steps s(comm);
     const int right = (me + 1) % n, left = (me - 1 + n) % n;
     for (int k = 0; k < n - 1; ++k) {
         const int sb = ((me - k) % n + n) % n, rb = ((me - k - 1) % n + n) % n;
         const bool own = k == 0 && sendbuf != MPI_IN_PLACE;  // from sendbuf, as build_allgatherv
-        s.exchange(right, own ? sendbuf : at_block(sb), own ? scount : rcount, own ? st : rt, left, at_block(rb),
-                   rcount, rt);
+        s.exchange(right, own ? sendbuf : at_block(sb), own ? scount : rcounts[sb], own ? st : rt, left, at_block(rb),
+                   rcounts[rb], rt);
     }
     return s.result();
 }
 
 // Every pair in one round, as build_alltoallw (not in place).
-int direct_alltoall(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
-                    MPI_Datatype rt) {
+int direct_alltoallv(MPI_Comm comm, const void *sendbuf, const int *scounts, const int *sdispls, MPI_Datatype st,
+                     void *recvbuf, const int *rcounts, const int *rdispls, MPI_Datatype rt) {
     const int n = comm->size, me = comm->rank;
-    const std::size_t sblock = static_cast<std::size_t>(scount) * st->size;
-    const std::size_t rblock = static_cast<std::size_t>(rcount) * rt->size;
-    const auto sp = [&](int i) { return static_cast<const char *>(sendbuf) + static_cast<std::size_t>(i) * sblock; };
-    const auto rp = [&](int i) { return static_cast<char *>(recvbuf) + static_cast<std::size_t>(i) * rblock; };
+    const auto sp = [&](int i) {
+        return static_cast<const char *>(sendbuf) + static_cast<std::ptrdiff_t>(sdispls[i]) * st->extent;
+    };
+    const auto rp = [&](int i) {
+        return static_cast<char *>(recvbuf) + static_cast<std::ptrdiff_t>(rdispls[i]) * rt->extent;
+    };
     Steps s(comm);
     runtime::test_kill_point("coll.round");
-    copy_bytes(rp(me), sp(me), std::min(sblock, rblock));
+    copy_bytes(
+        rp(me), sp(me),
+        std::min(static_cast<std::size_t>(scounts[me]) * st->size, static_cast<std::size_t>(rcounts[me]) * rt->size));
     for (int k = 1; k < n; ++k) {
         const int to = (me + k) % n, from = (me - k + n) % n;
-        s.post_recv(from, rp(from), rcount, rt);
-        s.post_send(to, sp(to), scount, st);
+        s.post_recv(from, rp(from), rcounts[from], rt);
+        s.post_send(to, sp(to), scounts[to], st);
     }
     s.wait();
     return s.result();

@@ -28,16 +28,17 @@ bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t);
 // (it posts a transfer per member before it waits).
 inline constexpr int k_direct_peers = 32;
 
-// Whether a regular (not v) collective on an intra-communicator of at most
-// k_direct_peers members takes the direct path. Rooted (gather, scatter):
-// `mine` is the side every member uses (gather's send, scatter's receive;
-// MPI_IN_PLACE at the root: unused), `many` the root's other side. A pair
-// (allgather, alltoall): both sides; in_place_ok, whether sendbuf may be
-// MPI_IN_PLACE.
+// Whether a gather, scatter, allgather or alltoall (v or not) on an
+// intra-communicator of at most k_direct_peers members takes the direct
+// path. Rooted (gather, scatter; allgather as if every member were the
+// root): `mine` is the side every member uses (gather's send, scatter's
+// receive; MPI_IN_PLACE at the root: unused), `many` the root's other side,
+// a count per member. A pair (alltoall, not in place): a count per member
+// on each side.
 bool direct_fits_rooted(MPI_Comm comm, int root, const void *mine, int mine_count, MPI_Datatype mine_type,
-                        int many_count, MPI_Datatype many_type);
-bool direct_fits_pair(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, int rcount, MPI_Datatype rt,
-                      bool in_place_ok);
+                        const int *many_counts, MPI_Datatype many_type);
+bool direct_fits_pair(MPI_Comm comm, const void *sendbuf, const int *scounts, MPI_Datatype st, const int *rcounts,
+                      MPI_Datatype rt);
 
 // The bcast's messages, for the direct path (direct_bcast) and the schedule
 // (build_bcast) alike, in ranks relative to the root (vr = 0 is the root) of
@@ -76,6 +77,13 @@ void bcast_pattern(int n, int vr, std::size_t bytes, Recv &&recv, Send &&send, R
     round();
 }
 
+// The counts and displacements of a regular collective's blocks, for the v
+// forms below (n <= k_direct_peers).
+struct Blocks {
+    Blocks(int n, int count);
+    int counts[k_direct_peers], displs[k_direct_peers];
+};
+
 // Each returns MPI_SUCCESS or the first error class (as the schedules do).
 int direct_barrier(MPI_Comm comm);
 int direct_bcast(MPI_Comm comm, void *buf, int count, MPI_Datatype t, int root);
@@ -83,14 +91,15 @@ int direct_reduce(MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, 
                   int root);
 int direct_allreduce(MPI_Comm comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t,
                      const ftmpi_op_s &op);
-// The regular (not v) forms, where direct_fits_rooted / _pair hold.
-int direct_gather(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
-                  MPI_Datatype rt, int root);
-int direct_scatter(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
-                   MPI_Datatype rt, int root);
-int direct_allgather(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
-                     MPI_Datatype rt);
-int direct_alltoall(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, int rcount,
-                    MPI_Datatype rt);
+// Where direct_fits_rooted / _pair hold (counts and displacements in
+// elements, as the v calls take them).
+int direct_gatherv(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, const int *rcounts,
+                   const int *displs, MPI_Datatype rt, int root);
+int direct_scatterv(MPI_Comm comm, const void *sendbuf, const int *scounts, const int *displs, MPI_Datatype st,
+                    void *recvbuf, int rcount, MPI_Datatype rt, int root);
+int direct_allgatherv(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf,
+                      const int *rcounts, const int *displs, MPI_Datatype rt);
+int direct_alltoallv(MPI_Comm comm, const void *sendbuf, const int *scounts, const int *sdispls, MPI_Datatype st,
+                     void *recvbuf, const int *rcounts, const int *rdispls, MPI_Datatype rt);
 
 }  // namespace ftmpi::mpi

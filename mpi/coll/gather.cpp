@@ -11,6 +11,7 @@
 
 #include "mpi/coll/common.hpp"
 #include "mpi/coll/direct.hpp"
+#include "mpi/coll/gather_checks.hpp"
 #include "mpi/coll/inter.hpp"
 #include "mpi/dt/derived.hpp"
 
@@ -161,136 +162,6 @@ struct AsW {
     }
 };
 
-// Gather and scatter mirror each other: every rank has a "single" side (the
-// send side of gather, the receive side of scatter) and the root a "many" side
-// with one count per rank (or one count for all).
-struct RootedSide {
-    const void *buf;
-    const char *buf_arg, *count_arg, *type_arg;
-};
-
-int check_rooted(const char *call, MPI_Comm comm, int root, RootedSide single, int single_count,
-                 MPI_Datatype single_type, RootedSide many, const int *many_counts, const int *displs,
-                 MPI_Datatype many_type, bool v, const MPI_Datatype *types) {
-    FTMPI_TRY(check_coll_start(call, comm));
-#if FTMPI_ARG_CHECKS
-    FTMPI_TRY(check_root(call, comm, root));
-    const bool root_here = at_root(comm, root);
-    // The single side is used at every member of an intra-communicator (the
-    // root may pass MPI_IN_PLACE) and in the root's remote group of an
-    // inter-communicator; nothing but root is significant at MPI_PROC_NULL.
-    const bool single_used = !comm->inter || root >= 0;
-    if (single_used && !(root_here && !comm->inter)) {
-        const std::string where = std::string(single.buf_arg) + (comm->inter ? "" : " (not at the root)");
-        FTMPI_TRY(check_no_in_place(call, comm, single.buf, where.c_str()));
-    }
-    if (single_used && single.buf != MPI_IN_PLACE)
-        FTMPI_TRY(check_side(call, comm, single.buf, single_count, single_type, single.buf_arg, single.count_arg,
-                             single.type_arg));
-    if (root_here) {
-        FTMPI_TRY(check_no_in_place(call, comm, many.buf, many.buf_arg));
-        FTMPI_TRY(check_type(call, comm, many_type, many.type_arg));
-        if (v) FTMPI_TRY(check_counts(call, comm, many_counts, displs, many.count_arg, "displs"));
-        else FTMPI_TRY(check_count(call, comm, many_counts[0], many.count_arg));
-        const auto ty = [&](int i) { return types != nullptr ? types[i] : many_type; };
-        FTMPI_TRY(check_rank_buffers(
-            call, comm, many.buf, [&](int i) { return many_counts[v ? i : 0]; }, ty,
-            [&](int i) { return static_cast<MPI_Aint>(v ? displs[i] : i * many_counts[0]) * ty(i)->extent; },
-            many.buf_arg));
-    }
-#else
-    (void)root, (void)single, (void)single_count, (void)single_type, (void)many, (void)many_counts, (void)displs,
-        (void)many_type, (void)v, (void)types;
-#endif
-    return MPI_SUCCESS;
-}
-
-int check_gather(const char *call, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype,
-                 const void *recvbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, int root, bool v,
-                 const MPI_Datatype *types = nullptr) {
-    return check_rooted(call, comm, root, {sendbuf, "sendbuf", "sendcount", "sendtype"}, scount, stype,
-                        {recvbuf, "recvbuf", v ? "recvcounts" : "recvcount", "recvtype"}, rcounts, displs, rtype, v,
-                        types);
-}
-
-int check_scatter(const char *call, MPI_Comm comm, const void *sendbuf, const int *scounts, const int *displs,
-                  MPI_Datatype stype, const void *recvbuf, int rcount, MPI_Datatype rtype, int root, bool v,
-                  const MPI_Datatype *types = nullptr) {
-    return check_rooted(call, comm, root, {recvbuf, "recvbuf", "recvcount", "recvtype"}, rcount, rtype,
-                        {sendbuf, "sendbuf", v ? "sendcounts" : "sendcount", "sendtype"}, scounts, displs, stype, v,
-                        types);
-}
-
-int check_allgather(const char *call, MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype stype,
-                    const void *recvbuf, const int *rcounts, const int *displs, MPI_Datatype rtype, bool v,
-                    const MPI_Datatype *types = nullptr) {
-    FTMPI_TRY(check_coll_start(call, comm));
-#if FTMPI_ARG_CHECKS
-    if (comm->inter) FTMPI_TRY(check_no_in_place(call, comm, sendbuf, "sendbuf"));
-    if (sendbuf != MPI_IN_PLACE)
-        FTMPI_TRY(check_side(call, comm, sendbuf, scount, stype, "sendbuf", "sendcount", "sendtype"));
-    FTMPI_TRY(check_no_in_place(call, comm, recvbuf, "recvbuf"));
-    FTMPI_TRY(check_type(call, comm, rtype, "recvtype"));
-    if (v) FTMPI_TRY(check_counts(call, comm, rcounts, displs, "recvcounts", "displs"));
-    else FTMPI_TRY(check_count(call, comm, rcounts[0], "recvcount"));
-    const auto ty = [&](int i) { return types != nullptr ? types[i] : rtype; };
-    FTMPI_TRY(check_rank_buffers(
-        call, comm, recvbuf, [&](int i) { return rcounts[v ? i : 0]; }, ty,
-        [&](int i) { return static_cast<MPI_Aint>(v ? displs[i] : i * rcounts[0]) * ty(i)->extent; }, "recvbuf"));
-#else
-    (void)sendbuf, (void)scount, (void)stype, (void)recvbuf, (void)rcounts, (void)displs, (void)rtype, (void)v,
-        (void)types;
-#endif
-    return MPI_SUCCESS;
-}
-
-// Alltoall family: counts/displacements per peer (v: arrays; otherwise one
-// count), types per peer when w.
-int check_alltoall(const char *call, MPI_Comm comm, const void *sendbuf, const int *scounts, const void *sdispls,
-                   const MPI_Datatype *stypes, const void *recvbuf, const int *rcounts, const void *rdispls,
-                   const MPI_Datatype *rtypes, bool v, bool w) {
-    FTMPI_TRY(check_coll_start(call, comm));
-#if FTMPI_ARG_CHECKS
-    const int n = comm->size;  // an inter-communicator's arrays cover the remote group
-    if (comm->inter) FTMPI_TRY(check_no_in_place(call, comm, sendbuf, "sendbuf"));
-    FTMPI_TRY(check_no_in_place(call, comm, recvbuf, "recvbuf"));
-    for (int side = 0; side < 2; ++side) {
-        const bool send = side == 0;
-        if (send && sendbuf == MPI_IN_PLACE) continue;
-        const int *counts = send ? scounts : rcounts;
-        const MPI_Datatype *types = send ? stypes : rtypes;
-        if (v)
-            FTMPI_TRY(check_counts(call, comm, counts, static_cast<const int *>(send ? sdispls : rdispls),
-                                   send ? "sendcounts" : "recvcounts", send ? "sdispls" : "rdispls"));
-        else FTMPI_TRY(check_count(call, comm, counts[0], send ? "sendcount" : "recvcount"));
-        if (w) FTMPI_TRY(check_nonnull(call, comm, types, send ? "sendtypes" : "recvtypes"));
-        for (int i = 0; i < n; ++i) {
-            if (w || i == 0) {
-                char arg[32];
-                std::snprintf(arg, sizeof arg, w ? "%s[%d]" : "%s",
-                              send ? (w ? "sendtypes" : "sendtype") : (w ? "recvtypes" : "recvtype"), i);
-                if (!valid_type(types[w ? i : 0])) FTMPI_TRY(check_type(call, comm, types[w ? i : 0], arg));
-            }
-        }
-        // Displacements: in bytes for w (int, as MPI_Alltoallw takes them), in
-        // extents for v, implied otherwise.
-        const auto *displs = static_cast<const int *>(send ? sdispls : rdispls);
-        FTMPI_TRY(check_rank_buffers(
-            call, comm, send ? sendbuf : recvbuf, [&](int i) { return counts[v ? i : 0]; },
-            [&](int i) { return types[w ? i : 0]; },
-            [&](int i) {
-                if (w) return static_cast<MPI_Aint>(displs[i]);
-                return static_cast<MPI_Aint>(v ? displs[i] : i * counts[0]) * types[0]->extent;
-            },
-            send ? "sendbuf" : "recvbuf"));
-    }
-#else
-    (void)sendbuf, (void)scounts, (void)sdispls, (void)stypes, (void)recvbuf, (void)rcounts, (void)rdispls,
-        (void)rtypes, (void)v, (void)w;
-#endif
-    return MPI_SUCCESS;
-}
-
 // The alltoallw schedule for either kind of communicator (alltoall and
 // alltoallv convert to it).
 void alltoallw_sched(Sched &s, MPI_Comm comm, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
@@ -310,13 +181,20 @@ void alltoallw_sched(Sched &s, MPI_Comm comm, const void *sendbuf, const int *sc
 
 namespace {
 
+// A communicator small enough for the direct path's block tables.
+bool small(MPI_Comm comm) { return !comm->inter && comm->size <= k_direct_peers; }
+
 int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, root, false));
-    if (!nb && direct_fits_rooted(comm, root, sendbuf, sendcount, sendtype, recvcount, recvtype))
-        return coll_result(call, comm,
-                           direct_gather(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
+    if (!nb && small(comm)) {
+        const Blocks b(comm->size, recvcount);
+        if (direct_fits_rooted(comm, root, sendbuf, sendcount, sendtype, b.counts, recvtype))
+            return coll_result(
+                call, comm,
+                direct_gatherv(comm, sendbuf, sendcount, sendtype, recvbuf, b.counts, b.displs, recvtype, root));
+    }
     Regular reg(comm->size, recvcount);
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
@@ -330,6 +208,10 @@ int gatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf
             Run run = Run::nonblocking, const MPI_Datatype *types = nullptr) {
     FTMPI_TRY(check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, true,
                            types));
+    if (!nb && types == nullptr && direct_fits_rooted(comm, root, sendbuf, sendcount, sendtype, recvcounts, recvtype))
+        return coll_result(
+            call, comm,
+            direct_gatherv(comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root));
     return FTMPI_COLL(
         call, nb, request,
         comm->inter
@@ -341,9 +223,13 @@ int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf
             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_scatter(call, comm, sendbuf, &sendcount, nullptr, sendtype, recvbuf, recvcount, recvtype, root, false));
-    if (!nb && direct_fits_rooted(comm, root, recvbuf, recvcount, recvtype, sendcount, sendtype))
-        return coll_result(call, comm,
-                           direct_scatter(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
+    if (!nb && small(comm)) {
+        const Blocks b(comm->size, sendcount);
+        if (direct_fits_rooted(comm, root, recvbuf, recvcount, recvtype, b.counts, sendtype))
+            return coll_result(
+                call, comm,
+                direct_scatterv(comm, sendbuf, b.counts, b.displs, sendtype, recvbuf, recvcount, recvtype, root));
+    }
     Regular reg(comm->size, sendcount);
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_scatterv(s, sendbuf, reg.counts.data(), reg.displs.data(), sendtype,
@@ -357,6 +243,10 @@ int scatterv(const char *call, bool nb, MPI_Request *request, const void *sendbu
              MPI_Comm comm, Run run = Run::nonblocking, const MPI_Datatype *types = nullptr) {
     FTMPI_TRY(check_scatter(call, comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, true,
                             types));
+    if (!nb && types == nullptr && direct_fits_rooted(comm, root, recvbuf, recvcount, recvtype, sendcounts, sendtype))
+        return coll_result(
+            call, comm,
+            direct_scatterv(comm, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root));
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_scatterv(s, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                                          recvtype, root, types)
@@ -368,9 +258,13 @@ int allgather(const char *call, bool nb, MPI_Request *request, const void *sendb
               MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
               Run run = Run::nonblocking) {
     FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, false));
-    if (!nb && direct_fits_pair(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, true))
-        return coll_result(call, comm,
-                           direct_allgather(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+    if (!nb && small(comm)) {
+        const Blocks b(comm->size, recvcount);
+        if (direct_fits_rooted(comm, comm->rank, sendbuf, sendcount, sendtype, b.counts, recvtype))
+            return coll_result(
+                call, comm,
+                direct_allgatherv(comm, sendbuf, sendcount, sendtype, recvbuf, b.counts, b.displs, recvtype));
+    }
     Regular reg(comm->size, recvcount);
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
@@ -384,6 +278,10 @@ int allgatherv(const char *call, bool nb, MPI_Request *request, const void *send
                MPI_Comm comm, Run run = Run::nonblocking, const MPI_Datatype *types = nullptr) {
     FTMPI_TRY(
         check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, true, types));
+    if (!nb && types == nullptr &&
+        direct_fits_rooted(comm, comm->rank, sendbuf, sendcount, sendtype, recvcounts, recvtype))
+        return coll_result(
+            call, comm, direct_allgatherv(comm, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype));
     return FTMPI_COLL(
         call, nb, request,
         comm->inter
@@ -395,9 +293,13 @@ int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbu
              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_alltoall(call, comm, sendbuf, &sendcount, nullptr, &sendtype, recvbuf, &recvcount, nullptr,
                              &recvtype, false, false));
-    if (!nb && direct_fits_pair(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, false))
-        return coll_result(call, comm,
-                           direct_alltoall(comm, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+    if (!nb && small(comm)) {
+        const Blocks sb(comm->size, sendcount), rb(comm->size, recvcount);
+        if (direct_fits_pair(comm, sendbuf, sb.counts, sendtype, rb.counts, recvtype))
+            return coll_result(call, comm,
+                               direct_alltoallv(comm, sendbuf, sb.counts, sb.displs, sendtype, recvbuf, rb.counts,
+                                                rb.displs, recvtype));
+    }
     const int n = comm->size;
     Regular sreg(n, sendcount), rreg(n, recvcount);
     AsW w(n, sendbuf, sreg.displs.data(), sendtype, rreg.displs.data(), recvtype);
@@ -411,6 +313,10 @@ int alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendb
               MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_alltoall(call, comm, sendbuf, sendcounts, sdispls, &sendtype, recvbuf, recvcounts, rdispls,
                              &recvtype, true, false));
+    if (!nb && direct_fits_pair(comm, sendbuf, sendcounts, sendtype, recvcounts, recvtype))
+        return coll_result(
+            call, comm,
+            direct_alltoallv(comm, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype));
     AsW w(comm->size, sendbuf, sdispls, sendtype, rdispls, recvtype);
     return FTMPI_COLL(call, nb, request,
                       alltoallw_sched(s, comm, sendbuf, sendcounts, w.sd.data(), w.st.data(), recvbuf, recvcounts,
