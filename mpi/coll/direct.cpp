@@ -329,4 +329,26 @@ int direct_alltoallv(MPI_Comm comm, const void *sendbuf, const int *scounts, con
     return s.result();
 }
 
+// Ring, as build_reduce_scatter for a commutative op: at most k_direct_bytes
+// in all, so the whole vector is combined on the stack.
+int direct_reduce_scatter(MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts, MPI_Datatype t,
+                          const ftmpi_op_s &op) {
+    const int n = comm->size, me = comm->rank;
+    std::size_t displ[k_direct_peers], total = 0;
+    for (int i = 0; i < n; ++i) displ[i] = total, total += static_cast<std::size_t>(counts[i]);
+    Steps s(comm);
+    if (total == 0) return s.result();  // the schedule sends nothing either
+    Scratch acc, tmp;
+    copy_bytes(acc.bytes, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, total * t->size);
+    const auto block = [&](int i) { return acc.bytes + displ[i] * t->size; };
+    const int right = (me + 1) % n, left = (me - 1 + n) % n;
+    for (int st = 0; st < n - 1; ++st) {
+        const int sb = ((me - st - 1) % n + n) % n, rb = ((me - st - 2) % n + n) % n;
+        s.exchange(right, block(sb), counts[sb], t, left, tmp.bytes, counts[rb], t);
+        combine_higher(s, op, block(rb), tmp.bytes, counts[rb], t);
+    }
+    copy_bytes(recvbuf, block(me), static_cast<std::size_t>(counts[me]) * t->size);
+    return s.result();
+}
+
 }  // namespace ftmpi::mpi

@@ -101,5 +101,9 @@ int direct_allgatherv(MPI_Comm comm, const void *sendbuf, int scount, MPI_Dataty
                       const int *rcounts, const int *displs, MPI_Datatype rt);
 int direct_alltoallv(MPI_Comm comm, const void *sendbuf, const int *scounts, const int *sdispls, MPI_Datatype st,
                      void *recvbuf, const int *rcounts, const int *rdispls, MPI_Datatype rt);
+// A commutative op's reduce-scatter whose whole vector fits (direct_fits), on
+// an intra-communicator of at most k_direct_peers members.
+int direct_reduce_scatter(MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts, MPI_Datatype t,
+                          const ftmpi_op_s &op);
 
 }  // namespace ftmpi::mpi

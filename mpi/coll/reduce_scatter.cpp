@@ -4,10 +4,12 @@
 // reduce per member (or, between the groups of an inter-communicator, as
 // types of its blocks): mpi/coll/reduce.cpp's builders do the work.
 #include <algorithm>
+#include <climits>
 #include <type_traits>
 #include <vector>
 
 #include "mpi/coll/common.hpp"
+#include "mpi/coll/direct.hpp"
 #include "mpi/coll/inter.hpp"
 #include "runtime/config.hpp"
 
@@ -103,6 +105,9 @@ int reduce_scatter_any(const char *call, bool nb, Run run, MPI_Request *request,
         converted.assign(counts, counts + group_size(comm));
         ints = converted.data();
     }
+    if (!nb && op->commute && !comm->inter && comm->size <= k_direct_peers && total <= INT_MAX &&
+        direct_fits(comm, static_cast<int>(total), t))
+        return coll_result(call, comm, direct_reduce_scatter(comm, sendbuf, recvbuf, ints, t, *op));
     const auto build = [&](Sched &s) { reduce_scatter_sched(s, comm, sendbuf, recvbuf, ints, t, op); };
     if (!nb) return run_blocking(call, comm, build);
     FTMPI_CHECK(check_nonnull(call, comm, request, "request"));
