@@ -29,9 +29,9 @@ int check_rooted(const char *call, MPI_Comm comm, int root, RootedSide single, i
     // root may pass MPI_IN_PLACE) and in the root's remote group of an
     // inter-communicator; nothing but root is significant at MPI_PROC_NULL.
     const bool single_used = !comm->inter || root >= 0;
-    if (single_used && !(root_here && !comm->inter)) {
+    if (single_used && !(root_here && !comm->inter) && single.buf == MPI_IN_PLACE) {
         const std::string where = std::string(single.buf_arg) + (comm->inter ? "" : " (not at the root)");
-        FTMPI_TRY(check_no_in_place(call, comm, single.buf, where.c_str()));
+        FTMPI_TRY(check_no_in_place(call, comm, single.buf, where.c_str()));  // the name only for the message
     }
     if (single_used && single.buf != MPI_IN_PLACE)
         FTMPI_TRY(check_side(call, comm, single.buf, single_count, single_type, single.buf_arg, single.count_arg,
@@ -115,12 +115,12 @@ int check_alltoall(const char *call, MPI_Comm comm, const void *sendbuf, const i
                                    send ? "sendcounts" : "recvcounts", send ? "sdispls" : "rdispls"));
         else FTMPI_TRY(check_count(call, comm, counts[0], send ? "sendcount" : "recvcount"));
         if (w) FTMPI_TRY(check_nonnull(call, comm, types, send ? "sendtypes" : "recvtypes"));
-        for (int i = 0; i < n; ++i) {
-            if (w || i == 0) {
+        for (int i = 0; i < (w ? n : 1); ++i) {
+            if (!valid_type(types[i])) {  // the argument's name is only written for the message
                 char arg[32];
                 std::snprintf(arg, sizeof arg, w ? "%s[%d]" : "%s",
                               send ? (w ? "sendtypes" : "sendtype") : (w ? "recvtypes" : "recvtype"), i);
-                if (!valid_type(types[w ? i : 0])) FTMPI_TRY(check_type(call, comm, types[w ? i : 0], arg));
+                FTMPI_TRY(check_type(call, comm, types[i], arg));
             }
         }
         // Displacements: in bytes for w (int, as MPI_Alltoallw takes them), in
