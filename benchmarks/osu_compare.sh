@@ -8,11 +8,11 @@
 # Each repetition runs every benchmark with each MPI in turn (alternating,
 # so that the machine's state drifts over all of them alike):
 #   - at 2 ranks bound to cores: the point-to-point benchmarks (standard and
-#     persistent), the one-sided ones, and every blocking, nonblocking and
-#     neighborhood collective;
+#     persistent), the one-sided ones, and every blocking and nonblocking
+#     collective;
 #   - at 4 ranks on 2 cores, each MPI with its own default placement: the
-#     collectives, ftmpi and Open MPI only (MPICH spends milliseconds per
-#     call oversubscribed: hours for the suite).
+#     collectives and the neighborhood ones, ftmpi and Open MPI only (MPICH
+#     spends milliseconds per call oversubscribed: hours for the suite).
 # osu_latency_mt and osu_latency_mp are left out (threads and forked helpers
 # on 2 cores measure the scheduler). For the nonblocking collectives the
 # figure is OSU's "Pure Comm." time, the collective alone.
@@ -82,8 +82,10 @@ coll=()
 for c in allgather allgatherv allreduce alltoall alltoallv alltoallw bcast gather gatherv reduce reduce_scatter scatter scatterv barrier; do
     coll+=("collective/blocking/osu_$c" "collective/non_blocking/osu_i$c")
 done
+# The neighborhood ones need more than 2 ranks (OSU's topology): 4 only.
+neigh=()
 for c in allgather allgatherv alltoall alltoallv alltoallw; do
-    coll+=("collective/neighborhood/osu_neighbor_$c" "collective/neighborhood/osu_ineighbor_$c")
+    neigh+=("collective/neighborhood/osu_neighbor_$c" "collective/neighborhood/osu_ineighbor_$c")
 done
 
 # one NP BENCHMARK MPI REP: one run, its output kept as raw/NP.NAME.MPI.REP.
@@ -98,7 +100,7 @@ one() {
 
 for ((r = 0; r < reps; ++r)); do
     for np in $nps; do
-        if [[ $np == 2 ]]; then list=("${p2p[@]}" "${rma[@]}" "${coll[@]}"); else list=("${coll[@]}"); fi
+        if [[ $np == 2 ]]; then list=("${p2p[@]}" "${rma[@]}" "${coll[@]}"); else list=("${coll[@]}" "${neigh[@]}"); fi
         for b in "${list[@]}"; do
             [[ ${b##*/} =~ $only ]] || continue
             for m in "${mpis[@]}"; do
