@@ -324,11 +324,10 @@ struct InfoArray {
     InfoArray &operator=(const InfoArray &) = delete;
 };
 
-// This node's topology for PMIx, which otherwise discovers its own with
-// every PCI device (for NIC locality, which ftmpi never asks it for):
-// reading their configuration space was a quarter of ftmpirun's start-up
-// here (5 of 20 ms). The same CPUs and memory, no I/O devices; it lives as
-// long as the process (PMIx keeps a pointer to it). Null: PMIx finds its own.
+// This node's topology for PMIx, which otherwise discovers its own with every
+// PCI device (NIC locality, never asked for here): reading their configuration
+// space was 5 of ftmpirun's 20 ms of start-up. No I/O devices; it lives as long
+// as the process (PMIx keeps a pointer to it). Null: PMIx finds its own.
 pmix_topology_t *plain_topology() {
     static pmix_topology_t topo{};
     static bool tried = false;
