@@ -173,6 +173,11 @@ void Sched::on_xfer_done(MPI_Request r) {
     if (r->status.MPI_ERROR != MPI_SUCCESS && s->err_ == MPI_SUCCESS) s->err_ = r->status.MPI_ERROR;
     // A peer upstream saw a failure: so does this rank (and everyone after it).
     if (r->kind == ftmpi_request_s::Kind::recv && s->err_ == MPI_SUCCESS) s->err_ = poison_of(r->status.MPI_TAG);
+    // A shorter message than the buffer: the members' counts differ, as on
+    // the direct path. The rest was never written (scratch space is not
+    // zeroed), so nothing may be combined from it.
+    if (r->kind == ftmpi_request_s::Kind::recv && s->err_ == MPI_SUCCESS && r->status.ftmpi_count < r->capacity)
+        s->err_ = MPI_ERR_OTHER;
     --s->pending_;
     s->advance();
 }
