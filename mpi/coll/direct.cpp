@@ -118,14 +118,14 @@ bool all_fit(MPI_Comm comm, const int *counts, MPI_Datatype t) {
 
 bool direct_fits_rooted(MPI_Comm comm, int root, const void *mine, int mine_count, MPI_Datatype mine_type,
                         const int *many_counts, MPI_Datatype many_type) {
-    if (comm->inter || comm->size > k_direct_peers) return false;
+    if (!direct_small(comm)) return false;
     if (comm->rank != root) return direct_fits(comm, mine_count, mine_type);
     return (mine == MPI_IN_PLACE || direct_fits(comm, mine_count, mine_type)) && all_fit(comm, many_counts, many_type);
 }
 
 bool direct_fits_pair(MPI_Comm comm, const void *sendbuf, const int *scounts, MPI_Datatype st, const int *rcounts,
                       MPI_Datatype rt) {
-    if (comm->inter || comm->size > k_direct_peers || sendbuf == MPI_IN_PLACE) return false;
+    if (!direct_small(comm) || sendbuf == MPI_IN_PLACE) return false;
     return all_fit(comm, scounts, st) && all_fit(comm, rcounts, rt);
 }
 

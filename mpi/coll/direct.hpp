@@ -28,6 +28,10 @@ bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t);
 // (it posts a transfer per member before it waits).
 inline constexpr int k_direct_peers = 32;
 
+// An intra-communicator of at most k_direct_peers members: the direct path's
+// tables (Blocks, its posted transfers) hold one entry per member.
+inline bool direct_small(MPI_Comm comm) { return !comm->inter && comm->size <= k_direct_peers; }
+
 // Whether a gather, scatter, allgather or alltoall (v or not) on an
 // intra-communicator of at most k_direct_peers members takes the direct
 // path. Rooted (gather, scatter; allgather as if every member were the

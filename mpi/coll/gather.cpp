@@ -181,14 +181,11 @@ void alltoallw_sched(Sched &s, MPI_Comm comm, const void *sendbuf, const int *sc
 
 namespace {
 
-// A communicator small enough for the direct path's block tables.
-bool small(MPI_Comm comm) { return !comm->inter && comm->size <= k_direct_peers; }
-
 int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, root, false));
-    if (!nb && small(comm)) {
+    if (!nb && direct_small(comm)) {
         const Blocks b(comm->size, recvcount);
         if (direct_fits_rooted(comm, root, sendbuf, sendcount, sendtype, b.counts, recvtype))
             return coll_result(
@@ -223,7 +220,7 @@ int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf
             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_scatter(call, comm, sendbuf, &sendcount, nullptr, sendtype, recvbuf, recvcount, recvtype, root, false));
-    if (!nb && small(comm)) {
+    if (!nb && direct_small(comm)) {
         const Blocks b(comm->size, sendcount);
         if (direct_fits_rooted(comm, root, recvbuf, recvcount, recvtype, b.counts, sendtype))
             return coll_result(
@@ -258,7 +255,7 @@ int allgather(const char *call, bool nb, MPI_Request *request, const void *sendb
               MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
               Run run = Run::nonblocking) {
     FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, false));
-    if (!nb && small(comm)) {
+    if (!nb && direct_small(comm)) {
         const Blocks b(comm->size, recvcount);
         if (direct_fits_rooted(comm, comm->rank, sendbuf, sendcount, sendtype, b.counts, recvtype))
             return coll_result(
@@ -293,7 +290,7 @@ int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbu
              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_alltoall(call, comm, sendbuf, &sendcount, nullptr, &sendtype, recvbuf, &recvcount, nullptr,
                              &recvtype, false, false));
-    if (!nb && small(comm)) {
+    if (!nb && direct_small(comm)) {
         const Blocks sb(comm->size, sendcount), rb(comm->size, recvcount);
         if (direct_fits_pair(comm, sendbuf, sb.counts, sendtype, rb.counts, recvtype))
             return coll_result(call, comm,

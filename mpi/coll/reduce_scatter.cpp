@@ -105,8 +105,7 @@ int reduce_scatter_any(const char *call, bool nb, Run run, MPI_Request *request,
         converted.assign(counts, counts + group_size(comm));
         ints = converted.data();
     }
-    if (!nb && op->commute && !comm->inter && comm->size <= k_direct_peers && total <= INT_MAX &&
-        direct_fits(comm, static_cast<int>(total), t))
+    if (!nb && op->commute && direct_small(comm) && total <= INT_MAX && direct_fits(comm, static_cast<int>(total), t))
         return coll_result(call, comm, direct_reduce_scatter(comm, sendbuf, recvbuf, ints, t, *op));
     const auto build = [&](Sched &s) { reduce_scatter_sched(s, comm, sendbuf, recvbuf, ints, t, op); };
     if (!nb) return run_blocking(call, comm, build);

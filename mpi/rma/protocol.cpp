@@ -114,6 +114,25 @@ void gather(const Header &h, const WireBlock *blocks, const char *at, std::vecto
         }
 }
 
+// An operation as operation() encodes it: its header, its target type's
+// blocks, then its data. False: shorter than its header and blocks say.
+struct Operation {
+    Header h;
+    std::vector<WireBlock> blocks;
+    const char *data;
+};
+
+bool decode(const char *p, std::size_t len, Operation &o) {
+    if (len < sizeof(Header)) return false;
+    o.h = read_at<Header>(p);
+    const std::size_t head = sizeof(Header) + std::size_t{o.h.nblocks} * sizeof(WireBlock);
+    if (len < head) return false;
+    o.blocks.resize(o.h.nblocks);
+    std::memcpy(o.blocks.data(), p + sizeof(Header), o.h.nblocks * sizeof(WireBlock));
+    o.data = p + head;
+    return true;
+}
+
 // A get, get-accumulate or compare-and-swap: appends what it reads to
 // `out`, then applies its data.
 void fetching(Kind kind, const Header &h, const WireBlock *blocks, const char *data, char *at, std::vector<char> &out) {
@@ -167,11 +186,11 @@ void process(MPI_Win w, int source, int tag, const char *p, std::size_t len) {
     case Kind::get:
     case Kind::get_acc:
     case Kind::cas: {
-        if (len < sizeof(Header)) return;
-        const Header h = read_at<Header>(p);
-        std::vector<WireBlock> blocks(h.nblocks);
-        std::memcpy(blocks.data(), p + sizeof h, h.nblocks * sizeof(WireBlock));
-        const char *data = p + sizeof h + h.nblocks * sizeof(WireBlock);
+        Operation o;
+        if (!decode(p, len, o)) return;
+        const Header &h = o.h;
+        const std::vector<WireBlock> &blocks = o.blocks;
+        const char *data = o.data;
         const auto addr =
             reinterpret_cast<std::uintptr_t>(w->base) + static_cast<std::uintptr_t>(h.disp * w->disp_unit);
         char *at = reinterpret_cast<char *>(addr);
@@ -359,15 +378,13 @@ bool send(MPI_Win w, int rank, Kind kind, std::vector<char> payload) {
 }
 
 void run_mapped(MPI_Win w, int target, Kind kind, const std::vector<char> &msg, std::vector<char> &fetched) {
-    const Header h = read_at<Header>(msg.data());
-    std::vector<WireBlock> blocks(h.nblocks);
-    std::memcpy(blocks.data(), msg.data() + sizeof h, h.nblocks * sizeof(WireBlock));
-    const char *data = msg.data() + sizeof h + h.nblocks * sizeof(WireBlock);
+    Operation o;
+    if (!decode(msg.data(), msg.size(), o)) return;  // built here: never
     const auto t = static_cast<std::size_t>(target);
-    char *at = w->direct[t] + h.disp * w->targets[t].disp_unit;
+    char *at = w->direct[t] + o.h.disp * w->targets[t].disp_unit;
     const LockGuard guard(w, w->acc_locks[t]);
-    if (kind == Kind::acc) apply(h, blocks.data(), data, at);
-    else fetching(kind, h, blocks.data(), data, at, fetched);
+    if (kind == Kind::acc) apply(o.h, o.blocks.data(), o.data, at);
+    else fetching(kind, o.h, o.blocks.data(), o.data, at, fetched);
 }
 
 std::vector<char> operation(MPI_Aint disp, int count, MPI_Datatype type, int op, std::size_t data_bytes,
