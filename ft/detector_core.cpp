@@ -90,6 +90,7 @@ void DetectorCore::update_ring(Time now, Effects &out) {
     if (pred != pred_) {
         pred_ = pred;
         pred_ended_ = false;
+        first_beat_ = false;
         heard_pred(now);
         out.watch = pred;
     }
@@ -117,6 +118,7 @@ void DetectorCore::spread_news(Time now, Effects &out) {
 void DetectorCore::start(Time now, Effects &out) {
     last_tick_ = now;
     update_ring(now, out);
+    first_beat_ = pred_ >= 0;
     for (int peer : neighbours_) out.sends.push_back({peer, header(DetectorMsg::heartbeat, 0)});
 }
 
@@ -129,6 +131,7 @@ void DetectorCore::on_message(const void *data, std::size_t len, Time now, Effec
     switch (h.type) {
     case DetectorMsg::heartbeat:
         if (from == pred_) {
+            first_beat_ = false;
             advance(now);
             max_gap_ = std::max(max_gap_, std::chrono::duration_cast<Ms>(now - last_heard_));
             heard_pred(now);
@@ -185,7 +188,13 @@ bool DetectorCore::tick(Time now, Effects &out) {
     if (pred_ < 0 || silence_ <= timeout_ || (starved_ && now < recheck_)) return false;
     const long long ms = std::chrono::duration_cast<Ms>(now - last_heard_).count();
     Evidence e;
-    if (evidence_ && silence_ <= k_starved_limit * timeout_) e = evidence_(pred_);
+    const bool within_limit = silence_ <= k_starved_limit * timeout_;
+    if (evidence_ && within_limit) e = evidence_(pred_);
+    // The first predecessor, silent since the start: its detector may start
+    // later than this one (its MPI_Init still connecting), which only the
+    // environment can rule out (stopped, gone).
+    if (e.kind == Evidence::unknown && first_beat_ && within_limit && !pred_ended_)
+        e = {Evidence::waiting, "it has not sent its first heartbeat yet"};
     if (e.kind == Evidence::waiting) {
         if (!starved_) out.events.push_back({Event::starved, base_ + pred_, -1, ms, e.what});
         starved_ = true;

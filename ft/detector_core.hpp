@@ -13,7 +13,9 @@
 // not take its own absence for the predecessor's. A predecessor silent past
 // the timeout is declared only if the environment (Evidence) does not show
 // that its detector thread is merely waiting for a CPU: then it is looked at
-// again every period, up to k_starved_limit timeouts of silence.
+// again every period, up to k_starved_limit timeouts of silence. So is the
+// first predecessor until its first heartbeat (its detector may start later
+// than this one), unless the environment shows it stopped or gone.
 //
 // Broadcast: each failure this process learns of, from any source, is sent
 // once to its live binomial-graph neighbours (ft/topology.hpp); a process
@@ -132,6 +134,7 @@ private:
     Time last_tick_{};           // the last time this detector ran (advance)
     Clock::duration silence_{};  // pred's silence, as counted by advance
     bool starved_ = false;       // pred's overdue, and its detector thread was waiting for a CPU
+    bool first_beat_ = false;    // pred is the first one, and not heard from yet
     Time recheck_{};             // starved_: when to look again
     std::function<Evidence(int)> evidence_;
     std::unordered_map<int, Time> last_sync_;

@@ -88,7 +88,8 @@ struct Start {
     std::vector<Net::Delivery> early_attach;  // children that attached before we knew the tree
     bool assigned = false, attached = false;
     bool launched = false, ended = false;
-    std::uint64_t seen = 0;  // the last of the head's numbered frames
+    std::vector<Net::Delivery> after_launch;  // what came with the launch, for the runner
+    std::uint64_t seen = 0;                   // the last of the head's numbered frames
     JobSettings settings;
     NamespaceSpec ns;
 
@@ -202,7 +203,10 @@ int run_daemon(const std::string &head) {
         std::vector<Net::Delivery> got;
         std::vector<std::pair<int, std::string>> lost;
         s.net->on_poll(pfds, got, lost);
-        for (auto &d : got) s.on_frame(d);
+        for (auto &d : got) {
+            if (s.launched) s.after_launch.push_back(std::move(d));
+            else s.on_frame(d);
+        }
         if (Clock::now() >= next_tick)  // heartbeats while the other nodes start
             next_tick = s.net->tick(Clock::now(), launch_period(), launch_silence(), lost);
         for (auto &[v, w] : lost) {
@@ -222,7 +226,7 @@ int run_daemon(const std::string &head) {
     o.program_path = s.ns.apps[0].path;
     o.argv = s.ns.apps[0].argv;
     detail::Runner runner(o, std::move(s.net), std::move(s.settings), std::move(s.ns), detail::split_list(head, ','));
-    runner.seen_before(s.seen);
+    runner.seen_before(s.seen, std::move(s.after_launch));
     return runner.run();
 }
 

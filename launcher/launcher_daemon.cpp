@@ -10,6 +10,7 @@
 #include <exception>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "binding.hpp"
@@ -54,6 +55,7 @@ int Runner::run_node() {
     devnull_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     try {
         start_namespace(first_ns_);
+        for (auto &d : std::exchange(early_, {})) on_frame(d);
         loop();
     } catch (const std::exception &e) {
         say(e.what());

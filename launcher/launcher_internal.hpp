@@ -123,7 +123,12 @@ public:
     }
     int run();
     // A daemon: the last of the head's numbered frames it saw before the launch.
-    void seen_before(std::uint64_t seq) { seen_ = seq; }
+    // The last of the head's frames the daemon took before the launch, and
+    // the frames that came after it in the same read (stdin, a kill, ...).
+    void seen_before(std::uint64_t seq, std::vector<Net::Delivery> after) {
+        seen_ = seq;
+        early_ = std::move(after);
+    }
 
 private:
     void remove_regions();
@@ -223,6 +228,7 @@ private:
     std::map<std::uint64_t, std::pair<int, std::uint64_t>> serving_;  // dmodex for others: tag -> (vertex, theirs)
     std::uint64_t next_tag_ = 1;
     Journal journal_;                              // what this daemon sent the head, until it acknowledges it
+    std::vector<Net::Delivery> early_;             // frames that came with the launch, taken after it
     std::uint64_t seen_ = 0;                       // the last of the head's numbered frames that came
     std::uint64_t acked_ = 0;                      // the last of those acknowledged to the head
     bool exit_ordered_ = false;                    // the head said the job is over

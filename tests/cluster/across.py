@@ -143,8 +143,10 @@ class Job:
         try:
             out, err = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(self.pid, signal.SIGKILL)
-            out, err = self.proc.communicate()
+            # The whole session: salloc runs ftmpirun in a process group of
+            # its own, which would keep stdout open after salloc's death.
+            subprocess.run(["pkill", "-KILL", "-s", str(self.pid)])
+            out, err = self.proc.communicate(timeout=30)
             check(False, f"the job did not end within {timeout} s")
         out = (self.pending + out).decode(errors="replace")
         err = err.decode(errors="replace")

@@ -315,6 +315,32 @@ public:
 };
 }  // namespace
 
+namespace {
+// A heartbeat from rank `from` of an 8-rank ring, as its detector would send it.
+std::vector<char> heartbeat_from(int from, DetectorCore::Time t) {
+    Log log;
+    DetectorCore sender(log, from, 8, 100, DetectorCore::Ms(10), DetectorCore::Ms(50), 64);
+    DetectorCore::Effects fx;
+    sender.start(t, fx);
+    for (auto &s : fx.sends)
+        if (s.peer == (from + 1) % 8) return s.msg;
+    return {};
+}
+
+// Ticks `core` every 10 ms from `from` (exclusive) until it declares its
+// predecessor or `until` passes; returns when it declared (or `until` + 1).
+int tick_until_declared(DetectorCore &core, DetectorCore::Time t0, int from, int until,
+                        std::vector<DetectorCore::Event> *events = nullptr) {
+    for (int t = from + 10; t <= until; t += 10) {
+        DetectorCore::Effects fx;
+        const bool declared = core.tick(t0 + DetectorCore::Ms(t), fx);
+        if (events) events->insert(events->end(), fx.events.begin(), fx.events.end());
+        if (declared) return t;
+    }
+    return until + 1;
+}
+}  // namespace
+
 TEST_CASE("detector state machine: timeout, news spread once, exclusion", "[ft][detector]") {
     using Core = DetectorCore;
     using Ms = Core::Ms;
@@ -329,7 +355,11 @@ TEST_CASE("detector state machine: timeout, news spread once, exclusion", "[ft][
     std::sort(to.begin(), to.end());
     CHECK(to == bmg_neighbours(8, 1, [](int) { return false; }));
     fx = {};
-    // Beats to its successor; rank 0 stays silent past the timeout.
+    // Rank 0's first heartbeat; then it stays silent past the timeout.
+    const auto beat = heartbeat_from(0, t0);
+    core.on_message(beat.data(), beat.size(), t0, fx);
+    CHECK(fx.sends.empty());
+    // Beats to its successor.
     CHECK_FALSE(core.tick(t0 + Ms(20), fx));
     REQUIRE(fx.sends.size() == 1);
     CHECK(fx.sends[0].peer == 2);
@@ -384,31 +414,6 @@ TEST_CASE("detector state machine: timeout, news spread once, exclusion", "[ft][
     CHECK(fx.excluded);
 }
 
-namespace {
-// A heartbeat from rank `from` of an 8-rank ring, as its detector would send it.
-std::vector<char> heartbeat_from(int from, DetectorCore::Time t) {
-    Log log;
-    DetectorCore sender(log, from, 8, 100, DetectorCore::Ms(10), DetectorCore::Ms(50), 64);
-    DetectorCore::Effects fx;
-    sender.start(t, fx);
-    for (auto &s : fx.sends)
-        if (s.peer == (from + 1) % 8) return s.msg;
-    return {};
-}
-
-// Ticks `core` every 10 ms from `from` (exclusive) until it declares its
-// predecessor or `until` passes; returns when it declared (or `until` + 1).
-int tick_until_declared(DetectorCore &core, DetectorCore::Time t0, int from, int until,
-                        std::vector<DetectorCore::Event> *events = nullptr) {
-    for (int t = from + 10; t <= until; t += 10) {
-        DetectorCore::Effects fx;
-        const bool declared = core.tick(t0 + DetectorCore::Ms(t), fx);
-        if (events) events->insert(events->end(), fx.events.begin(), fx.events.end());
-        if (declared) return t;
-    }
-    return until + 1;
-}
-}  // namespace
 
 TEST_CASE("detector state machine: the observer's own absence does not count against its predecessor",
           "[ft][detector]") {
@@ -488,6 +493,46 @@ TEST_CASE("detector state machine: a predecessor whose detector thread waits for
     const int at = tick_until_declared(core2, t0, 0, 10 * limit);
     CHECK(at > limit);
     CHECK(at <= limit + 20);
+}
+
+TEST_CASE("detector state machine: the first predecessor is waited for until its first heartbeat", "[ft][detector]") {
+    using Core = DetectorCore;
+    using Ms = Core::Ms;
+    using E = Core::Evidence;
+    const Core::Time t0{};
+    const int limit = Core::k_starved_limit * 50;
+    // Nothing from rank 0 since the start, and nothing known of its process
+    // (another node): its detector may not run yet. One `starved` event,
+    // then declared once the silence passes the limit.
+    Log log;
+    Core core(log, 1, 8, 100, Ms(10), Ms(50), 64);
+    Core::Effects fx;
+    core.start(t0, fx);
+    std::vector<Core::Event> events;
+    const int at = tick_until_declared(core, t0, 0, 10 * limit, &events);
+    CHECK(at > limit);
+    CHECK(at <= limit + 20);
+    REQUIRE(events.size() == 2);
+    CHECK(events[0].kind == Core::Event::starved);
+    CHECK(events[1].kind == Core::Event::timeout);
+    CHECK(log.contains(100));
+    // Its first heartbeat late (a slow start): from then on, one timeout.
+    Log log2;
+    Core core2(log2, 1, 8, 100, Ms(10), Ms(50), 64);
+    core2.start(t0, fx);
+    CHECK(tick_until_declared(core2, t0, 0, 300) == 301);
+    const auto beat = heartbeat_from(0, t0);
+    core2.on_message(beat.data(), beat.size(), t0 + Ms(305), fx);
+    const int declared = tick_until_declared(core2, t0, 300, 2000);
+    CHECK(declared > 305 + 50);
+    CHECK(declared <= 305 + 50 + 10);
+    // Stopped or gone, as the environment shows on its node: one timeout.
+    Log log3;
+    Core core3(log3, 1, 8, 100, Ms(10), Ms(50), 64);
+    core3.set_evidence([](int) { return E{E::silent, "test"}; });
+    core3.start(t0, fx);
+    CHECK(tick_until_declared(core3, t0, 0, 2000) <= 50 + 10);
+    CHECK(log3.contains(100));
 }
 
 TEST_CASE("detector state machine at scale: every survivor learns of every crash", "[ft][detector]") {
