@@ -13,6 +13,10 @@
 #   - at 4 ranks on 2 cores, each MPI with its own default placement: the
 #     collectives and the neighborhood ones, ftmpi and Open MPI only (MPICH
 #     spends milliseconds per call oversubscribed: hours for the suite).
+#   - with FTMPI_OSU_NP=2n, between two nodes of the emulated cluster
+#     (tests/cluster/rig.sh, started and stopped here): latency and
+#     bandwidth, one rank per node under srun, each MPI over tcp (ftmpi over
+#     libfabric's tcp provider, Open MPI's tcp BTL, MPICH's UCX tcp).
 # osu_latency_mt and osu_latency_mp are left out (threads and forked helpers
 # on 2 cores measure the scheduler). For the nonblocking collectives the
 # figure is OSU's "Pure Comm." time, the collective alone.
@@ -20,7 +24,7 @@
 # Environment:
 #   FTMPI_OSU_ONLY   a regular expression: only the benchmarks it matches
 #                    (for example 'osu_reduce$|osu_fop')
-#   FTMPI_OSU_NP     the rank counts to run (default "2 4")
+#   FTMPI_OSU_NP     the rank counts to run (default "2 4"; "2n": two nodes)
 #   FTMPI_OSU_BUILD  a directory that keeps the three builds between runs
 #                    (default: a temporary one)
 #   FTMPI_OSU_RAW    a directory that keeps every run's output
@@ -88,10 +92,34 @@ for c in allgather allgatherv alltoall alltoallv alltoallw; do
     neigh+=("collective/neighborhood/osu_neighbor_$c" "collective/neighborhood/osu_ineighbor_$c")
 done
 
+# Between nodes: the rig's nodes, one rank each, under srun (--mpi=pmix;
+# MPICH speaks PMI-2). UCX finds interfaces in /sys, which a network
+# namespace entered with nsenter does not remount: each rank gets its own
+# /sys, for all three MPIs alike.
+nodes_between=(pt2pt/standard/osu_{latency,bw,bibw})
+rig=$here/../tests/cluster/rig.sh
+declare -A pmi=([ftmpi]=pmix [ompi]=pmix [mpich]=pmi2)
+if [[ " $nps " == *" 2n "* ]]; then
+    "$rig" start || { echo "osu_compare.sh: the emulated cluster does not start" >&2; exit 1; }
+    trap '"$rig" stop >/dev/null 2>&1; rm -rf "$work"' EXIT
+fi
+across() {
+    local m=$1 exe=$2
+    # shellcheck disable=SC2086
+    timeout 600 "$rig" run srun --mpi="${pmi[$m]}" -N 2 --ntasks-per-node=1 unshare -m sh -c \
+        'mount -t sysfs sysfs /sys && exec env OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self UCX_TLS=tcp,self "$0" "$@"' \
+        "$exe" $extra
+}
+
 # one NP BENCHMARK MPI REP: one run, its output kept as raw/NP.NAME.MPI.REP.
 one() {
     local np=$1 b=$2 m=$3 r=$4 opts
     local exe=$build/$m/osu-micro-benchmarks-7.2/c/mpi/$b
+    if [[ $np == 2n ]]; then
+        across "$m" "$exe" >"$raw/$np.${b##*/}.$m.$r" 2>&1 ||
+            echo "osu_compare.sh: ${b##*/} between nodes with $m failed (see $raw)" >&2
+        return
+    fi
     [[ $np == 2 ]] && opts=${bind[$m]} || opts=${over[$m]}
     # shellcheck disable=SC2086
     timeout 600 "${run[$m]}" -n "$np" $opts "$exe" $extra >"$raw/$np.${b##*/}.$m.$r" 2>&1 ||
@@ -100,11 +128,13 @@ one() {
 
 for ((r = 0; r < reps; ++r)); do
     for np in $nps; do
-        if [[ $np == 2 ]]; then list=("${p2p[@]}" "${rma[@]}" "${coll[@]}"); else list=("${coll[@]}" "${neigh[@]}"); fi
+        if [[ $np == 2 ]]; then list=("${p2p[@]}" "${rma[@]}" "${coll[@]}")
+        elif [[ $np == 2n ]]; then list=("${nodes_between[@]}")
+        else list=("${coll[@]}" "${neigh[@]}"); fi
         for b in "${list[@]}"; do
             [[ ${b##*/} =~ $only ]] || continue
             for m in "${mpis[@]}"; do
-                [[ $np != 2 && $m == mpich ]] && continue
+                [[ $np != 2 && $np != 2n && $m == mpich ]] && continue
                 one "$np" "$b" "$m" "$r"
             done
         done

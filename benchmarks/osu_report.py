@@ -3,7 +3,8 @@
 
 usage: osu_report.py RAW-DIR [--summary]
 
-RAW-DIR holds one OSU output per run, named NP.BENCHMARK.MPI.REP. Every
+RAW-DIR holds one OSU output per run, named NP.BENCHMARK.MPI.REP (NP "2n":
+two nodes, one rank each). Every
 figure is the median over the repetitions; the ratio is ftmpi's time over
 the best peer's (for bandwidths, the best peer's over ftmpi's), so that a
 ratio above 1 is always ftmpi slower. The summary gives per benchmark the
@@ -60,7 +61,7 @@ def load(raw):
         np_, bench, mpi, _ = parts
         with open(os.path.join(raw, name), errors="replace") as f:
             got = figures(bench, f.read())
-        sizes = runs.setdefault((int(np_), bench), {}).setdefault(mpi, {})
+        sizes = runs.setdefault((np_, bench), {}).setdefault(mpi, {})
         for size, value in got.items():
             sizes.setdefault(size, []).append(value)
     return runs
@@ -95,11 +96,12 @@ def main():
     summary_only = "--summary" in sys.argv[2:]
     runs = load(raw)
     summary = []
-    for (np_, bench), by_mpi in sorted(runs.items()):
+    for (np_, bench), by_mpi in sorted(runs.items(), key=lambda kv: (kv[0][0].endswith("n"), int(kv[0][0].rstrip("n")), kv[0][1])):
         rows = ratios(bench, by_mpi)
         unit = "MB/s" if higher_is_better(bench) else "us"
         if not summary_only:
-            print(f"\n## {bench}, {np_} ranks ({unit}; ratio > 1: ftmpi slower)")
+            where = "2 nodes, 1 rank each" if np_.endswith("n") else f"{np_} ranks"
+            print(f"\n## {bench}, {where} ({unit}; ratio > 1: ftmpi slower)")
             print(f"{'size':>8} {'ftmpi':>10} {'ompi':>10} {'mpich':>10} {'ratio':>7}")
             for size, med, ratio in rows:
                 cells = " ".join(f"{med[m]:10.2f}" if m in med else f"{'-':>10}" for m in ("ftmpi",) + PEERS)
@@ -112,7 +114,7 @@ def main():
             summary.append((bench, np_, statistics.median(r for r, _ in got), worst[0], worst[1]))
         else:
             summary.append((bench, np_, None, None, None))
-    print("\n## Summary: ftmpi over the best peer (> 1: slower); 4 ranks against Open MPI")
+    print("\n## Summary: ftmpi over the best peer (> 1: slower); 4 ranks against Open MPI; 2n: two nodes")
     print(f"{'benchmark':<26} {'ranks':>5} {'median':>7} {'worst':>7} {'at':>6}")
     for bench, np_, med, worst, at in summary:
         if med is None:
