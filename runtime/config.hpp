@@ -41,8 +41,11 @@ namespace ftmpi::runtime {
       "once later (libfabric 1.17's net then fails a live peer's operations); 0: on "     \
       "first use")                                                                        \
     X(EAGER_LIMIT, std::size_t, 16384, transport,                                         \
-      "largest message (bytes) sent eagerly; larger ones use rendezvous. Must be the "    \
-      "same at every rank")                                                               \
+      "largest message (bytes) sent eagerly within a node; larger ones use rendezvous. "  \
+      "Must be the same at every rank")                                                   \
+    X(NET_EAGER_LIMIT, std::size_t, 65536, transport,                                     \
+      "largest message (bytes) sent eagerly over libfabric (between nodes); larger ones " \
+      "use rendezvous. Must be the same at every rank")                                   \
     X(SHM_CMA, int, 1, transport,                                                         \
       "1: within a node, rendezvous data moves in a single copy between the two "         \
       "processes' memories (process_vm_readv/writev), falling back to a copy through "    \

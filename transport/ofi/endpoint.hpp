@@ -93,6 +93,9 @@ public:
     // The data token every untagged message carries (set once, before any traffic).
     void set_token(std::uint64_t token) { token_ = token; }
     std::uint64_t token() const { return token_; }
+    // The largest message the transport sends eagerly through this endpoint.
+    void set_eager_limit(std::size_t n) { eager_limit_ = n; }
+    std::size_t eager_limit() const { return eager_limit_; }
     const std::string &provider() const { return provider_; }
     std::size_t inject_size() const { return inject_size_; }
 
@@ -101,6 +104,7 @@ private:
 
     std::string provider_;
     std::size_t inject_size_ = 0;
+    std::size_t eager_limit_ = 0;
     std::uint64_t token_ = 0;
     fi_info *info_ = nullptr;
     fid_fabric *fabric_ = nullptr;

@@ -3,10 +3,12 @@
 // protocol).
 #include "transport/ofi/ofi_transport.hpp"
 
+#include <algorithm>
+
 namespace ftmpi::transport::ofi {
 
 OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_only)
-    : sink_(sink), self_(static_cast<PeerId>(pm.job().id())), eager_limit_(runtime::config().EAGER_LIMIT) {
+    : sink_(sink), self_(static_cast<PeerId>(pm.job().id())), eager_limit_(runtime::config().NET_EAGER_LIMIT) {
     inflight_.prev = inflight_.next = &inflight_;
     const auto &job = pm.job();
     const auto &cfg = runtime::config();
@@ -147,6 +149,12 @@ Endpoint &OfiTransport::endpoint_for(const std::string &fi_name, std::size_t av_
         if (ep->provider() == fi_name) return *ep;
     endpoints_.push_back(std::make_unique<Endpoint>(fi_name, av_size));
     endpoints_.back()->set_token(token_);
+    // ofi_rxm sends what exceeds its own eager buffers (16 KiB) by its own
+    // protocols, which let a later small message overtake a 64 KiB one
+    // despite FI_ORDER_SAS (libfabric 1.17 here): MPI's order needs ftmpi's
+    // rendezvous above that size.
+    const bool rxm = fi_name.find("ofi_rxm") != std::string::npos;
+    endpoints_.back()->set_eager_limit(rxm ? std::min<std::size_t>(eager_limit_, 16384) : eager_limit_);
     return *endpoints_.back();
 }
 

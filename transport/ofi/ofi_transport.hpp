@@ -2,7 +2,7 @@
 // endpoints, one endpoint per provider in use, messages to self short-cut.
 //
 // Wire protocol (see match_bits.hpp):
-//   eager:      EAGER(ctx, tag) carrying the data; len <= FTMPI_EAGER_LIMIT.
+//   eager:      EAGER(ctx, tag) carrying the data; len <= FTMPI_NET_EAGER_LIMIT.
 //   rendezvous: RTS(ctx, tag){length, sender id} -> the receiver matches it,
 //               posts a bulk receive for a fresh transfer id and answers
 //               CTS{sender id, transfer id, length}; the sender then sends the
