@@ -104,6 +104,7 @@ private:
     static void commit_and_fence();
     std::vector<char> fetch(int rank, const char *key, bool optional);
     std::vector<char> fetch_from(const pmix_proc_t &p, const char *key, bool optional);
+    void snapshot_rank(int r);
 
     // pmix_client_kill.cpp
     bool kill_by_pid(int rank);

@@ -27,21 +27,27 @@ void PmixManager::exchange() {
         if (s.size() != auth::k_secret_size) fail("PMIx_Get(rank 0's ftmpi.share)", PMIX_ERR_NOT_FOUND);
         job_.secret.assign(s.begin(), s.end());
     }
-    if (stay_) return;
-    // Leave the server. First snapshot what get() may still be asked: the
-    // keys this process put, as every rank published them (all ranks put
-    // the same kinds of keys and read only those), and every rank's
-    // identity (for request_kill).
+    // What get() will be asked: the keys this process put, as every rank
+    // published them (all ranks put the same kinds of keys and read only
+    // those), and every rank's identity (for request_kill). One PMIx_Get
+    // per rank takes all it published (each PMIx_Get is a round trip
+    // through PMIx's thread: at 256 ranks on 2 cores, one per key made
+    // MPI_Init take seconds); a key that did not come so is asked alone.
     for (int r = 0; r < job_.size; ++r) {
+        snapshot_rank(r);
         for (const auto &key : put_keys_)
-            if (auto v = fetch(r, key.c_str(), true); !v.empty()) snapshot_[{r, key}] = std::move(v);
-        if (const auto v = fetch(r, k_pid_key, true); v.size() == sizeof(Identity)) {
+            if (!snapshot_.contains({r, key}))
+                if (auto v = fetch(r, key.c_str(), true); !v.empty()) snapshot_[{r, key}] = std::move(v);
+        const auto it = snapshot_.find({r, k_pid_key});
+        if (it != snapshot_.end() && it->second.size() == sizeof(Identity)) {
             Identity id;
-            std::memcpy(&id, v.data(), sizeof id);
+            std::memcpy(&id, it->second.data(), sizeof id);
             id.node[sizeof id.node - 1] = '\0';
             ids_[r] = id;
         }
     }
+    if (stay_) return;
+    // Leave the server: get() answers from the snapshot from now on.
     if (handler_ != k_no_handler) PMIx_Deregister_event_handler(handler_, nullptr, nullptr);
     const pmix_status_t rc = PMIx_Finalize(nullptr, 0);
     if (rc != PMIX_SUCCESS) FTMPI_WARN("PMIx_Finalize after the wire-up: %s", PMIx_Error_string(rc));
@@ -61,9 +67,28 @@ std::vector<char> PmixManager::get_remote(int id, int id_base, const std::string
 }
 
 std::vector<char> PmixManager::get(int rank, const std::string &key) {
-    if (!left_) return fetch(rank, key.c_str(), false);
     auto it = snapshot_.find({rank, key});
-    return it == snapshot_.end() ? std::vector<char>{} : it->second;
+    if (it != snapshot_.end()) return it->second;
+    return left_ ? std::vector<char>{} : fetch(rank, key.c_str(), false);
+}
+
+// Everything rank `r` published, in one PMIx_Get (a NULL key), into the
+// snapshot: the keys this process put too, and its identity.
+void PmixManager::snapshot_rank(int r) {
+    pmix_proc_t p = proc(r);
+    pmix_value_t *val = nullptr;
+    if (PMIx_Get(&p, nullptr, nullptr, 0, &val) != PMIX_SUCCESS || val == nullptr) return;
+    const pmix_data_array_t *all = val->type == PMIX_DATA_ARRAY ? val->data.darray : nullptr;
+    if (all != nullptr && all->type == PMIX_INFO && all->array != nullptr) {
+        const auto *info = static_cast<const pmix_info_t *>(all->array);
+        for (std::size_t i = 0; i < all->size; ++i) {
+            const pmix_value_t &v = info[i].value;
+            const std::string key(info[i].key, strnlen(info[i].key, sizeof info[i].key));
+            if (v.type != PMIX_BYTE_OBJECT || (key != k_pid_key && !put_keys_.contains(key))) continue;
+            snapshot_[{r, key}].assign(v.data.bo.bytes, v.data.bo.bytes + v.data.bo.size);
+        }
+    }
+    PMIX_VALUE_RELEASE(val);
 }
 
 void PmixManager::put_raw(const char *key, const void *data, std::size_t len) {
