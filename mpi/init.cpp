@@ -17,6 +17,7 @@
 #include "mpi/dynamic/connect.hpp"
 #include "mpi/p2p/matching.hpp"
 #include "mpi/p2p/requests.hpp"
+#include "runtime/clock.hpp"
 #include "runtime/config.hpp"
 #include "runtime/fork_guard.hpp"
 #include "runtime/fatal_signals.hpp"
@@ -311,11 +312,7 @@ int MPI_Get_library_version(char *version, int *resultlen) {
     return MPI_SUCCESS;
 }
 
-double MPI_Wtime(void) {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+double MPI_Wtime(void) { return ftmpi::runtime::wtime(); }
 
 double MPI_Wtick(void) {
     timespec ts;

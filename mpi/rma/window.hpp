@@ -117,6 +117,7 @@ struct ftmpi_win_s {
     // plain copies; null: operations travel as messages.
     std::vector<char *> direct;
     std::vector<ftmpi::mpi::rma::AccLock *> acc_locks;     // by rank, where direct is set: its accumulate lock
+    unsigned idle_flushes = 0;                             // flushes that had nothing to wait for (window_sync.cpp)
     std::uint64_t acc_holder = 0;                          // this process's AccLock word
     std::vector<std::pair<void *, std::size_t>> mappings;  // unmapped at free
     std::string segment;                                   // this process's segment, unlinked at free
