@@ -32,10 +32,14 @@ struct Sample {
 };
 
 // The counter and the clock at one moment: of a few tries, the one whose
-// two counter reads around the clock's are closest (no interruption).
+// two counter reads around the clock's are closest (no interruption). None
+// within k_sample_ticks (a few microseconds): no counter, rather than a
+// calibration off by what an interruption took.
+constexpr std::uint64_t k_sample_ticks = 20000;
+
 bool sample(Sample &s) {
     std::uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < 20 && best > k_sample_ticks / 20; ++i) {
         const std::uint64_t a = __rdtsc();
         const double t = monotonic();
         const std::uint64_t b = __rdtsc();
@@ -44,7 +48,7 @@ bool sample(Sample &s) {
             s = {a + (b - a) / 2, t};
         }
     }
-    return best < 100000;
+    return best < k_sample_ticks;
 }
 
 bool kernel_keeps_time_with_tsc() {

@@ -29,13 +29,18 @@ void PmixManager::exchange() {
     }
     // What get() will be asked: the keys this process put, as every rank
     // published them (all ranks put the same kinds of keys and read only
-    // those), and every rank's identity (for request_kill). One PMIx_Get
-    // per rank takes all it published (each PMIx_Get is a round trip
-    // through PMIx's thread: at 256 ranks on 2 cores, one per key made
-    // MPI_Init take seconds); a key that did not come so is asked alone.
+    // those). One PMIx_Get per rank takes all it published (each PMIx_Get
+    // is a round trip through PMIx's thread: at 256 ranks on 2 cores, one
+    // per key made MPI_Init take seconds). Staying, get() asks PMIx for
+    // anything else.
+    for (int r = 0; r < job_.size; ++r) snapshot_rank(r);
+    if (stay_) return;
+    // Leaving: a key that did not come so is asked alone, and every rank's
+    // identity is kept (for request_kill).
+    std::vector<std::string> keys(put_keys_.begin(), put_keys_.end());
+    keys.emplace_back(k_pid_key);
     for (int r = 0; r < job_.size; ++r) {
-        snapshot_rank(r);
-        for (const auto &key : put_keys_)
+        for (const std::string &key : keys)
             if (!snapshot_.contains({r, key}))
                 if (auto v = fetch(r, key.c_str(), true); !v.empty()) snapshot_[{r, key}] = std::move(v);
         const auto it = snapshot_.find({r, k_pid_key});
@@ -46,7 +51,6 @@ void PmixManager::exchange() {
             ids_[r] = id;
         }
     }
-    if (stay_) return;
     // Leave the server: get() answers from the snapshot from now on.
     if (handler_ != k_no_handler) PMIx_Deregister_event_handler(handler_, nullptr, nullptr);
     const pmix_status_t rc = PMIx_Finalize(nullptr, 0);

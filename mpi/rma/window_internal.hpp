@@ -18,7 +18,9 @@ bool passive_epoch(MPI_Win w);
 // Drives progress until this process's operations toward every target are
 // complete: MPI_ERR_PROC_FAILED when one of them lost operations to a failure,
 // MPI_ERR_REVOKED, MPI_ERR_RMA_RANGE (a target refused one), or MPI_SUCCESS.
-int complete_all(MPI_Win w);
+// `flush`: a flush, which with nothing to wait for drives progress only now
+// and then (window_sync.cpp).
+int complete_all(MPI_Win w, bool flush = false);
 
 // MPI_Win_free: FREE from every live member, even on a revoked window.
 void exchange_free(MPI_Win w);

@@ -251,8 +251,7 @@ int flush_all(const char *call, MPI_Win w) {
     FTMPI_TRY(check_live(call, w));
     FTMPI_CHECK(check_flush(call, w));
     runtime::test_kill_point("rma.flush");
-    const int err = complete(
-        w, [](int) { return true; }, true);
+    const int err = complete_all(w, true);
     if (err == MPI_ERR_REVOKED || err == MPI_ERR_RMA_RANGE) return sync_error(call, w, err);
     if (err != MPI_SUCCESS)
         return raise(w->comm, MPI_ERR_PROC_FAILED, call, "rank %d of %s failed before its operations completed",
@@ -314,8 +313,9 @@ bool passive_epoch(MPI_Win w) {
     return false;
 }
 
-int complete_all(MPI_Win w) {
-    return complete(w, [](int) { return true; });
+int complete_all(MPI_Win w, bool flush) {
+    return complete(
+        w, [](int) { return true; }, flush);
 }
 
 // MPI_Win_free: FREE from every live member, even on a revoked window.

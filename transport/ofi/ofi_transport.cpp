@@ -81,8 +81,9 @@ void OfiTransport::connect(runtime::ProcessManager &pm) {
                                      std::to_string(r) + " into the address vector");
     }
 
-    const std::size_t rx_size = k_wire_header + std::max({eager_limit_, sizeof(CtsPayload), sizeof(RtsPayload)});
     for (auto &ep : endpoints_) {
+        const std::size_t rx_size =
+            k_wire_header + std::max({ep->eager_limit(), sizeof(CtsPayload), sizeof(RtsPayload)});
         for (std::size_t i = 0; i < std::max<std::size_t>(cfg.RX_BUFFERS, 2); ++i) {
             auto rx = std::make_unique<RxBuffer>();
             rx->ep = ep.get();
