@@ -255,6 +255,7 @@ private:
     pid_t pid_ = ::getpid();
     std::size_t eager_limit_;
     std::size_t ring_bytes_;
+    std::size_t prefault_bytes_;  // of each ring, mapped in at init (prefault_bytes_for)
     bool cma_enabled_;
     std::string node_;
     std::vector<std::unique_ptr<Peer>> peers_;
