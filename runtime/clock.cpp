@@ -68,8 +68,9 @@ struct Counter {
 Counter g_counter;
 
 // Not calibrated yet, or no counter to use: CLOCK_MONOTONIC, and the
-// calibration's steps (one thread at a time takes each: `busy`).
-double calibrating_wtime() {
+// calibration's steps (one thread at a time takes each: `busy`), the second
+// once `span` seconds have passed since the first.
+double calibrating_wtime(double span) {
     Counter &c = g_counter;
     int s = c.state.load(std::memory_order_acquire);
     if (s == unknown && c.state.compare_exchange_strong(s, busy, std::memory_order_acq_rel)) {
@@ -80,7 +81,7 @@ double calibrating_wtime() {
         return f.t > 0 ? f.t : monotonic();
     }
     const double now = monotonic();
-    if (s != calibrating || now - c.first.t < k_calibration) return now;
+    if (s != calibrating || now - c.first.t < span) return now;
     if (!c.state.compare_exchange_strong(s, busy, std::memory_order_acq_rel)) return now;
     Sample a;
     if (!sample(a) || a.tsc <= c.first.tsc) {
@@ -101,9 +102,27 @@ double wtime() {
     const Counter &c = g_counter;
     if (c.state.load(std::memory_order_acquire) == ready)
         return c.anchor.t + static_cast<double>(__rdtsc() - c.anchor.tsc) * c.per_tick;
-    return calibrating_wtime();
+    return calibrating_wtime(k_calibration);
 #else
     return monotonic();
+#endif
+}
+
+void start_clock() { (void)wtime(); }
+
+bool clock_reads_counter() {
+#if defined(__x86_64__)
+    return g_counter.state.load(std::memory_order_acquire) == ready;
+#else
+    return false;
+#endif
+}
+
+void settle_clock(double span) {
+#if defined(__x86_64__)
+    if (g_counter.state.load(std::memory_order_acquire) == calibrating) (void)calibrating_wtime(span);
+#else
+    (void)span;
 #endif
 }
 

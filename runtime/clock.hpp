@@ -7,8 +7,9 @@
 // the counter too. Where the kernel itself keeps time with the counter
 // (clocksource "tsc": invariant and synchronized across CPUs), the first
 // calls read CLOCK_MONOTONIC and note the counter; once k_calibration has
-// passed, the counter's rate is known to better than a part per million
-// and the clock continues from that point on the counter alone. Elsewhere
+// passed (or MPI_Init's own span, when it took long enough: settle_clock),
+// the counter's rate is known to about a part per million and the clock
+// continues from that point on the counter alone. Elsewhere
 // (another clocksource, another architecture) it stays clock_gettime.
 #pragma once
 
@@ -16,5 +17,13 @@ namespace ftmpi::runtime {
 
 // Seconds, monotonic, process-local (MPI_WTIME_IS_GLOBAL is false).
 double wtime();
+
+// MPI_Init's start and end: the calibration's first sample, and its second
+// once `span` seconds have passed since the first (a benchmark's first
+// timings come right after MPI_Init, long before k_calibration).
+void start_clock();
+void settle_clock(double span);
+// Calibrated: wtime() reads the counter alone.
+bool clock_reads_counter();
 
 }  // namespace ftmpi::runtime
