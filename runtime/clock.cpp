@@ -51,15 +51,6 @@ bool sample(Sample &s) {
     return best < k_sample_ticks;
 }
 
-bool kernel_keeps_time_with_tsc() {
-    std::FILE *f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
-    if (f == nullptr) return false;
-    char buf[32] = {};
-    const bool tsc = std::fgets(buf, sizeof buf, f) != nullptr && std::strcmp(buf, "tsc\n") == 0;
-    std::fclose(f);
-    return tsc;
-}
-
 struct Counter {
     std::atomic<int> state{unknown};
     Sample first, anchor;
@@ -96,6 +87,15 @@ double calibrating_wtime(double span) {
 #endif
 
 }  // namespace
+
+bool kernel_keeps_time_with_tsc() {
+    std::FILE *f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+    if (f == nullptr) return false;
+    char buf[32] = {};
+    const bool tsc = std::fgets(buf, sizeof buf, f) != nullptr && std::strcmp(buf, "tsc\n") == 0;
+    std::fclose(f);
+    return tsc;
+}
 
 double wtime() {
 #if defined(__x86_64__)

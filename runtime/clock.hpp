@@ -23,6 +23,8 @@ double wtime();
 // timings come right after MPI_Init, long before k_calibration).
 void start_clock();
 void settle_clock(double span);
+// The kernel's clocksource is the time-stamp counter.
+bool kernel_keeps_time_with_tsc();
 // Calibrated: wtime() reads the counter alone.
 bool clock_reads_counter();
 
