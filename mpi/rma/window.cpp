@@ -28,31 +28,6 @@
 
 namespace ftmpi::mpi {
 
-bool valid_win(MPI_Win w) { return w != MPI_WIN_NULL && w->magic == Magic::win; }
-
-// Checks that `win` is a window; errors on an invalid one go to MPI_COMM_WORLD's handler.
-int check_win(const char *call, MPI_Win w) {
-    FTMPI_TRY(check_init(call));
-    if (valid_win(w)) return MPI_SUCCESS;
-    return raise(MPI_COMM_NULL, MPI_ERR_WIN, call, "invalid window (argument win is %s)",
-                 w == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a window");
-}
-
-namespace rma {
-
-// A non-local call on a revoked window (MPIX_Win_revoke) fails at once.
-int check_live(const char *call, MPI_Win w) {
-    FTMPI_TRY(check_win(call, w));
-    if (!w->comm->revoked) return MPI_SUCCESS;
-    return raise(w->comm, MPI_ERR_REVOKED, call, "%s was revoked", comm_label(w->comm));
-}
-
-int check_target(const char *call, MPI_Win w, int rank, const char *arg) {
-    return check_dest(call, w->comm, rank, arg);
-}
-
-}  // namespace rma
-
 namespace {
 
 bool on_this_node(int job_rank) {

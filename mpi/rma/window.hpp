@@ -39,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpi/checks.hpp"
 #include "mpi/objects.hpp"
 
 namespace ftmpi::mpi::rma {
@@ -157,9 +158,15 @@ struct ftmpi_win_s {
 
 namespace ftmpi::mpi {
 
-bool valid_win(MPI_Win w);
+inline bool valid_win(MPI_Win w) { return w != MPI_WIN_NULL && w->magic == Magic::win; }
 // Checks that `win` is a window; errors on an invalid one go to MPI_COMM_WORLD's handler.
-int check_win(const char *call, MPI_Win w);
+// Inline: every one-sided operation's first check.
+inline int check_win(const char *call, MPI_Win w) {
+    FTMPI_TRY(check_init(call));
+    if (valid_win(w)) return MPI_SUCCESS;
+    return raise(MPI_COMM_NULL, MPI_ERR_WIN, call, "invalid window (argument win is %s)",
+                 w == MPI_WIN_NULL ? "MPI_WIN_NULL" : "not a window");
+}
 
 // Progress thread, after new failures: fails what they make impossible on
 // every window (called from on_new_failures).

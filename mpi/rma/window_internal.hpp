@@ -7,10 +7,16 @@
 namespace ftmpi::mpi::rma {
 
 // A non-local call on a revoked window (MPIX_Win_revoke) fails at once.
-int check_live(const char *call, MPI_Win w);
+inline int check_live(const char *call, MPI_Win w) {
+    FTMPI_TRY(check_win(call, w));
+    if (!w->comm->revoked) return MPI_SUCCESS;
+    return raise(w->comm, MPI_ERR_REVOKED, call, "%s was revoked", comm_label(w->comm));
+}
 
 // A target rank of the window, or MPI_PROC_NULL (argument `arg`).
-int check_target(const char *call, MPI_Win w, int rank, const char *arg = "target_rank");
+inline int check_target(const char *call, MPI_Win w, int rank, const char *arg = "target_rank") {
+    return check_dest(call, w->comm, rank, arg);
+}
 
 // Whether a passive-target epoch (a lock or lock_all) is open.
 bool passive_epoch(MPI_Win w);
