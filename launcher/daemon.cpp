@@ -38,7 +38,7 @@ std::string take_key() {
         for (size_t i = 0; hex[i]; i += 2) key += static_cast<char>(nib(hex[i]) * 16 + nib(hex[i + 1]));
     ::unsetenv("FTMPI_DAEMON_KEY");
     if (key.size() != ftmpi::runtime::auth::k_secret_size)
-        throw LauncherError("ftmpirun --ftmpi-daemon: no session key (it is started by ftmpirun, across nodes)");
+        throw LauncherError("ftmpirun --ftmpi-daemon: no launch key (it is started by ftmpirun, across nodes)");
     return key;
 }
 

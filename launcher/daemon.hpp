@@ -1,6 +1,6 @@
 // ftmpirun across nodes: a daemon, the launcher of one node's part of the
 // job. The head starts one per node through srun (`ftmpirun --ftmpi-daemon
-// ADDRESSES`, the session key in FTMPI_DAEMON_KEY); it connects to the head
+// ADDRESSES`, the launch key in FTMPI_DAEMON_KEY); it connects to the head
 // (hello: its node), learns its vertex and parent in the tree, attaches to
 // that parent, and waits for the launch. Then it is a Runner of its node's
 // processes (launcher_internal.hpp, launcher_daemon.cpp): their PMIx

@@ -97,7 +97,7 @@ private:
     const Options &o_;
     std::vector<AllocNode> nodes_;  // vertex v runs on nodes_[v - 1]
     std::vector<int> rank_node_;    // the job's ranks: index into nodes_
-    std::string key_;               // the session key: every link proves it
+    std::string key_;               // the launch key: every link proves it
     Net net_;
     int sigfd_ = -1;
     pid_t srun_ = -1;

@@ -24,8 +24,8 @@ bool get_list(wire::Reader &r, std::vector<std::string> &v) {
 
 }  // namespace
 
-std::string universe_secret(const std::string &session_key) {
-    const auto d = ftmpi::runtime::auth::hmac(ftmpi::runtime::auth::bytes(session_key),
+std::string universe_secret(const std::string &launch_key) {
+    const auto d = ftmpi::runtime::auth::hmac(ftmpi::runtime::auth::bytes(launch_key),
                                               {ftmpi::runtime::auth::bytes("ftmpi universe secret", 21)});
     return std::string(d.begin(), d.end());
 }

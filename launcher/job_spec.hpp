@@ -42,9 +42,9 @@ struct NamespaceSpec {
     int size() const { return static_cast<int>(node.size()); }
 };
 
-// The universe's secret of a job whose head and daemons share `session_key`
+// The universe's secret of a job whose head and daemons share `launch_key`
 // (so that it never crosses the network).
-std::string universe_secret(const std::string &session_key);
+std::string universe_secret(const std::string &launch_key);
 
 void encode(wire::Writer &w, const JobSettings &s);
 void encode(wire::Writer &w, const NamespaceSpec &ns);

@@ -24,8 +24,8 @@ constexpr std::size_t kHello = sizeof kMagic + kNonce;
 
 }  // namespace
 
-Link::Link(int fd, const std::string &session_key, bool initiator)
-    : fd_(fd), session_(session_key), initiator_(initiator) {
+Link::Link(int fd, const std::string &launch_key, bool initiator)
+    : fd_(fd), launch_key_(launch_key), initiator_(initiator) {
     const int fl = ::fcntl(fd_, F_GETFL);
     if (fl >= 0) ::fcntl(fd_, F_SETFL, fl | O_NONBLOCK);
     int on = 1;
@@ -75,8 +75,8 @@ bool Link::handshake() {
     const std::string theirs(in_.begin() + sizeof kMagic, in_.begin() + kHello);
     in_.erase(in_.begin(), in_.begin() + kHello);
     const std::string &first = initiator_ ? my_nonce_ : theirs, &second = initiator_ ? theirs : my_nonce_;
-    const auth::Digest d =
-        auth::hmac(auth::bytes(session_), {auth::bytes("ftmpi link key", 14), auth::bytes(first), auth::bytes(second)});
+    const auth::Digest d = auth::hmac(auth::bytes(launch_key_),
+                                      {auth::bytes("ftmpi link key", 14), auth::bytes(first), auth::bytes(second)});
     key_.assign(d.begin(), d.end());
     seal_pending();
     return true;

@@ -2,11 +2,11 @@
 // a non-blocking TCP socket that carries sealed frames (wire.hpp).
 //
 // Handshake: each side first sends 8 bytes of magic and a fresh 16-byte
-// nonce; the link's key is HMAC(session key, "ftmpi link key" | the
+// nonce; the link's key is HMAC(launch key, "ftmpi link key" | the
 // connecting side's nonce | the accepting side's nonce). Every frame after
 // is sealed with that key and the sequence number of its direction, so a
 // frame of another link, another job or an earlier connection never opens
-// here: only holders of the session key can talk on a link, and what they
+// here: only holders of the launch key can talk on a link, and what they
 // say arrives whole, once and in order, or the link is dropped.
 //
 // Frames queued before the handshake ends go out after it. Main thread only.
@@ -32,7 +32,7 @@ public:
 
     // Takes `fd` (a connected TCP socket; made non-blocking, TCP_NODELAY).
     // `initiator`: this side connected. Sends its half of the handshake.
-    Link(int fd, const std::string &session_key, bool initiator);
+    Link(int fd, const std::string &launch_key, bool initiator);
     ~Link();
     Link(const Link &) = delete;
     Link &operator=(const Link &) = delete;
@@ -64,7 +64,7 @@ private:
     void seal_pending();
 
     int fd_ = -1;
-    std::string session_;
+    std::string launch_key_;
     bool initiator_;
     std::string key_;  // the link's key, empty until the handshake is done
     std::string my_nonce_;

@@ -69,7 +69,7 @@ std::chrono::milliseconds launch_silence() {
     return std::chrono::milliseconds(std::max(100, knobs().LAUNCH_TIMEOUT_MS));
 }
 
-Net::Net(std::string session_key, int self, Tree tree) : key_(std::move(session_key)), self_(self), tree_(tree) {}
+Net::Net(std::string launch_key, int self, Tree tree) : key_(std::move(launch_key)), self_(self), tree_(tree) {}
 
 void Net::assign(int self, Tree tree) {
     self_ = self;

@@ -45,7 +45,7 @@ public:
 
     // `self`: this vertex (a daemon that does not know its vertex yet:
     // wire::kUnassigned as an int, then assign()).
-    Net(std::string session_key, int self, Tree tree);
+    Net(std::string launch_key, int self, Tree tree);
     void assign(int self, Tree tree);
     ~Net();
 

@@ -3,7 +3,7 @@
 // A frame is a 16-byte header, a payload and a 16-byte tag:
 //   u32 len (of the whole frame) | u8 type | u8 flags | u16 0 | u32 dst | u32 src | payload | tag
 // little-endian, dst and src tree vertices (tree.hpp; kFlood: every vertex).
-// The tag is the first 16 bytes of HMAC(session key, "ftmpi launcher frame"
+// The tag is the first 16 bytes of HMAC(launch key, "ftmpi launcher frame"
 // | sequence number | header | payload), the sequence numbers counted per
 // direction of a link and never sent: a frame injected, replayed, reordered
 // or altered is refused, as the ranks' own channels refuse what does not

@@ -22,30 +22,33 @@ double monotonic() {
 }
 
 #if defined(__x86_64__)
-constexpr double k_calibration = 0.2;  // seconds of clock_gettime before the counter alone
+constexpr double k_calibration = 0.2;    // seconds of clock_gettime before the counter alone
+constexpr double k_settle_error = 2e-6;  // settle_clock's tolerance (calibrating_wtime)
 
 enum State : int { unknown, no_counter, calibrating, busy, ready };
 
 struct Sample {
     std::uint64_t tsc = 0;
     double t = 0;
+    std::uint64_t spread = 0;  // ticks between the counter reads around the clock's
 };
 
-// The counter and the clock at one moment: of a few tries, the one whose
-// two counter reads around the clock's are closest (no interruption). None
-// within k_sample_ticks (a few microseconds): no counter, rather than a
-// calibration off by what an interruption took.
+// The counter and the clock at one moment: of 20 tries (well under a
+// microsecond each), the one whose two counter reads around the clock's are
+// closest (no interruption). None within k_sample_ticks (a few
+// microseconds): no counter, rather than a calibration off by what an
+// interruption took.
 constexpr std::uint64_t k_sample_ticks = 20000;
 
 bool sample(Sample &s) {
     std::uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 20 && best > k_sample_ticks / 20; ++i) {
+    for (int i = 0; i < 20; ++i) {
         const std::uint64_t a = __rdtsc();
         const double t = monotonic();
         const std::uint64_t b = __rdtsc();
         if (b - a < best) {
             best = b - a;
-            s = {a + (b - a) / 2, t};
+            s = {a + (b - a) / 2, t, b - a};
         }
     }
     return best < k_sample_ticks;
@@ -60,8 +63,12 @@ Counter g_counter;
 
 // Not calibrated yet, or no counter to use: CLOCK_MONOTONIC, and the
 // calibration's steps (one thread at a time takes each: `busy`), the second
-// once `span` seconds have passed since the first.
-double calibrating_wtime(double span) {
+// once `span` seconds have passed since the first. `tolerance`: the rate's
+// largest relative error that ends the calibration (the two samples'
+// spreads over the ticks between them); a worse second sample, or one an
+// interruption spoiled, leaves it calibrating, for a later try. 0: any
+// usable sample ends it, and an unusable one leaves clock_gettime.
+double calibrating_wtime(double span, double tolerance) {
     Counter &c = g_counter;
     int s = c.state.load(std::memory_order_acquire);
     if (s == unknown && c.state.compare_exchange_strong(s, busy, std::memory_order_acq_rel)) {
@@ -75,7 +82,14 @@ double calibrating_wtime(double span) {
     if (s != calibrating || now - c.first.t < span) return now;
     if (!c.state.compare_exchange_strong(s, busy, std::memory_order_acq_rel)) return now;
     Sample a;
-    if (!sample(a) || a.tsc <= c.first.tsc) {
+    const bool usable = sample(a) && a.tsc > c.first.tsc;
+    const double error =
+        usable ? static_cast<double>(c.first.spread + a.spread) / 2.0 / static_cast<double>(a.tsc - c.first.tsc) : 1.0;
+    if (tolerance > 0 && error > tolerance) {
+        c.state.store(calibrating, std::memory_order_release);
+        return now;
+    }
+    if (!usable) {
         c.state.store(no_counter, std::memory_order_release);
         return now;
     }
@@ -102,7 +116,7 @@ double wtime() {
     const Counter &c = g_counter;
     if (c.state.load(std::memory_order_acquire) == ready)
         return c.anchor.t + static_cast<double>(__rdtsc() - c.anchor.tsc) * c.per_tick;
-    return calibrating_wtime(k_calibration);
+    return calibrating_wtime(k_calibration, 0);
 #else
     return monotonic();
 #endif
@@ -120,7 +134,7 @@ bool clock_reads_counter() {
 
 void settle_clock(double span) {
 #if defined(__x86_64__)
-    if (g_counter.state.load(std::memory_order_acquire) == calibrating) (void)calibrating_wtime(span);
+    if (g_counter.state.load(std::memory_order_acquire) == calibrating) (void)calibrating_wtime(span, k_settle_error);
 #else
     (void)span;
 #endif

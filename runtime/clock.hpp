@@ -19,8 +19,10 @@ namespace ftmpi::runtime {
 double wtime();
 
 // MPI_Init's start and end: the calibration's first sample, and its second
-// once `span` seconds have passed since the first (a benchmark's first
-// timings come right after MPI_Init, long before k_calibration).
+// once `span` seconds have passed since the first, if the two samples give
+// the rate to a couple of parts per million (else the calibration goes on
+// as without it). A benchmark's first timings come right after MPI_Init,
+// long before k_calibration.
 void start_clock();
 void settle_clock(double span);
 // The kernel's clocksource is the time-stamp counter.

@@ -216,7 +216,7 @@ TEST_CASE("links: the handshake, frames in order, and a tampered stream dropped"
         CHECK(r.u32() == i);
         CHECK(got[i].header.type == wire::Type::io);
     }
-    // a frame written straight to the socket, sealed with the session key rather than the link's: dropped
+    // a frame written straight to the socket, sealed with the launch key rather than the link's: dropped
     const auto forged = wire::seal(key, 3, {wire::Type::kill, 0, 1, 0}, {});
     REQUIRE(::write(sv[0], forged.data(), forged.size()) == static_cast<ssize_t>(forged.size()));
     std::vector<Link::Received> more;
