@@ -19,17 +19,18 @@ namespace ftmpi::ft {
 
 namespace {
 
-// The failure events (runtime/tool_events.hpp) of what the protocol found.
-void tell_tools(const DetectorCore::Event &e, int base) {
+// The failure events (runtime/tool_events.hpp) of what the protocol found,
+// stamped `at` (read before the step that published the failure).
+void tell_tools(const DetectorCore::Event &e, int base, std::int64_t at) {
     using runtime::EventType, runtime::FailurePath;
     switch (e.kind) {
-    case DetectorCore::Event::told: runtime::emit(EventType::failure_learned, e.id, base + e.by); break;
+    case DetectorCore::Event::told: runtime::emit_at(EventType::failure_learned, at, e.id, base + e.by); break;
     case DetectorCore::Event::link_closed:
     case DetectorCore::Event::ended:
-        runtime::emit(EventType::failure_detected, e.id, static_cast<int>(FailurePath::liveness_link));
+        runtime::emit_at(EventType::failure_detected, at, e.id, static_cast<int>(FailurePath::liveness_link));
         break;
     case DetectorCore::Event::timeout:
-        runtime::emit(EventType::failure_detected, e.id, static_cast<int>(FailurePath::heartbeat));
+        runtime::emit_at(EventType::failure_detected, at, e.id, static_cast<int>(FailurePath::heartbeat));
         break;
     case DetectorCore::Event::starved: break;
     }
@@ -117,6 +118,12 @@ void Detector::run() {
             retry.emplace_back(peer, std::move(msg));
     };
     bool excluded = false;
+    // The failure events' time: read before the first core step whose
+    // events are not yet applied (a step publishes the failures it finds).
+    std::int64_t stamp = 0;
+    auto stamp_step = [&] {
+        if (fx.events.empty()) stamp = runtime::failure_stamp();
+    };
     // Carries out what the protocol asked for.
     auto apply = [&] {
         for (auto &s : fx.sends) out(s.peer, std::move(s.msg));
@@ -125,7 +132,7 @@ void Detector::run() {
         fx.watch = -2;
         for (const auto &e : fx.events) {
             const int r = e.id - base_;
-            tell_tools(e, base_);
+            tell_tools(e, base_, stamp);
             switch (e.kind) {
             case DetectorCore::Event::told: FTMPI_INFO("process %d is failed (told by rank %d)", e.id, e.by); break;
             case DetectorCore::Event::link_closed: FTMPI_INFO("rank %d is failed: its liveness link closed", r); break;
@@ -156,7 +163,11 @@ void Detector::run() {
         ::_exit(k_excluded_exit);
     };
 
-    auto receive = [&](const void *data, std::size_t len) { core.on_message(data, len, Clock::now(), fx); };
+    auto receive = [&](const void *data, std::size_t len) {
+        stamp_step();
+        core.on_message(data, len, Clock::now(), fx);
+    };
+    stamp_step();
     core.start(Clock::now(), fx);
     apply();
     while (!stopping_.load(std::memory_order_acquire)) {
@@ -164,8 +175,11 @@ void Detector::run() {
         channel_->wait(0, receive);
         apply();
         auto now = Clock::now();
-        for (const auto &lost : channel_->take_lost())  // the watched predecessor's process ended
+        for (const auto &lost : channel_->take_lost()) {  // the watched predecessor's process ended
+            stamp_step();
             core.on_lost(static_cast<int>(lost.peer), lost.certain, now, fx);
+        }
+        stamp_step();
         const bool again = core.tick(now, fx);
         apply();
         if (again) continue;                              // spread it and move to the next predecessor

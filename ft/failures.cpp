@@ -27,8 +27,10 @@ void wake_detector() {
 void on_terminated(int id) {
     FTMPI_DEBUG("launcher event: process %d terminated", id);
     runtime::mark_service_thread();
+    const std::int64_t at = runtime::failure_stamp();
     if (failures().note_failed(id))
-        runtime::emit(runtime::EventType::failure_detected, id, static_cast<int>(runtime::FailurePath::launcher));
+        runtime::emit_at(runtime::EventType::failure_detected, at, id,
+                         static_cast<int>(runtime::FailurePath::launcher));
 }
 
 }  // namespace
@@ -78,8 +80,10 @@ void Failures::stop_detector() {
 }
 
 void Failures::declare_failed(int peer) {
+    const std::int64_t at = runtime::failure_stamp();
     if (note_failed(peer))
-        runtime::emit(runtime::EventType::failure_detected, peer, static_cast<int>(runtime::FailurePath::transport));
+        runtime::emit_at(runtime::EventType::failure_detected, at, peer,
+                         static_cast<int>(runtime::FailurePath::transport));
     ingest();
 }
 

@@ -227,8 +227,8 @@ void deliver_deferred_events() {
     if (EventDrain d = g_drain.load(std::memory_order_acquire)) d();
 }
 
-void emit_slow(EventType t, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
-    const EventRecord r{static_cast<int>(t), event_clock_ns(), {a, b, c, d}};
+void emit_slow(EventType t, std::int64_t ts_ns, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
+    const EventRecord r{static_cast<int>(t), ts_ns != 0 ? ts_ns : event_clock_ns(), {a, b, c, d}};
     if (g_timeline_on.load(std::memory_order_acquire)) timeline_write(r);
     if ((g_sink_mask.load(std::memory_order_relaxed) & (1u << r.type)) != 0)
         if (EventSink s = g_sink.load(std::memory_order_acquire)) s(r, t_service);

@@ -66,18 +66,31 @@ void deliver_deferred_events();
 
 // Which event types have a consumer (bit i: type i).
 extern std::atomic<std::uint32_t> g_event_wanted;
-void emit_slow(EventType t, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d);
-inline void emit(EventType t, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0, std::int64_t d = 0) {
-    if (g_event_wanted.load(std::memory_order_relaxed) & (1u << static_cast<int>(t))) emit_slow(t, a, b, c, d);
-}
+// `ts_ns`: the event's time, 0 for now.
+void emit_slow(EventType t, std::int64_t ts_ns, std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d);
 inline bool event_wanted(EventType t) {
     return (g_event_wanted.load(std::memory_order_relaxed) & (1u << static_cast<int>(t))) != 0;
+}
+inline void emit(EventType t, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0, std::int64_t d = 0) {
+    if (event_wanted(t)) emit_slow(t, 0, a, b, c, d);
+}
+// An event stamped with `ts_ns` (event_start's or failure_stamp's reading,
+// 0 for now): a failure is stamped before it is published, since another
+// thread that sees it may act on it (revoke, say) and raise its own event
+// before this one's emit() runs.
+inline void emit_at(EventType t, std::int64_t ts_ns, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0,
+                    std::int64_t d = 0) {
+    if (event_wanted(t)) emit_slow(t, ts_ns, a, b, c, d);
 }
 
 // For events with a duration: the clock at the start (0 when nobody listens,
 // so the failure-free path reads no clock), and the time since.
 inline std::int64_t event_start(EventType t) { return event_wanted(t) ? event_clock_ns() : 0; }
 inline std::int64_t event_since(std::int64_t start) { return event_clock_ns() - start; }
+// The clock for a failure event about to be published (0 when nobody listens).
+inline std::int64_t failure_stamp() {
+    return event_wanted(EventType::failure_detected) || event_wanted(EventType::failure_learned) ? event_clock_ns() : 0;
+}
 
 // Marks the calling thread as one of ftmpi's own (runtime/service_thread.hpp).
 void mark_service_thread();

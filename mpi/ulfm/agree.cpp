@@ -64,10 +64,11 @@ void settle(MPI_Comm c, CommAgreements &st, std::uint64_t seq) {
     const auto *inst = st.machine.find(seq);
     if (inst == nullptr || !inst->decided) return;
     FTMPI_DEBUG("agreement %llu on %s decided", static_cast<unsigned long long>(seq), comm_label(c));
+    const std::int64_t at = runtime::failure_stamp();
     for (int r : inst->decision.failed)
         if (r >= 0 && r < c->size && ft::failures().note_failed(c->procs[static_cast<std::size_t>(r)]))
-            runtime::emit(runtime::EventType::failure_detected, c->procs[static_cast<std::size_t>(r)],
-                          static_cast<int>(runtime::FailurePath::agreement));
+            runtime::emit_at(runtime::EventType::failure_detected, at, c->procs[static_cast<std::size_t>(r)],
+                             static_cast<int>(runtime::FailurePath::agreement));
     if (st.waiters.empty()) return;
     bool requests = false;
     for (auto it = st.waiters.begin(); it != st.waiters.end();) {
