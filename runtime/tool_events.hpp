@@ -71,9 +71,6 @@ void emit_slow(EventType t, std::int64_t ts_ns, std::int64_t a, std::int64_t b, 
 inline bool event_wanted(EventType t) {
     return (g_event_wanted.load(std::memory_order_relaxed) & (1u << static_cast<int>(t))) != 0;
 }
-inline void emit(EventType t, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0, std::int64_t d = 0) {
-    if (event_wanted(t)) emit_slow(t, 0, a, b, c, d);
-}
 // An event stamped with `ts_ns` (event_start's or failure_stamp's reading,
 // 0 for now): a failure is stamped before it is published, since another
 // thread that sees it may act on it (revoke, say) and raise its own event
@@ -81,6 +78,9 @@ inline void emit(EventType t, std::int64_t a = 0, std::int64_t b = 0, std::int64
 inline void emit_at(EventType t, std::int64_t ts_ns, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0,
                     std::int64_t d = 0) {
     if (event_wanted(t)) emit_slow(t, ts_ns, a, b, c, d);
+}
+inline void emit(EventType t, std::int64_t a = 0, std::int64_t b = 0, std::int64_t c = 0, std::int64_t d = 0) {
+    emit_at(t, 0, a, b, c, d);
 }
 
 // For events with a duration: the clock at the start (0 when nobody listens,
