@@ -138,6 +138,9 @@ int runtime_up(const char *call, int required, int *provided) {
         if (control) control->connect(*g.pm);
         ft::failures().attach(g.transport.get(), job.id_limit());
         ft::failures().start_detector(std::move(control), *g.pm);
+        // With the detector running: a process that waits here for a peer's
+        // connection keeps sending its heartbeats.
+        g.transport->preconnect();
         setup_predefined_comms(job.rank, job.size, job.id_base);
         const int yield = runtime::config().YIELD;
         g.yield = yield == 1 || (yield == -1 && static_cast<int>(job.local_peers.size()) > runtime::node_pus());

@@ -164,6 +164,11 @@ public:
     // Reads the peers' addresses after the process manager's exchange (the
     // transport put its own before it). Init only.
     virtual void connect(runtime::ProcessManager &pm) = 0;
+    // Connects, after connect(), the pairs that must be connected before
+    // their first message (network providers), waiting a bounded time.
+    // MPI_Init calls it with the failure detector already running, so a
+    // process kept waiting here still sends its heartbeats. Init only.
+    virtual void preconnect() {}
 };
 
 // The libfabric transport: opens the endpoints this job needs and publishes

@@ -94,7 +94,6 @@ void OfiTransport::connect(runtime::ProcessManager &pm) {
         }
     }
     for (auto &ep : endpoints_) FTMPI_INFO("endpoint open: provider %s", ep->provider().c_str());
-    if (cfg.NET_PRECONNECT != 0) preconnect();
 }
 
 // libfabric 1.17's net provider (xnet) replaces its connection to a peer when
@@ -106,6 +105,7 @@ void OfiTransport::connect(runtime::ProcessManager &pm) {
 // and every higher-ranked network peer's hello has arrived. Bounded: a peer
 // that died during MPI_Init is left to the failure detector.
 void OfiTransport::preconnect() {
+    if (runtime::config().NET_PRECONNECT == 0) return;
     struct Hello {
         Op op;  // first member
         int *left;

@@ -107,6 +107,7 @@ public:
     // nodes (the shared-memory fast path serves this node's).
     OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_only);
     void connect(runtime::ProcessManager &pm) override;
+    void preconnect() override;
     // Endpoints first (libfabric lets go of everything), then the proxies
     // whose completion never came.
     ~OfiTransport() override {
@@ -150,7 +151,6 @@ private:
     void send_control(PeerId peer, const Header &header, std::uint64_t data, const void *payload, std::size_t length);
     void abort_bulk_recv(PeerId peer, std::uint64_t transfer_id, Err why);
     bool pull(const Arrival &a, void *buf, std::size_t bytes);
-    void preconnect();
     std::size_t hellos_ = 0;          // hellos received (preconnect)
     std::vector<bool> said_hello_;    // by process id: its hello arrived
     Endpoint *dynamic_ep_ = nullptr;  // the endpoint other jobs' processes reach (add_peers)
