@@ -5,8 +5,10 @@
 // ring allgather (size-1 rounds), linear alltoall (every pair in one round,
 // posted in pairwise order me+k / me-k so no rank is everybody's first peer).
 #include <string>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "mpi/coll/common.hpp"
@@ -140,24 +142,45 @@ using namespace ftmpi::mpi;
 
 namespace {
 
+// A value per member, for a call's arguments while its schedule is built:
+// in place up to 64 members (no allocation per call), else on the heap.
+template <class T>
+class PerRank {
+public:
+    PerRank(int n, T v) {
+        if (n > k_inline) {
+            heap_ = std::make_unique<T[]>(static_cast<std::size_t>(n));
+            p_ = heap_.get();
+        }
+        std::fill_n(p_, n, v);
+    }
+    T *data() { return p_; }
+    T &operator[](int i) { return p_[i]; }
+
+private:
+    static constexpr int k_inline = 64;
+    T in_[k_inline];
+    std::unique_ptr<T[]> heap_;
+    T *p_ = in_;
+};
+
 // Per-rank arrays for the regular (non-v) versions.
 struct Regular {
-    std::vector<int> counts, displs;
-    Regular(int n, int count) : counts(static_cast<std::size_t>(n), count), displs(static_cast<std::size_t>(n)) {
-        for (int i = 0; i < n; ++i) displs[static_cast<std::size_t>(i)] = i * count;
+    PerRank<int> counts, displs;
+    Regular(int n, int count) : counts(n, count), displs(n, 0) {
+        for (int i = 0; i < n; ++i) displs[i] = i * count;
     }
 };
 
 // Byte displacements and per-peer types for alltoall/alltoallv.
 struct AsW {
-    std::vector<MPI_Aint> sd, rd;
-    std::vector<MPI_Datatype> st, rt;
+    PerRank<MPI_Aint> sd, rd;
+    PerRank<MPI_Datatype> st, rt;
     AsW(int n, const void *sendbuf, const int *sdispls, MPI_Datatype stype, const int *rdispls, MPI_Datatype rtype)
-        : sd(static_cast<std::size_t>(n)), rd(static_cast<std::size_t>(n)), st(static_cast<std::size_t>(n), stype),
-          rt(static_cast<std::size_t>(n), rtype) {
+        : sd(n, 0), rd(n, 0), st(n, stype), rt(n, rtype) {
         for (int i = 0; i < n; ++i) {
-            if (sendbuf != MPI_IN_PLACE) sd[static_cast<std::size_t>(i)] = sdispls[i] * stype->extent;
-            rd[static_cast<std::size_t>(i)] = rdispls[i] * rtype->extent;
+            if (sendbuf != MPI_IN_PLACE) sd[i] = sdispls[i] * stype->extent;
+            rd[i] = rdispls[i] * rtype->extent;
         }
     }
 };

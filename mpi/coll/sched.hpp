@@ -28,8 +28,9 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 #include "mpi/dt/derived.hpp"
@@ -52,8 +53,27 @@ struct ScratchBlock {
     std::size_t size = 0;
 };
 
+// A local step: a lambda of a few trivially copyable captures (pointers,
+// counts), held in place: no allocation per step, as std::function makes
+// for more than two pointers' worth.
+class LocalStep {
+public:
+    template <class F>
+    explicit LocalStep(F f) : call_([](const void *p) { (*static_cast<const F *>(p))(); }) {
+        static_assert(sizeof(F) <= sizeof(store_) && alignof(F) <= alignof(std::max_align_t) &&
+                          std::is_trivially_copyable_v<F> && std::is_trivially_destructible_v<F>,
+                      "a local step captures at most 48 bytes of plain values");
+        ::new (static_cast<void *>(store_)) F(f);
+    }
+    void operator()() const { call_(store_); }
+
+private:
+    void (*call_)(const void *);
+    alignas(std::max_align_t) unsigned char store_[48];
+};
+
 struct Round {
-    std::vector<std::function<void()>> local;  // run in order before the transfers start
+    std::vector<LocalStep> local;  // run in order before the transfers start
     std::vector<Xfer> xfers;
 };
 
@@ -67,14 +87,26 @@ public:
     // inter-communicator's for a schedule over its fault-tolerance view).
     Sched(MPI_Comm comm, int tag);
     ~Sched();
+    // Nonblocking and persistent schedules are allocated, and their memory
+    // reused (sched.cpp).
+    static void *operator new(std::size_t bytes);
+    static void operator delete(void *p);
     Sched(const Sched &) = delete;
     Sched &operator=(const Sched &) = delete;
 
     // Building. A new round is opened by next_round(); add_* append to the
     // current (last) round.
-    Round &round() { return rounds_.back(); }
-    void next_round() { rounds_.emplace_back(); }
-    void add_local(std::function<void()> f) { round().local.push_back(std::move(f)); }
+    Round &round() { return rounds_[nrounds_ - 1]; }
+    void next_round() {
+        // Rounds are kept, emptied, from the schedule this one's storage came
+        // from (sched.cpp): their vectors' room too.
+        if (nrounds_ == rounds_.size()) rounds_.emplace_back();
+        ++nrounds_;
+    }
+    template <class F>
+    void add_local(F f) {
+        round().local.emplace_back(f);
+    }
     void add_send(const void *buf, int count, MPI_Datatype t, int peer) {
         round().xfers.push_back({true, false, const_cast<void *>(buf), count, t, peer});
     }
@@ -169,8 +201,9 @@ private:
     std::vector<int> map_;  // virtual rank -> comm rank (empty: identity)
     std::uint32_t ctx_;
     int tag_base_;
-    int cross_tag_ = 0;  // inter-communicators: the tag of the cross transfers
-    std::vector<Round> rounds_;
+    int cross_tag_ = 0;          // inter-communicators: the tag of the cross transfers
+    std::vector<Round> rounds_;  // [0, nrounds_) in use; the rest emptied, for reuse
+    std::size_t nrounds_ = 0;
     std::size_t cur_ = 0;
     int pending_ = 0;
     int err_ = MPI_SUCCESS;

@@ -376,6 +376,7 @@ int main(int argc, char **argv) {
                 }
             }
             t_overlap();
+            t_many();
         }
         MPI_OK(MPI_Barrier(tc));
     }

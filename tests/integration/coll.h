@@ -22,6 +22,7 @@ void finish(MPI_Request *coll, int nb);
 void t_noncommutative(int nb);
 void t_minloc(int nb);
 void t_overlap(void);
+void t_many(void);
 void t_errors(void);
 void t_derived(void);
 

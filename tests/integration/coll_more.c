@@ -143,6 +143,44 @@ void t_overlap(void) {
     free(a), free(b), free(c), free(g);
 }
 
+/* Many nonblocking collectives at once, of different shapes (one round, a
+ * ring of size-1 rounds, a tree), completed in reverse order, three times:
+ * more schedules live than the library keeps for reuse, and each later wave
+ * runs on storage that schedules of another shape left. */
+void t_many(void) {
+    enum { k = 40, m = 5 };
+    int *in = xmalloc((size_t)k * size * m * sizeof(int)), *out = xmalloc((size_t)k * size * m * sizeof(int));
+    MPI_Request r[k];
+    for (int wave = 0; wave < 3; ++wave) {
+        for (int i = 0; i < k * size * m; ++i) in[i] = rank * 100000 + wave * 1000 + i, out[i] = -1;
+        for (int j = 0; j < k; ++j) {
+            int *src = in + (size_t)j * size * m, *dst = out + (size_t)j * size * m;
+            switch ((j + wave) % 3) {
+            case 0: MPI_OK(MPI_Ialltoall(src, m, MPI_INT, dst, m, MPI_INT, tc, &r[j])); break;
+            case 1: MPI_OK(MPI_Iallgather(src, m, MPI_INT, dst, m, MPI_INT, tc, &r[j])); break;
+            default: MPI_OK(MPI_Iallreduce(src, dst, m, MPI_INT, MPI_SUM, tc, &r[j])); break;
+            }
+        }
+        for (int j = k - 1; j >= 0; --j) MPI_OK(MPI_Wait(&r[j], MPI_STATUS_IGNORE));
+        for (int j = 0; j < k; ++j) {
+            const int *dst = out + (size_t)j * size * m, base = wave * 1000 + j * size * m;
+            const int kind = (j + wave) % 3;
+            for (int p = 0; p < size; ++p)
+                for (int e = 0; e < m; ++e) {
+                    const int got = dst[p * m + e];
+                    if (kind == 0) /* block `rank` of p's input */
+                        CHECK(got == p * 100000 + base + rank * m + e, "many: alltoall %d from %d [%d]", j, p, e);
+                    else if (kind == 1) /* p's first block */
+                        CHECK(got == p * 100000 + base + e, "many: allgather %d from %d [%d]", j, p, e);
+                    else if (p == 0) /* the sum of every rank's first block */
+                        CHECK(got == 100000 * size * (size - 1) / 2 + size * (base + e), "many: allreduce %d [%d]", j,
+                              e);
+                }
+        }
+    }
+    free(in), free(out);
+}
+
 void t_errors(void) {
     MPI_OK(MPI_Comm_set_errhandler(tc, MPI_ERRORS_RETURN));
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)); /* errors on MPI_COMM_NULL land here */
