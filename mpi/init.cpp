@@ -108,6 +108,8 @@ int runtime_up(const char *call, int required, int *provided) {
         runtime::keep_slurm_task();
         g.pm = runtime::connect_process_manager();
         const auto &job = g.pm->job();
+        const bool crowded = runtime::node_crowded(job.local_peers.size());
+        runtime::settle_node_knobs(crowded);
         // The process id: the rank in the first job, unique in spawned ones
         // too (as ftmpirun names them: "process 8 (rank 0 of ...)").
         runtime::set_log_rank(job.id());
@@ -143,7 +145,7 @@ int runtime_up(const char *call, int required, int *provided) {
         g.transport->preconnect();
         setup_predefined_comms(job.rank, job.size, job.id_base);
         const int yield = runtime::config().YIELD;
-        g.yield = yield == 1 || (yield == -1 && static_cast<int>(job.local_peers.size()) > runtime::node_pus());
+        g.yield = yield == 1 || (yield == -1 && crowded);
     } catch (const std::exception &e) {
         // The error goes to the initial error handler (FTMPI_ERRHANDLER,
         // MPI_ERRORS_ARE_FATAL by default). Under that default the message

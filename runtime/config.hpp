@@ -42,14 +42,16 @@ namespace ftmpi::runtime {
       "first use")                                                                        \
     X(EAGER_LIMIT, std::size_t, 16384, transport,                                         \
       "largest message (bytes) sent eagerly within a node; larger ones use rendezvous. "  \
-      "Must be the same at every rank")                                                   \
+      "Unset on a node with more ranks than cores: 65536 (MPI_Init sets it), as a "       \
+      "rendezvous waits for the receiver to be scheduled")                                \
     X(NET_EAGER_LIMIT, std::size_t, 65536, transport,                                     \
       "largest message (bytes) sent eagerly over libfabric (between nodes); larger ones " \
       "use rendezvous. Must be the same at every rank")                                   \
-    X(SHM_CMA, int, 1, transport,                                                         \
+    X(SHM_CMA, int, -1, transport,                                                        \
       "1: within a node, rendezvous data moves in a single copy between the two "         \
       "processes' memories (process_vm_readv/writev), falling back to a copy through "    \
-      "shared memory where the kernel refuses; 0: always through shared memory")          \
+      "shared memory where the kernel refuses; 0: always through shared memory; -1: 1, "  \
+      "or 0 on a node with more ranks than cores")                                        \
     X(RX_BUFFERS, std::size_t, 64, transport,                                             \
       "receive buffers posted per endpoint for eager and control messages")               \
     X(YIELD, int, -1, mpi,                                                                \
@@ -139,6 +141,9 @@ struct Config {
     FTMPI_KNOBS(FTMPI_KNOB_FIELD)
 #undef FTMPI_KNOB_FIELD
     KnobsSet set;
+    // Not a knob: whether this node has more of the job's processes than
+    // cores (settle_node_knobs, at MPI_Init).
+    bool crowded = false;
 };
 
 // Parses the environment into the process-wide configuration. Throws
@@ -155,6 +160,14 @@ Config config_from_environment();
 
 // The configuration in force (defaults before load_config()).
 const Config &config();
+
+// At MPI_Init, once the ranks on this node are known: whether the node is
+// crowded (more ranks than cores), and the default that depends on it
+// (FTMPI_EAGER_LIMIT, so that its control variable shows the value in force).
+void settle_node_knobs(bool crowded);
+
+// Whether rendezvous data within a node moves by single copy (FTMPI_SHM_CMA).
+inline bool single_copy(const Config &c) { return c.SHM_CMA > 0 || (c.SHM_CMA < 0 && !c.crowded); }
 
 // Every knob, two lines each: "FTMPI_NAME = value (set|unset; default D)",
 // then its meaning (ftmpi_info --knobs).

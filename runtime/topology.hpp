@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string>
 
 namespace ftmpi::runtime {
@@ -9,6 +10,10 @@ namespace ftmpi::runtime {
 // Hardware threads this process may use on this node (cgroup-allowed PUs),
 // at least 1.
 int node_pus();
+
+// Whether `local_procs` processes of a job on this node are more than its
+// hardware threads: they then take turns on the cores.
+inline bool node_crowded(std::size_t local_procs) { return local_procs > static_cast<std::size_t>(node_pus()); }
 
 // The hardware levels below a node that MPI_COMM_TYPE_HW_GUIDED and
 // HW_UNGUIDED know (hwloc's names), largest first.

@@ -45,7 +45,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_
             PeerState &p = peers_[base + r];
             p.ep = &endpoint_for(names[r], n);
             p.fin = names[r] == "shm";
-            p.cma = p.fin && cfg.SHM_CMA != 0;
+            p.cma = p.fin && runtime::single_copy(cfg);
         }
 
     // Under a launcher that can start processes for the job, the endpoint
@@ -179,7 +179,7 @@ std::string OfiTransport::add_peers(runtime::ProcessManager &pm, const std::vect
             return "cannot insert the " + ep->provider() + " address of process " + std::to_string(id);
         p.ep = ep;
         p.fin = ep->provider() == "shm";
-        p.cma = p.fin && runtime::config().SHM_CMA != 0;
+        p.cma = p.fin && runtime::single_copy(runtime::config());
         if (!network || p.failed) continue;
         if (id < self_) {  // this process connects: its hello goes first
             auto *h = new Hello;

@@ -77,7 +77,7 @@ ShmTransport::ShmTransport(runtime::ProcessManager &pm, Sink &sink)
     : sink_(sink), self_(static_cast<PeerId>(pm.job().id())), eager_limit_(runtime::config().EAGER_LIMIT),
       ring_bytes_(ring_bytes_for(pm.job().local_peers.size())),
       prefault_bytes_(prefault_bytes_for(ring_bytes_, pm.job().local_peers.size())),
-      cma_enabled_(runtime::config().SHM_CMA != 0), node_(node_key()) {
+      cma_enabled_(runtime::single_copy(runtime::config())), node_(node_key()) {
     Published me{};
     me.pid = static_cast<std::uint64_t>(pid_);
     me.ring_bytes = ring_bytes_;
