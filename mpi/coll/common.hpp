@@ -2,6 +2,10 @@
 // blocking / nonblocking drivers around a schedule builder.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+
 #include "mpi/checks.hpp"
 #include "mpi/dt/type_checks.hpp"
 #include "mpi/coll/ops.hpp"
@@ -89,6 +93,35 @@ inline int check_intra_coll_start(const char *call, MPI_Comm comm) {
                      comm_label(comm), call);
     return MPI_SUCCESS;
 }
+
+// A value per member (or neighbour), for a call's arguments while its
+// schedule is built: in place up to 64 (no allocation per call), else on
+// the heap.
+template <class T>
+class PerRank {
+public:
+    PerRank(std::size_t n, T v) : n_(n) {
+        if (n > k_inline) {
+            heap_ = std::make_unique<T[]>(n);
+            p_ = heap_.get();
+        }
+        std::fill_n(p_, n, v);
+    }
+    PerRank(const PerRank &) = delete;
+    PerRank &operator=(const PerRank &) = delete;
+    T *data() { return p_; }
+    const T *data() const { return p_; }
+    std::size_t size() const { return n_; }
+    T &operator[](std::size_t i) { return p_[i]; }
+    const T &operator[](std::size_t i) const { return p_[i]; }
+
+private:
+    static constexpr std::size_t k_inline = 64;
+    std::size_t n_;
+    T in_[k_inline];
+    std::unique_ptr<T[]> heap_;
+    T *p_ = in_;
+};
 
 template <typename Build>
 int run_blocking(const char *call, MPI_Comm comm, Build &&build) {

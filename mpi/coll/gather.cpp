@@ -142,33 +142,11 @@ using namespace ftmpi::mpi;
 
 namespace {
 
-// A value per member, for a call's arguments while its schedule is built:
-// in place up to 64 members (no allocation per call), else on the heap.
-template <class T>
-class PerRank {
-public:
-    PerRank(int n, T v) {
-        if (n > k_inline) {
-            heap_ = std::make_unique<T[]>(static_cast<std::size_t>(n));
-            p_ = heap_.get();
-        }
-        std::fill_n(p_, n, v);
-    }
-    T *data() { return p_; }
-    T &operator[](int i) { return p_[i]; }
-
-private:
-    static constexpr int k_inline = 64;
-    T in_[k_inline];
-    std::unique_ptr<T[]> heap_;
-    T *p_ = in_;
-};
-
 // Per-rank arrays for the regular (non-v) versions.
 struct Regular {
     PerRank<int> counts, displs;
-    Regular(int n, int count) : counts(n, count), displs(n, 0) {
-        for (int i = 0; i < n; ++i) displs[i] = i * count;
+    Regular(int n, int count) : counts(static_cast<std::size_t>(n), count), displs(static_cast<std::size_t>(n), 0) {
+        for (std::size_t i = 0; i < displs.size(); ++i) displs[i] = static_cast<int>(i) * count;
     }
 };
 
@@ -177,8 +155,8 @@ struct AsW {
     PerRank<MPI_Aint> sd, rd;
     PerRank<MPI_Datatype> st, rt;
     AsW(int n, const void *sendbuf, const int *sdispls, MPI_Datatype stype, const int *rdispls, MPI_Datatype rtype)
-        : sd(n, 0), rd(n, 0), st(n, stype), rt(n, rtype) {
-        for (int i = 0; i < n; ++i) {
+        : sd(static_cast<std::size_t>(n), 0), rd(sd.size(), 0), st(sd.size(), stype), rt(sd.size(), rtype) {
+        for (std::size_t i = 0; i < sd.size(); ++i) {
             if (sendbuf != MPI_IN_PLACE) sd[i] = sdispls[i] * stype->extent;
             rd[i] = rdispls[i] * rtype->extent;
         }

@@ -12,6 +12,7 @@
 // For a Cartesian topology each dimension posts its sends +1 first and its
 // receives -1 first: the message that went in the +1 direction is the one
 // received from the -1 neighbour.
+#include <memory>
 #include <vector>
 
 #include "mpi/coll/common.hpp"
@@ -21,19 +22,13 @@
 namespace ftmpi::mpi {
 namespace {
 
-struct Neighbours {
-    std::vector<int> in, out;           // comm ranks or MPI_PROC_NULL, by block index
-    std::vector<std::size_t> sends;     // block indices of `out` in posting order
-    std::vector<std::size_t> receives;  // block indices of `in` in posting order
-};
-
 std::vector<std::size_t> in_order(std::size_t n) {
     std::vector<std::size_t> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = i;
     return v;
 }
 
-Neighbours neighbours_of(MPI_Comm comm) {
+Neighbours find_neighbours(MPI_Comm comm) {
     const Topology &t = *comm->topo;
     Neighbours n;
     switch (t.kind) {
@@ -79,42 +74,35 @@ Neighbours neighbours_of(MPI_Comm comm) {
     return n;
 }
 
-// A call's blocks: where block i of each side is, its count and type.
-struct Blocks {
-    std::vector<MPI_Aint> disp;  // bytes from the buffer
-    std::vector<int> count;
-    std::vector<MPI_Datatype> type;
-};
-
-Blocks regular(std::size_t n, int count, MPI_Datatype t) {
-    Blocks b;
-    for (std::size_t i = 0; i < n; ++i) {
-        b.disp.push_back(static_cast<MPI_Aint>(i) * count * t->extent);
-        b.count.push_back(count);
-        b.type.push_back(t);
-    }
-    return b;
+// Found once per communicator.
+const Neighbours &neighbours_of(MPI_Comm comm) {
+    Topology &t = *comm->topo;
+    if (!t.neighbours) t.neighbours = std::make_shared<const Neighbours>(find_neighbours(comm));
+    return *t.neighbours;
 }
 
-Blocks displaced(std::size_t n, const int *counts, const int *displs, MPI_Datatype t) {
-    Blocks b;
-    for (std::size_t i = 0; i < n; ++i) {
-        b.disp.push_back(static_cast<MPI_Aint>(displs[i]) * t->extent);
-        b.count.push_back(counts[i]);
-        b.type.push_back(t);
-    }
-    return b;
+// A call's blocks, `n` on a side: where block i is (bytes from the buffer),
+// its count and type. Filled by one of the functions below.
+struct Blocks {
+    explicit Blocks(std::size_t n) : disp(n, 0), count(n, 0), type(n, MPI_DATATYPE_NULL) {}
+    PerRank<MPI_Aint> disp;
+    PerRank<int> count;
+    PerRank<MPI_Datatype> type;
+};
+
+void regular(Blocks &b, int count, MPI_Datatype t) {
+    for (std::size_t i = 0; i < b.count.size(); ++i)
+        b.disp[i] = static_cast<MPI_Aint>(i) * count * t->extent, b.count[i] = count, b.type[i] = t;
+}
+
+void displaced(Blocks &b, const int *counts, const int *displs, MPI_Datatype t) {
+    for (std::size_t i = 0; i < b.count.size(); ++i)
+        b.disp[i] = static_cast<MPI_Aint>(displs[i]) * t->extent, b.count[i] = counts[i], b.type[i] = t;
 }
 
 // The same send buffer to every destination (allgather).
-Blocks repeated(std::size_t n, int count, MPI_Datatype t) {
-    Blocks b;
-    for (std::size_t i = 0; i < n; ++i) {
-        b.disp.push_back(0);
-        b.count.push_back(count);
-        b.type.push_back(t);
-    }
-    return b;
+void repeated(Blocks &b, int count, MPI_Datatype t) {
+    for (std::size_t i = 0; i < b.count.size(); ++i) b.count[i] = count, b.type[i] = t;
 }
 
 void build(Sched &s, const Neighbours &n, const void *sendbuf, const Blocks &sb, void *recvbuf, const Blocks &rb) {
@@ -169,9 +157,11 @@ int nbr_allgather(const char *call, bool nb, MPI_Request *request, const void *s
                   Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
-    const Neighbours n = neighbours_of(comm);
-    return neighbor(call, nb, request, comm, sendbuf, repeated(n.out.size(), sendcount, sendtype), recvbuf,
-                    regular(n.in.size(), recvcount, recvtype), n, run);
+    const Neighbours &n = neighbours_of(comm);
+    Blocks sb(n.out.size()), rb(n.in.size());
+    repeated(sb, sendcount, sendtype);
+    regular(rb, recvcount, recvtype);
+    return neighbor(call, nb, request, comm, sendbuf, sb, recvbuf, rb, n, run);
 }
 
 int nbr_allgatherv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
@@ -179,13 +169,15 @@ int nbr_allgatherv(const char *call, bool nb, MPI_Request *request, const void *
                    MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
-    const Neighbours n = neighbours_of(comm);
+    const Neighbours &n = neighbours_of(comm);
     if (!n.in.empty()) {
         FTMPI_CHECK(check_nonnull(call, comm, recvcounts, "recvcounts"));
         FTMPI_CHECK(check_nonnull(call, comm, displs, "displs"));
     }
-    return neighbor(call, nb, request, comm, sendbuf, repeated(n.out.size(), sendcount, sendtype), recvbuf,
-                    displaced(n.in.size(), recvcounts, displs, recvtype), n, run);
+    Blocks sb(n.out.size()), rb(n.in.size());
+    repeated(sb, sendcount, sendtype);
+    displaced(rb, recvcounts, displs, recvtype);
+    return neighbor(call, nb, request, comm, sendbuf, sb, recvbuf, rb, n, run);
 }
 
 int nbr_alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbuf, int sendcount,
@@ -194,9 +186,11 @@ int nbr_alltoall(const char *call, bool nb, MPI_Request *request, const void *se
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, sendtype, "sendtype"));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
-    const Neighbours n = neighbours_of(comm);
-    return neighbor(call, nb, request, comm, sendbuf, regular(n.out.size(), sendcount, sendtype), recvbuf,
-                    regular(n.in.size(), recvcount, recvtype), n, run);
+    const Neighbours &n = neighbours_of(comm);
+    Blocks sb(n.out.size()), rb(n.in.size());
+    regular(sb, sendcount, sendtype);
+    regular(rb, recvcount, recvtype);
+    return neighbor(call, nb, request, comm, sendbuf, sb, recvbuf, rb, n, run);
 }
 
 int nbr_alltoallv(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
@@ -205,7 +199,7 @@ int nbr_alltoallv(const char *call, bool nb, MPI_Request *request, const void *s
     FTMPI_TRY(check_start(call, comm));
     FTMPI_CHECK(check_type(call, comm, sendtype, "sendtype"));
     FTMPI_CHECK(check_type(call, comm, recvtype, "recvtype"));
-    const Neighbours n = neighbours_of(comm);
+    const Neighbours &n = neighbours_of(comm);
     if (!n.out.empty()) {
         FTMPI_CHECK(check_nonnull(call, comm, sendcounts, "sendcounts"));
         FTMPI_CHECK(check_nonnull(call, comm, sdispls, "sdispls"));
@@ -214,15 +208,17 @@ int nbr_alltoallv(const char *call, bool nb, MPI_Request *request, const void *s
         FTMPI_CHECK(check_nonnull(call, comm, recvcounts, "recvcounts"));
         FTMPI_CHECK(check_nonnull(call, comm, rdispls, "rdispls"));
     }
-    return neighbor(call, nb, request, comm, sendbuf, displaced(n.out.size(), sendcounts, sdispls, sendtype), recvbuf,
-                    displaced(n.in.size(), recvcounts, rdispls, recvtype), n, run);
+    Blocks sb(n.out.size()), rb(n.in.size());
+    displaced(sb, sendcounts, sdispls, sendtype);
+    displaced(rb, recvcounts, rdispls, recvtype);
+    return neighbor(call, nb, request, comm, sendbuf, sb, recvbuf, rb, n, run);
 }
 
 int nbr_alltoallw(const char *call, bool nb, MPI_Request *request, const void *sendbuf, const int sendcounts[],
                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_start(call, comm));
-    const Neighbours n = neighbours_of(comm);
+    const Neighbours &n = neighbours_of(comm);
     if (!n.out.empty()) {
         FTMPI_CHECK(check_nonnull(call, comm, sendcounts, "sendcounts"));
         FTMPI_CHECK(check_nonnull(call, comm, sdispls, "sdispls"));
@@ -233,17 +229,11 @@ int nbr_alltoallw(const char *call, bool nb, MPI_Request *request, const void *s
         FTMPI_CHECK(check_nonnull(call, comm, rdispls, "rdispls"));
         FTMPI_CHECK(check_nonnull(call, comm, recvtypes, "recvtypes"));
     }
-    Blocks sb, rb;
-    for (std::size_t i = 0; i < n.out.size(); ++i) {
-        sb.disp.push_back(sdispls[i]);
-        sb.count.push_back(sendcounts[i]);
-        sb.type.push_back(sendtypes[i]);
-    }
-    for (std::size_t i = 0; i < n.in.size(); ++i) {
-        rb.disp.push_back(rdispls[i]);
-        rb.count.push_back(recvcounts[i]);
-        rb.type.push_back(recvtypes[i]);
-    }
+    Blocks sb(n.out.size()), rb(n.in.size());
+    for (std::size_t i = 0; i < n.out.size(); ++i)
+        sb.disp[i] = sdispls[i], sb.count[i] = sendcounts[i], sb.type[i] = sendtypes[i];
+    for (std::size_t i = 0; i < n.in.size(); ++i)
+        rb.disp[i] = rdispls[i], rb.count[i] = recvcounts[i], rb.type[i] = recvtypes[i];
     return neighbor(call, nb, request, comm, sendbuf, sb, recvbuf, rb, n, run);
 }
 

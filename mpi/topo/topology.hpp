@@ -8,12 +8,21 @@
 // rank i of the old one.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <vector>
 
 #include "mpi/objects.hpp"
 
 namespace ftmpi::mpi {
+
+// This process's neighbours in a topology, as the neighborhood collectives
+// post to them (mpi/topo/neighbor.cpp).
+struct Neighbours {
+    std::vector<int> in, out;           // comm ranks or MPI_PROC_NULL, by block index
+    std::vector<std::size_t> sends;     // block indices of `out` in posting order
+    std::vector<std::size_t> receives;  // block indices of `in` in posting order
+};
 
 struct Topology {
     enum class Kind { cart, graph, dist_graph } kind;
@@ -26,6 +35,9 @@ struct Topology {
     // their weights (empty when unweighted).
     std::vector<int> sources, source_weights, destinations, dest_weights;
     bool weighted = false;
+    // This process's neighbours, found at the first neighborhood collective
+    // (a topology never changes; a copy is a duplicate's, of the same rank).
+    std::shared_ptr<const Neighbours> neighbours;
 };
 
 // Balanced factorization (MPI_Dims_create without argument checks): fills the
