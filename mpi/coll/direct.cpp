@@ -266,13 +266,6 @@ int rooted(MPI_Comm comm, int root, bool gather, void *many, const int *counts, 
 
 }  // namespace
 
-Blocks::Blocks(int n, int count) {
-    // Unsigned: where the count is not significant (a gather's non-root) it
-    // may be anything, and is never used.
-    for (int i = 0; i < n; ++i)
-        counts[i] = count, displs[i] = static_cast<int>(static_cast<unsigned>(i) * static_cast<unsigned>(count));
-}
-
 int direct_gatherv(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf, const int *rcounts,
                    const int *displs, MPI_Datatype rt, int root) {
     return rooted(comm, root, true, recvbuf, rcounts, displs, rt, const_cast<void *>(sendbuf), scount, st);

@@ -29,7 +29,7 @@ bool direct_fits(MPI_Comm comm, int count, MPI_Datatype t);
 inline constexpr int k_direct_peers = 32;
 
 // An intra-communicator of at most k_direct_peers members: the direct path's
-// tables (Blocks, its posted transfers) hold one entry per member.
+// tables (its posted transfers) hold one entry per member.
 inline bool direct_small(MPI_Comm comm) { return !comm->inter && comm->size <= k_direct_peers; }
 
 // Whether a gather, scatter, allgather or alltoall (v or not) on an
@@ -80,13 +80,6 @@ void bcast_pattern(int n, int vr, std::size_t bytes, Recv &&recv, Send &&send, R
         if (vr + mask < n) send(vr + mask);
     round();
 }
-
-// The counts and displacements of a regular collective's blocks, for the v
-// forms below (n <= k_direct_peers).
-struct Blocks {
-    Blocks(int n, int count);
-    int counts[k_direct_peers], displs[k_direct_peers];
-};
 
 // Each returns MPI_SUCCESS or the first error class (as the schedules do).
 int direct_barrier(MPI_Comm comm);

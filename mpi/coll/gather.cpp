@@ -142,11 +142,15 @@ using namespace ftmpi::mpi;
 
 namespace {
 
-// Per-rank arrays for the regular (non-v) versions.
+// The counts and displacements of a regular (non-v) collective's blocks,
+// for the v forms of the direct path and the schedules alike.
 struct Regular {
     PerRank<int> counts, displs;
     Regular(int n, int count) : counts(static_cast<std::size_t>(n), count), displs(static_cast<std::size_t>(n), 0) {
-        for (std::size_t i = 0; i < displs.size(); ++i) displs[i] = static_cast<int>(i) * count;
+        // Unsigned: where the count is not significant (a gather's non-root)
+        // it may be anything, and is never used.
+        for (std::size_t i = 0; i < displs.size(); ++i)
+            displs[i] = static_cast<int>(static_cast<unsigned>(i) * static_cast<unsigned>(count));
     }
 };
 
@@ -186,14 +190,12 @@ int gather(const char *call, bool nb, MPI_Request *request, const void *sendbuf,
            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_gather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, root, false));
-    if (!nb && direct_small(comm)) {
-        const Blocks b(comm->size, recvcount);
-        if (direct_fits_rooted(comm, root, sendbuf, sendcount, sendtype, b.counts, recvtype))
-            return coll_result(
-                call, comm,
-                direct_gatherv(comm, sendbuf, sendcount, sendtype, recvbuf, b.counts, b.displs, recvtype, root));
-    }
     Regular reg(comm->size, recvcount);
+    if (!nb && direct_small(comm) &&
+        direct_fits_rooted(comm, root, sendbuf, sendcount, sendtype, reg.counts.data(), recvtype))
+        return coll_result(call, comm,
+                           direct_gatherv(comm, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
+                                          reg.displs.data(), recvtype, root));
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_gatherv(s, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
                                                         reg.displs.data(), recvtype, root)
@@ -221,14 +223,12 @@ int scatter(const char *call, bool nb, MPI_Request *request, const void *sendbuf
             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(
         check_scatter(call, comm, sendbuf, &sendcount, nullptr, sendtype, recvbuf, recvcount, recvtype, root, false));
-    if (!nb && direct_small(comm)) {
-        const Blocks b(comm->size, sendcount);
-        if (direct_fits_rooted(comm, root, recvbuf, recvcount, recvtype, b.counts, sendtype))
-            return coll_result(
-                call, comm,
-                direct_scatterv(comm, sendbuf, b.counts, b.displs, sendtype, recvbuf, recvcount, recvtype, root));
-    }
     Regular reg(comm->size, sendcount);
+    if (!nb && direct_small(comm) &&
+        direct_fits_rooted(comm, root, recvbuf, recvcount, recvtype, reg.counts.data(), sendtype))
+        return coll_result(call, comm,
+                           direct_scatterv(comm, sendbuf, reg.counts.data(), reg.displs.data(), sendtype, recvbuf,
+                                           recvcount, recvtype, root));
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_scatterv(s, sendbuf, reg.counts.data(), reg.displs.data(), sendtype,
                                                          recvbuf, recvcount, recvtype, root)
@@ -256,14 +256,12 @@ int allgather(const char *call, bool nb, MPI_Request *request, const void *sendb
               MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
               Run run = Run::nonblocking) {
     FTMPI_TRY(check_allgather(call, comm, sendbuf, sendcount, sendtype, recvbuf, &recvcount, nullptr, recvtype, false));
-    if (!nb && direct_small(comm)) {
-        const Blocks b(comm->size, recvcount);
-        if (direct_fits_rooted(comm, comm->rank, sendbuf, sendcount, sendtype, b.counts, recvtype))
-            return coll_result(
-                call, comm,
-                direct_allgatherv(comm, sendbuf, sendcount, sendtype, recvbuf, b.counts, b.displs, recvtype));
-    }
     Regular reg(comm->size, recvcount);
+    if (!nb && direct_small(comm) &&
+        direct_fits_rooted(comm, comm->rank, sendbuf, sendcount, sendtype, reg.counts.data(), recvtype))
+        return coll_result(call, comm,
+                           direct_allgatherv(comm, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
+                                             reg.displs.data(), recvtype));
     return FTMPI_COLL(call, nb, request,
                       comm->inter ? build_inter_allgatherv(s, sendbuf, sendcount, sendtype, recvbuf, reg.counts.data(),
                                                            reg.displs.data(), recvtype)
@@ -291,15 +289,13 @@ int alltoall(const char *call, bool nb, MPI_Request *request, const void *sendbu
              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, Run run = Run::nonblocking) {
     FTMPI_TRY(check_alltoall(call, comm, sendbuf, &sendcount, nullptr, &sendtype, recvbuf, &recvcount, nullptr,
                              &recvtype, false, false));
-    if (!nb && direct_small(comm)) {
-        const Blocks sb(comm->size, sendcount), rb(comm->size, recvcount);
-        if (direct_fits_pair(comm, sendbuf, sb.counts, sendtype, rb.counts, recvtype))
-            return coll_result(call, comm,
-                               direct_alltoallv(comm, sendbuf, sb.counts, sb.displs, sendtype, recvbuf, rb.counts,
-                                                rb.displs, recvtype));
-    }
     const int n = comm->size;
     Regular sreg(n, sendcount), rreg(n, recvcount);
+    if (!nb && direct_small(comm) &&
+        direct_fits_pair(comm, sendbuf, sreg.counts.data(), sendtype, rreg.counts.data(), recvtype))
+        return coll_result(call, comm,
+                           direct_alltoallv(comm, sendbuf, sreg.counts.data(), sreg.displs.data(), sendtype, recvbuf,
+                                            rreg.counts.data(), rreg.displs.data(), recvtype));
     AsW w(n, sendbuf, sreg.displs.data(), sendtype, rreg.displs.data(), recvtype);
     return FTMPI_COLL(call, nb, request,
                       alltoallw_sched(s, comm, sendbuf, sreg.counts.data(), w.sd.data(), w.st.data(), recvbuf,
