@@ -55,10 +55,10 @@ Config config_from_environment() {
 void load_config() { g_config = config_from_environment(); }
 
 // A crowded node's processes take turns on its cores, and a rendezvous
-// waits for its receiver to run, then a single copy for both to: on 4
-// ranks over 2 cores, messages of 32 KiB to 1 MiB went 1.5-2.5 times faster
-// through shared memory, and eagerly up to 64 KiB (osu_bcast, osu_allreduce,
-// osu_iallgather, osu_neighbor_allgather).
+// waits for its receiver to run: on 4 ranks over 2 cores, messages up to
+// 64 KiB went faster eagerly (osu_bcast, osu_allreduce, osu_iallgather,
+// osu_neighbor_allgather). Which larger ones move by single copy there:
+// single_copy_above (config.hpp).
 void settle_node_knobs(bool crowded) {
     g_config.crowded = crowded;
     if (crowded && !g_config.set.EAGER_LIMIT) g_config.EAGER_LIMIT = 65536;

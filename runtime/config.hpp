@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace ftmpi::runtime {
@@ -51,7 +52,7 @@ namespace ftmpi::runtime {
       "1: within a node, rendezvous data moves in a single copy between the two "         \
       "processes' memories (process_vm_readv/writev), falling back to a copy through "    \
       "shared memory where the kernel refuses; 0: always through shared memory; -1: 1, "  \
-      "or 0 on a node with more ranks than cores")                                        \
+      "but on a node with more ranks than cores only for messages larger than a ring")    \
     X(RX_BUFFERS, std::size_t, 64, transport,                                             \
       "receive buffers posted per endpoint for eager and control messages")               \
     X(YIELD, int, -1, mpi,                                                                \
@@ -166,8 +167,17 @@ const Config &config();
 // (FTMPI_EAGER_LIMIT, so that its control variable shows the value in force).
 void settle_node_knobs(bool crowded);
 
-// Whether rendezvous data within a node moves by single copy (FTMPI_SHM_CMA).
-inline bool single_copy(const Config &c) { return c.SHM_CMA > 0 || (c.SHM_CMA < 0 && !c.crowded); }
+// Which rendezvous messages within a node move by single copy
+// (FTMPI_SHM_CMA): those longer than the length returned; none when it is
+// SIZE_MAX. Unset (-1): every one, but on a crowded node only those longer
+// than `buffered`, what shared memory holds between the two processes. There
+// the processes take turns on the cores: a message that fits goes without
+// its receiver running, and a longer one waits for the receiver either way,
+// when the receiver's single copy alone beats turns of both at the rings.
+inline std::size_t single_copy_above(const Config &c, std::size_t buffered) {
+    if (c.SHM_CMA == 0) return SIZE_MAX;
+    return c.SHM_CMA < 0 && c.crowded ? buffered : 0;
+}
 
 // Every knob, two lines each: "FTMPI_NAME = value (set|unset; default D)",
 // then its meaning (ftmpi_info --knobs).

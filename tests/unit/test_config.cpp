@@ -52,3 +52,19 @@ TEST_CASE("help text lists every knob with its value, whether set, and its defau
     CHECK(help.find("FTMPI_RX_BUFFERS = 32 (set; default 64)") != std::string::npos);
     CHECK(help.find("FTMPI_EAGER_LIMIT = 16384 (unset; default 16384)") != std::string::npos);
 }
+
+TEST_CASE("single copy within a node: every rendezvous, none, or on a crowded node those longer than a ring",
+          "[runtime][config]") {
+    Config c;
+    const std::size_t ring = 256 * 1024;
+    CHECK(c.SHM_CMA == -1);
+    CHECK(single_copy_above(c, ring) == 0);  // not crowded: every one
+    c.crowded = true;
+    CHECK(single_copy_above(c, ring) == ring);  // crowded: what does not fit the ring
+    c.SHM_CMA = 1;
+    CHECK(single_copy_above(c, ring) == 0);  // asked for: every one, crowded or not
+    c.SHM_CMA = 0;
+    CHECK(single_copy_above(c, ring) == SIZE_MAX);  // never
+    c.crowded = false;
+    CHECK(single_copy_above(c, ring) == SIZE_MAX);
+}

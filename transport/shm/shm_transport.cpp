@@ -76,8 +76,7 @@ void prefault(char *ring, std::size_t bytes) {
 ShmTransport::ShmTransport(runtime::ProcessManager &pm, Sink &sink)
     : sink_(sink), self_(static_cast<PeerId>(pm.job().id())), eager_limit_(runtime::config().EAGER_LIMIT),
       ring_bytes_(ring_bytes_for(pm.job().local_peers.size())),
-      prefault_bytes_(prefault_bytes_for(ring_bytes_, pm.job().local_peers.size())),
-      cma_enabled_(runtime::single_copy(runtime::config())), node_(node_key()) {
+      prefault_bytes_(prefault_bytes_for(ring_bytes_, pm.job().local_peers.size())), node_(node_key()) {
     Published me{};
     me.pid = static_cast<std::uint64_t>(pid_);
     me.ring_bytes = ring_bytes_;
@@ -171,7 +170,8 @@ std::string ShmTransport::map_pair(PeerId id, const Published &info) {
     p.free_desc.clear();
     for (std::uint32_t i = k_descs; i-- > 0;) p.free_desc.push_back(i);
     p.eager = std::min(eager_limit_, max_payload(ring));
-    if (!cma_enabled_) p.cma = Peer::Cma::no;
+    p.cma_above = runtime::single_copy_above(runtime::config(), ring);
+    if (p.cma_above == SIZE_MAX) p.cma = Peer::Cma::no;
     p.mapped = true;
     if (!p.failed) polled_.push_back(id);
     if (!p.lo) send_control(id, Proto::hello, nullptr, 0);

@@ -152,7 +152,8 @@ struct Peer {
     void *seg = nullptr;
     std::size_t seg_size = 0;
     std::string name;
-    std::size_t eager = 0;  // largest eager payload to this peer
+    std::size_t eager = 0;      // largest eager payload to this peer
+    std::size_t cma_above = 0;  // longer rendezvous sends to it go by single copy (runtime::single_copy_above)
     RingWriter out;
     RingReader in;
     Desc *out_desc = nullptr;  // this process's sends to the peer
@@ -259,7 +260,6 @@ private:
     std::size_t eager_limit_;
     std::size_t ring_bytes_;
     std::size_t prefault_bytes_;  // of each ring, mapped in at init (prefault_bytes_for)
-    bool cma_enabled_;
     std::string node_;
     std::vector<std::unique_ptr<Peer>> peers_;
     std::vector<PeerId> polled_;                       // mapped peers not failed: their rings are read
