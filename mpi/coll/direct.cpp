@@ -276,25 +276,27 @@ int direct_scatterv(MPI_Comm comm, const void *sendbuf, const int *scounts, cons
     return rooted(comm, root, false, const_cast<void *>(sendbuf), scounts, displs, st, recvbuf, rcount, rt);
 }
 
-// Ring, as build_allgatherv.
+// Every block in one round, as build_allgatherv.
 int direct_allgatherv(MPI_Comm comm, const void *sendbuf, int scount, MPI_Datatype st, void *recvbuf,
                       const int *rcounts, const int *displs, MPI_Datatype rt) {
     const int n = comm->size, me = comm->rank;
     const auto at_block = [&](int i) {
         return static_cast<char *>(recvbuf) + static_cast<std::ptrdiff_t>(displs[i]) * rt->extent;
     };
-    if (sendbuf != MPI_IN_PLACE)
+    const bool in_place = sendbuf == MPI_IN_PLACE;
+    if (!in_place)
         copy_bytes(
             at_block(me), sendbuf,
             std::min(static_cast<std::size_t>(rcounts[me]) * rt->size, static_cast<std::size_t>(scount) * st->size));
     Steps s(comm);
-    const int right = (me + 1) % n, left = (me - 1 + n) % n;
-    for (int k = 0; k < n - 1; ++k) {
-        const int sb = ((me - k) % n + n) % n, rb = ((me - k - 1) % n + n) % n;
-        const bool own = k == 0 && sendbuf != MPI_IN_PLACE;  // from sendbuf, as build_allgatherv
-        s.exchange(right, own ? sendbuf : at_block(sb), own ? scount : rcounts[sb], own ? st : rt, left, at_block(rb),
-                   rcounts[rb], rt);
+    runtime::test_kill_point("coll.round");
+    for (int k = 1; k < n; ++k) {
+        const int to = (me + k) % n, from = (me - k + n) % n;
+        s.post_recv(from, at_block(from), rcounts[from], rt);
+        if (in_place) s.post_send(to, at_block(me), rcounts[me], rt);
+        else s.post_send(to, sendbuf, scount, st);
     }
+    s.wait();
     return s.result();
 }
 

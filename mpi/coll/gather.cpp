@@ -71,6 +71,21 @@ void build_allgatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_D
     types = s.per_rank(types);
     const auto ty = [&](int i) { return types != nullptr ? types[i] : rtype; };
     const auto block = [&](int i) { return at(recvbuf, static_cast<std::size_t>(displs[i]), ty(i)); };
+    if (n <= k_direct_peers) {
+        // A small group sends every block at once, in one round: the bytes
+        // of the ring below, without its n-1 steps that each wait for the
+        // neighbour (a turn of its process at a core, on a crowded node).
+        const bool in_place = sendbuf == MPI_IN_PLACE;
+        if (!in_place) s.add_copy(sendbuf, scount, stype, block(me), rcounts[me], ty(me));
+        for (int k = 1; k < n; ++k) {
+            const int to = (me + k) % n, from = (me - k + n) % n;
+            s.add_recv(block(from), rcounts[from], ty(from), from);
+            if (in_place) s.add_send(block(me), rcounts[me], ty(me), to);
+            else s.add_send(sendbuf, scount, stype, to);
+        }
+        s.next_round();
+        return;
+    }
     if (sendbuf != MPI_IN_PLACE) {
         s.add_copy(sendbuf, scount, stype, block(me), rcounts[me], ty(me));
         s.next_round();

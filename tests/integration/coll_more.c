@@ -157,7 +157,7 @@ void t_many(void) {
             int *src = in + (size_t)j * size * m, *dst = out + (size_t)j * size * m;
             switch ((j + wave) % 3) {
             case 0: MPI_OK(MPI_Ialltoall(src, m, MPI_INT, dst, m, MPI_INT, tc, &r[j])); break;
-            case 1: MPI_OK(MPI_Iallgather(src, m, MPI_INT, dst, m, MPI_INT, tc, &r[j])); break;
+            case 1: MPI_OK(MPI_Ireduce_scatter_block(src, dst, m, MPI_INT, MPI_SUM, tc, &r[j])); break;
             default: MPI_OK(MPI_Iallreduce(src, dst, m, MPI_INT, MPI_SUM, tc, &r[j])); break;
             }
         }
@@ -170,9 +170,11 @@ void t_many(void) {
                     const int got = dst[p * m + e];
                     if (kind == 0) /* block `rank` of p's input */
                         CHECK(got == p * 100000 + base + rank * m + e, "many: alltoall %d from %d [%d]", j, p, e);
-                    else if (kind == 1) /* p's first block */
-                        CHECK(got == p * 100000 + base + e, "many: allgather %d from %d [%d]", j, p, e);
-                    else if (p == 0) /* the sum of every rank's first block */
+                    else if (kind == 1) { /* the sum of every rank's block `rank` */
+                        if (p == 0)
+                            CHECK(got == 100000 * size * (size - 1) / 2 + size * (base + rank * m + e),
+                                  "many: reduce_scatter_block %d [%d]", j, e);
+                    } else if (p == 0) /* the sum of every rank's first block */
                         CHECK(got == 100000 * size * (size - 1) / 2 + size * (base + e), "many: allreduce %d [%d]", j,
                               e);
                 }
