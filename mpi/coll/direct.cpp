@@ -324,8 +324,10 @@ int direct_alltoallv(MPI_Comm comm, const void *sendbuf, const int *scounts, con
     return s.result();
 }
 
-// Ring, as build_reduce_scatter for a commutative op: at most k_direct_bytes
-// in all, so the whole vector is combined on the stack.
+// Every block to its owner in one round, as build_reduce_scatter for a
+// commutative op (linear_reduce_scatter): at most k_direct_bytes in all, so
+// the whole vector is on the stack; received one at a time (every send is
+// posted first) and combined from me-1, me-2 and so on, as there.
 int direct_reduce_scatter(MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts, MPI_Datatype t,
                           const ftmpi_op_s &op) {
     const int n = comm->size, me = comm->rank;
@@ -336,11 +338,15 @@ int direct_reduce_scatter(MPI_Comm comm, const void *sendbuf, void *recvbuf, con
     Scratch acc, tmp;
     copy_bytes(acc.bytes, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, total * t->size);
     const auto block = [&](int i) { return acc.bytes + displ[i] * t->size; };
-    const int right = (me + 1) % n, left = (me - 1 + n) % n;
-    for (int st = 0; st < n - 1; ++st) {
-        const int sb = ((me - st - 1) % n + n) % n, rb = ((me - st - 2) % n + n) % n;
-        s.exchange(right, block(sb), counts[sb], t, left, tmp.bytes, counts[rb], t);
-        combine_higher(s, op, block(rb), tmp.bytes, counts[rb], t);
+    runtime::test_kill_point("coll.round");
+    for (int k = 1; k < n; ++k) {
+        const int to = (me + k) % n;
+        s.post_send(to, block(to), counts[to], t);
+    }
+    for (int k = 1; k < n; ++k) {
+        s.post_recv((me - k + n) % n, tmp.bytes, counts[me], t);
+        s.wait();
+        combine_higher(s, op, block(me), tmp.bytes, counts[me], t);
     }
     copy_bytes(recvbuf, block(me), static_cast<std::size_t>(counts[me]) * t->size);
     return s.result();

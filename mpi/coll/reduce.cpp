@@ -3,10 +3,12 @@
 //
 // Algorithms: binomial-tree bcast and reduce; allreduce by recursive doubling
 // (with the non-power-of-two fold) below k_allreduce_ring_bytes and by ring
-// reduce-scatter + ring allgather above; reduce-scatter by ring (commutative)
-// or reduce + scatterv (non-commutative); scan and exscan by recursive
+// reduce-scatter + ring allgather above; reduce-scatter in one round up to
+// 32 members and by ring above (commutative) or reduce + scatterv
+// (non-commutative); scan and exscan by recursive
 // doubling. Non-commutative ops always combine in rank order.
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -75,6 +77,39 @@ void ring_reduce_scatter(Sched &s, void *acc, const void *own, const std::vector
         s.next_round();
         acc_higher(s, at(acc, rd, t), tmp, cnt[rb], t);
     }
+}
+
+// Whether a commutative reduce-scatter of blocks `cnt` over a group of n
+// goes by linear_reduce_scatter (as direct_reduce_scatter does): up to
+// k_direct_peers members, and any owner's scratch for n-1 blocks countable
+// (the same answer at every member).
+bool linear_reduce_scatter_fits(int n, const std::vector<int> &cnt) {
+    return n <= k_direct_peers &&
+           static_cast<long long>(*std::max_element(cnt.begin(), cnt.end())) * (n - 1) <= INT_MAX;
+}
+
+// Reduce-scatter in one round (commutative ops): every block goes to its
+// owner at once, and the owner combines them into block `me` of acc, from
+// me-1, me-2 and so on (direct_reduce_scatter's order). The ring's bytes,
+// without its n-1 steps that each wait for the neighbour (a turn of its
+// process at a core, on a crowded node).
+void linear_reduce_scatter(Sched &s, void *acc, const std::vector<int> &cnt, const std::vector<int> &displ,
+                           MPI_Datatype t) {
+    const int n = s.size(), me = s.rank();
+    const int mine = cnt[static_cast<std::size_t>(me)];
+    void *tmp = s.scratch(mine * (n - 1), t);
+    const auto part = [&](int k) {
+        return at(tmp, static_cast<std::size_t>(k - 1) * static_cast<std::size_t>(mine), t);
+    };
+    for (int k = 1; k < n; ++k) {
+        const int to = (me + k) % n, from = (me - k + n) % n;
+        s.add_recv(part(k), mine, t, from);
+        s.add_send(at(acc, static_cast<std::size_t>(displ[static_cast<std::size_t>(to)]), t),
+                   cnt[static_cast<std::size_t>(to)], t, to);
+    }
+    s.next_round();
+    void *own = at(acc, static_cast<std::size_t>(displ[static_cast<std::size_t>(me)]), t);
+    for (int k = 1; k < n; ++k) acc_lower(s, own, part(k), mine, t);
 }
 
 void ring_allgather(Sched &s, void *buf, const int *cnt, const int *displ, MPI_Datatype t) {
@@ -280,7 +315,9 @@ void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *re
     const int mine = cnt[static_cast<std::size_t>(s.real(me))];
     if (s.op.commute) {
         const int *vc = s.per_rank(cnt.data()), *vd = s.per_rank(displ.data());
-        if (n > 1) ring_reduce_scatter(s, acc, nullptr, std::vector<int>(vc, vc + n), std::vector<int>(vd, vd + n), t);
+        const std::vector<int> vcnt(vc, vc + n), vdispl(vd, vd + n);
+        if (n > 1 && linear_reduce_scatter_fits(n, vcnt)) linear_reduce_scatter(s, acc, vcnt, vdispl, t);
+        else if (n > 1) ring_reduce_scatter(s, acc, nullptr, vcnt, vdispl, t);
         raw_copy(s, recvbuf, at(acc, static_cast<std::size_t>(vd[me]), t), mine, t);
         s.next_round();
         return;
