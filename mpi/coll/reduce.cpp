@@ -88,13 +88,14 @@ bool linear_reduce_scatter_fits(int n, const std::vector<int> &cnt) {
            static_cast<long long>(*std::max_element(cnt.begin(), cnt.end())) * (n - 1) <= INT_MAX;
 }
 
-// Reduce-scatter in one round (commutative ops): every block goes to its
-// owner at once, and the owner combines them into block `me` of acc, from
+// Reduce-scatter in one round (commutative ops): every block of `src` goes
+// to its owner at once, and the owner combines them into `own` (its own
+// block's values, by the next round), from
 // me-1, me-2 and so on (direct_reduce_scatter's order). The ring's bytes,
 // without its n-1 steps that each wait for the neighbour (a turn of its
 // process at a core, on a crowded node).
-void linear_reduce_scatter(Sched &s, void *acc, const std::vector<int> &cnt, const std::vector<int> &displ,
-                           MPI_Datatype t) {
+void linear_reduce_scatter(Sched &s, const void *src, void *own, const std::vector<int> &cnt,
+                           const std::vector<int> &displ, MPI_Datatype t) {
     const int n = s.size(), me = s.rank();
     const int mine = cnt[static_cast<std::size_t>(me)];
     void *tmp = s.scratch(mine * (n - 1), t);
@@ -104,11 +105,10 @@ void linear_reduce_scatter(Sched &s, void *acc, const std::vector<int> &cnt, con
     for (int k = 1; k < n; ++k) {
         const int to = (me + k) % n, from = (me - k + n) % n;
         s.add_recv(part(k), mine, t, from);
-        s.add_send(at(acc, static_cast<std::size_t>(displ[static_cast<std::size_t>(to)]), t),
+        s.add_send(at(src, static_cast<std::size_t>(displ[static_cast<std::size_t>(to)]), t),
                    cnt[static_cast<std::size_t>(to)], t, to);
     }
     s.next_round();
-    void *own = at(acc, static_cast<std::size_t>(displ[static_cast<std::size_t>(me)]), t);
     for (int k = 1; k < n; ++k) acc_lower(s, own, part(k), mine, t);
 }
 
@@ -310,18 +310,31 @@ void build_reduce_scatter(Sched &s, MPI_Comm comm, const void *sendbuf, void *re
         s.next_round();
         return;
     }
-    void *acc = s.scratch(total, t);
-    raw_copy(s, acc, input, total, t);
     const int mine = cnt[static_cast<std::size_t>(s.real(me))];
     if (s.op.commute) {
         const int *vc = s.per_rank(cnt.data()), *vd = s.per_rank(displ.data());
         const std::vector<int> vcnt(vc, vc + n), vdispl(vd, vd + n);
-        if (n > 1 && linear_reduce_scatter_fits(n, vcnt)) linear_reduce_scatter(s, acc, vcnt, vdispl, t);
+        const auto own = static_cast<std::size_t>(vd[me]);
+        const bool linear = n > 1 && linear_reduce_scatter_fits(n, vcnt);
+        if (linear && sendbuf != MPI_IN_PLACE) {
+            // The blocks go straight from the input, and recvbuf gathers
+            // the sum: no copy of the input (in place, the result's room
+            // overlaps blocks still being sent).
+            raw_copy(s, recvbuf, at(input, own, t), mine, t);
+            linear_reduce_scatter(s, input, recvbuf, vcnt, vdispl, t);
+            s.next_round();
+            return;
+        }
+        void *acc = s.scratch(total, t);
+        raw_copy(s, acc, input, total, t);
+        if (linear) linear_reduce_scatter(s, acc, at(acc, own, t), vcnt, vdispl, t);
         else if (n > 1) ring_reduce_scatter(s, acc, nullptr, vcnt, vdispl, t);
-        raw_copy(s, recvbuf, at(acc, static_cast<std::size_t>(vd[me]), t), mine, t);
+        raw_copy(s, recvbuf, at(acc, own, t), mine, t);
         s.next_round();
         return;
     }
+    void *acc = s.scratch(total, t);
+    raw_copy(s, acc, input, total, t);
     void *full = me == 0 ? s.scratch(total, t) : nullptr;
     build_reduce(s, comm, acc, full, total, t, s.real(0));
     build_scatterv(s, comm, full, cnt.data(), displ.data(), t, recvbuf, mine, t, s.real(0));
