@@ -95,6 +95,36 @@ Detector::~Detector() { stop(false); }
 
 void Detector::start() {
     thread_ = std::thread([this] { run(); });
+    // Waiting here gives the new thread the CPU on a full node: a process
+    // that went on to finish MPI_Init first could otherwise tell its peers
+    // it is up (its hellos) while its detector had not beaten yet.
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!beating_cv_.wait_for(lock, std::chrono::seconds(10), [this] { return beating_; }))
+        FTMPI_WARN("the failure detector's thread has not started after 10 s");
+}
+
+void Detector::signal_beating() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        beating_ = true;
+    }
+    beating_cv_.notify_all();
+}
+
+std::vector<int> Detector::take_started() {
+    std::vector<int> ranks;
+    if (!any_started_.load(std::memory_order_acquire)) return ranks;
+    std::lock_guard<std::mutex> lock(mu_);
+    ranks.swap(started_);
+    any_started_.store(false, std::memory_order_relaxed);
+    return ranks;
+}
+
+void Detector::peer_started(int rank) {
+    if (rank < 0 || rank >= size_ || rank == rank_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    started_.push_back(rank);
+    any_started_.store(true, std::memory_order_release);
 }
 
 void Detector::stop(bool goodbye) {
@@ -170,11 +200,13 @@ void Detector::run() {
     stamp_step();
     core.start(Clock::now(), fx);
     apply();
+    signal_beating();
     while (!stopping_.load(std::memory_order_acquire)) {
         // What arrived while this thread was away counts before any judgement.
         channel_->wait(0, receive);
         apply();
         auto now = Clock::now();
+        for (int r : take_started()) core.peer_started(r, now);
         for (const auto &lost : channel_->take_lost()) {  // the watched predecessor's process ended
             stamp_step();
             core.on_lost(static_cast<int>(lost.peer), lost.certain, now, fx);

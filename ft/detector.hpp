@@ -26,9 +26,12 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "ft/failed_set.hpp"
 #include "transport/control.hpp"
@@ -59,15 +62,23 @@ public:
     Detector(const Detector &) = delete;
     Detector &operator=(const Detector &) = delete;
 
+    // Starts the thread and returns once it has sent its first heartbeats
+    // (or after 10 s, logged): a peer that hears from this process on
+    // another channel afterwards knows its detector runs (peer_started).
     void start();
     // Joins the thread. `goodbye`: first tell the observer that this process
     // leaves normally (MPI_Finalize), so that its silence is not a failure.
     void stop(bool goodbye);
     // Any thread: the failed set grew; spread the news now.
     void wake() { channel_->wake(); }
+    // Any thread: rank `rank`'s detector had sent its first heartbeats
+    // (DetectorCore::peer_started).
+    void peer_started(int rank);
 
 private:
     void run();
+    void signal_beating();            // the thread: start() may return
+    std::vector<int> take_started();  // the thread: peer_started ranks since the last call
 
     FailedSet &set_;
     std::unique_ptr<transport::ControlChannel> channel_;
@@ -79,6 +90,11 @@ private:
     std::atomic<bool> stopping_{false};
     std::atomic<bool> goodbye_{false};
     std::thread thread_;
+    std::mutex mu_;                       // guards what follows
+    std::condition_variable beating_cv_;  // start() waits for beating_
+    bool beating_ = false;                // the first heartbeats are sent
+    std::vector<int> started_;            // peer_started ranks the thread has not taken yet
+    std::atomic<bool> any_started_{false};
 };
 
 }  // namespace ftmpi::ft

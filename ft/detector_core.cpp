@@ -178,6 +178,14 @@ void DetectorCore::on_lost(int r, bool certain, Time now, Effects &out) {
     }
 }
 
+void DetectorCore::peer_started(int peer, Time now) {
+    if (peer != pred_ || !first_beat_) return;
+    advance(now);
+    first_beat_ = false;
+    silence_ = Clock::duration::zero();
+    starved_ = false;
+}
+
 bool DetectorCore::tick(Time now, Effects &out) {
     advance(now);
     spread_news(now, out);

@@ -15,7 +15,9 @@
 // that its detector thread is merely waiting for a CPU: then it is looked at
 // again every period, up to k_starved_limit timeouts of silence. So is the
 // first predecessor until its first heartbeat (its detector may start later
-// than this one), unless the environment shows it stopped or gone.
+// than this one), unless the environment shows it stopped or gone, or
+// another channel showed that its detector had already started (peer_started):
+// from then on its silence counts as any predecessor's.
 //
 // Broadcast: each failure this process learns of, from any source, is sent
 // once to its live binomial-graph neighbours (ft/topology.hpp); a process
@@ -95,6 +97,11 @@ public:
     void on_message(const void *data, std::size_t len, Time now, Effects &out);
     // The watched predecessor's process ended (certain) or its link reset.
     void on_lost(int peer, bool certain, Time now, Effects &out);
+    // Rank `peer`'s detector had sent its first heartbeats by the time it
+    // told this process something on another channel (its hello at init): if
+    // it is the first predecessor, still unheard, it has a timeout from `now`
+    // for its heartbeat to arrive, and no more waiting for it to start.
+    void peer_started(int peer, Time now);
     // Spreads news, beats, and checks the predecessor. True when it declared
     // the predecessor failed: call again at once (to spread that, and watch
     // the next one).

@@ -18,6 +18,7 @@ std::unique_ptr<Detector> g_detector;
 // The running detector, for the PMIx thread: published once it runs, cleared
 // (with the PMIx handler removed first) before it stops.
 std::atomic<Detector *> g_running{nullptr};
+int g_base = 0;  // the ring's first process id
 
 void wake_detector() {
     if (Detector *d = g_running.load(std::memory_order_acquire)) d->wake();
@@ -63,10 +64,17 @@ void Failures::start_detector(std::unique_ptr<transport::ControlChannel> channel
     opt.timeout_ms = cfg.FT_TIMEOUT_MS;
     opt.gap_max_ms = &gap_max_ms_;
     const auto &job = pm.job();
+    g_base = job.id_base;
     g_detector = std::make_unique<Detector>(shared_, std::move(channel), job.rank, job.size, job.id_base, opt,
                                             [&pm](int victim) { return pm.request_kill(victim); });
     g_detector->start();
     g_running.store(g_detector.get(), std::memory_order_release);
+}
+
+void Failures::peers_started(const std::vector<std::uint32_t> &ids) {
+    if (!g_detector) return;
+    const int base = g_base;
+    for (std::uint32_t id : ids) g_detector->peer_started(static_cast<int>(id) - base);
 }
 
 void Failures::stop_detector() {

@@ -36,6 +36,9 @@ public:
     // Init, after attach: starts the heartbeat detector of this job's ranks
     // on `channel` (null: none).
     void start_detector(std::unique_ptr<transport::ControlChannel> channel, runtime::ProcessManager &pm);
+    // Init, after start_detector: these processes of this job got far enough
+    // in their MPI_Init to have started their detectors (their hellos came).
+    void peers_started(const std::vector<std::uint32_t> &ids);  // transport::PeerId
     // Finalize: stops the detector, telling the observer this process leaves normally.
     void stop_detector();
 

@@ -142,7 +142,7 @@ int runtime_up(const char *call, int required, int *provided) {
         ft::failures().start_detector(std::move(control), *g.pm);
         // With the detector running: a process that waits here for a peer's
         // connection keeps sending its heartbeats.
-        g.transport->preconnect();
+        ft::failures().peers_started(g.transport->preconnect());
         setup_predefined_comms(job.rank, job.size, job.id_base);
         const int yield = runtime::config().YIELD;
         g.yield = yield == 1 || (yield == -1 && crowded);

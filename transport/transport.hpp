@@ -167,8 +167,10 @@ public:
     // Connects, after connect(), the pairs that must be connected before
     // their first message (network providers), waiting a bounded time.
     // MPI_Init calls it with the failure detector already running, so a
-    // process kept waiting here still sends its heartbeats. Init only.
-    virtual void preconnect() {}
+    // process kept waiting here still sends its heartbeats. Returns the
+    // peers whose hello has arrived: each sent it from its own preconnect(),
+    // so it had got that far in its MPI_Init. Init only.
+    virtual std::vector<PeerId> preconnect() { return {}; }
 };
 
 // The libfabric transport: opens the endpoints this job needs and publishes

@@ -533,6 +533,32 @@ TEST_CASE("detector state machine: the first predecessor is waited for until its
     core3.start(t0, fx);
     CHECK(tick_until_declared(core3, t0, 0, 2000) <= 50 + 10);
     CHECK(log3.contains(100));
+    // Its detector shown started on another channel (its hello at init),
+    // its heartbeat still unheard: one timeout from then, no more waiting.
+    Log log4;
+    Core core4(log4, 1, 8, 100, Ms(10), Ms(50), 64);
+    core4.start(t0, fx);
+    CHECK(tick_until_declared(core4, t0, 0, 200) == 201);  // waited for past the timeout
+    core4.peer_started(3, t0 + Ms(205));                   // not the predecessor: nothing changes
+    core4.peer_started(0, t0 + Ms(205));
+    const int declared4 = tick_until_declared(core4, t0, 200, 2000);
+    CHECK(declared4 > 205 + 50);
+    CHECK(declared4 <= 205 + 50 + 10);
+    CHECK(log4.contains(100));
+    // Told before the timeout: its silence counts from then, as a heartbeat's would.
+    Log log5;
+    Core core5(log5, 1, 8, 100, Ms(10), Ms(50), 64);
+    core5.start(t0, fx);
+    core5.peer_started(0, t0 + Ms(20));
+    CHECK(tick_until_declared(core5, t0, 0, 2000) == 80);
+    // Once its heartbeat came, the hint is not a heartbeat: silence is not reset.
+    Log log6;
+    Core core6(log6, 1, 8, 100, Ms(10), Ms(50), 64);
+    core6.start(t0, fx);
+    core6.on_message(beat.data(), beat.size(), t0 + Ms(10), fx);
+    CHECK(tick_until_declared(core6, t0, 0, 30) == 31);
+    core6.peer_started(0, t0 + Ms(40));
+    CHECK(tick_until_declared(core6, t0, 30, 2000) == 70);
 }
 
 TEST_CASE("detector state machine at scale: every survivor learns of every crash", "[ft][detector]") {

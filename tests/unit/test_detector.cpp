@@ -162,6 +162,24 @@ TEST_CASE("failed set: concurrent writers record each rank once", "[ft]") {
     CHECK(seen.size() == 1000);
 }
 
+TEST_CASE("detector: start() returns once the first heartbeats are sent", "[ft][detector]") {
+    // A process goes on with MPI_Init (its hellos tell peers it is up) only
+    // after its detector has beaten: every neighbour already has one.
+    for (int round = 0; round < 20; ++round) {
+        Hub hub(4);
+        ft::FailedSet set;
+        set.reset(4);
+        ft::Detector d(set, std::make_unique<FakeChannel>(hub, 1), 1, 4, 0, ft::DetectorOptions{20, 150, {}},
+                       [](int) { return true; });
+        d.start();
+        {
+            std::lock_guard<std::mutex> hold(hub.m);
+            for (int peer : {0, 2, 3}) CHECK_FALSE(hub.box[static_cast<std::size_t>(peer)].empty());
+        }
+        d.stop(false);
+    }
+}
+
 TEST_CASE("detector: no suspicion while everyone beats", "[ft][detector]") {
     Job job(6);
     std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the span observed, not a synchronization

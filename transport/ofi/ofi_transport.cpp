@@ -109,8 +109,8 @@ void OfiTransport::connect(runtime::ProcessManager &pm) {
 // hello to every lower-ranked network peer and waits until those are delivered
 // and every higher-ranked network peer's hello has arrived. Bounded: a peer
 // that died during MPI_Init is left to the failure detector.
-void OfiTransport::preconnect() {
-    if (runtime::config().NET_PRECONNECT == 0) return;
+std::vector<PeerId> OfiTransport::preconnect() {
+    if (runtime::config().NET_PRECONNECT == 0) return {};
     struct Hello {
         Op op;  // first member
         int *left;
@@ -135,7 +135,7 @@ void OfiTransport::preconnect() {
         post_send(&h->op);
         hellos.push_back(std::move(h));
     }
-    if (expected == 0 && sends_left == 0) return;
+    if (expected == 0 && sends_left == 0) return {};
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while ((sends_left > 0 || hellos_ < expected) && std::chrono::steady_clock::now() < deadline) poll();
     if (sends_left > 0 || hellos_ < expected)
@@ -148,6 +148,10 @@ void OfiTransport::preconnect() {
             h->op.kind = Op::Kind::none;
             (void)h.release();  // owned by libfabric until finalize; tiny, and only after a failure at init
         }
+    std::vector<PeerId> greeted;
+    for (PeerId r = 0; r < said_hello_.size(); ++r)
+        if (said_hello_[r]) greeted.push_back(r);
+    return greeted;
 }
 
 Endpoint &OfiTransport::endpoint_for(const std::string &fi_name, std::size_t av_size) {

@@ -107,7 +107,7 @@ public:
     // nodes (the shared-memory fast path serves this node's).
     OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_only);
     void connect(runtime::ProcessManager &pm) override;
-    void preconnect() override;
+    std::vector<PeerId> preconnect() override;
     // Endpoints first (libfabric lets go of everything), then the proxies
     // whose completion never came.
     ~OfiTransport() override {

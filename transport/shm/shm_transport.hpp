@@ -175,9 +175,7 @@ public:
         if (net_ && unreachable_) net_->set_unreachable_hook(unreachable_);
     }
     void connect(runtime::ProcessManager &pm) override;
-    void preconnect() override {
-        if (net_) net_->preconnect();
-    }
+    std::vector<PeerId> preconnect() override { return net_ ? net_->preconnect() : std::vector<PeerId>{}; }
     Posted send(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
                 const void *buf, std::size_t length, SendMode mode, Op *op) override;
     bool inject(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
