@@ -81,6 +81,7 @@ Posted ShmTransport::claim(const Arrival &a, Peer &p, void *buf, std::size_t byt
     op->ticket = i + 1;
     op->data = gen;
     const bool ok = copy_chunks(d, p.pid, true, static_cast<char *>(buf));
+    pulled_ = true;
     runtime::test_kill_point("shm.pull");  // tests: the receiver copied its part, the transfer not over
     if (!ok) {
         d.abandoned.store(1, std::memory_order_release);
@@ -283,6 +284,7 @@ bool ShmTransport::handle(PeerId src, Peer &p, const RecordHeader &h) {
 // (announcements, transfers, backlogs, the network) in poll_rest().
 int ShmTransport::poll() {
     int handled = 0;
+    pulled_ = false;
     for (std::size_t k = 0; k < polled_.size(); ++k) handled += drain_ring(polled_[k]);
     if ((announce_ != nullptr && announce_->pending.load(std::memory_order_relaxed) != announce_seen_) ||
         !sends_.empty() || !pulls_.empty() || !stalled_.empty() || net_)

@@ -9,7 +9,10 @@
 //   names it, and once the receiver claims it both processes copy the data
 //   (process_vm_readv at the receiver, process_vm_writev at the sender),
 //   taking 64 KiB chunks from a shared counter until every byte is done. A
-//   sender busy elsewhere leaves every chunk to the receiver.
+//   sender busy elsewhere leaves every chunk to the receiver, and so does
+//   one that copies data of its own receives (traffic both ways: each
+//   process then writes only into its own buffers, and no cache line of a
+//   receive buffer moves between the two cores).
 // Where the kernel refuses single copy (ptrace rules, another user), the
 // receiver declines the descriptor and asks for the data (CTS); the sender
 // then streams it through the ring in fragments.
@@ -260,10 +263,13 @@ private:
     std::size_t prefault_bytes_;  // of each ring, mapped in at init (prefault_bytes_for)
     std::string node_;
     std::vector<std::unique_ptr<Peer>> peers_;
-    std::vector<PeerId> polled_;                       // mapped peers not failed: their rings are read
-    std::vector<PeerId> stalled_;                      // peers whose backlog is not empty
-    std::vector<Op *> sends_;                          // rendezvous sends not finished (waiting or copying)
-    std::vector<Op *> pulls_;                          // claimed receives whose sender still copies
+    std::vector<PeerId> polled_;   // mapped peers not failed: their rings are read
+    std::vector<PeerId> stalled_;  // peers whose backlog is not empty
+    std::vector<Op *> sends_;      // rendezvous sends not finished (waiting or copying)
+    std::vector<Op *> pulls_;      // claimed receives whose sender still copies
+    // This process copied data of its own receives since its last poll: the
+    // receivers of its sends then copy alone (progress_sends).
+    bool pulled_ = false;
     std::unordered_map<std::uint64_t, Op *> streams_;  // transfer id -> streamed receive
     std::unordered_map<std::uint64_t, Err> given_up_;
     std::deque<std::uint64_t> given_up_order_;
