@@ -58,6 +58,10 @@ namespace ftmpi::runtime {
     X(YIELD, int, -1, mpi,                                                                \
       "1: blocking waits call sched_yield between polls; 0: pure busy polling; -1: "      \
       "yield when more ranks than cores share this node")                                 \
+    X(OP_ISA, std::string, "", mpi,                                                       \
+      "vector unit of the reduction loops (MPI_Reduce, MPI_Accumulate, ...): empty: the " \
+      "widest the CPU has; avx512, avx2 or base (x86-64's 16-byte vectors): at most "     \
+      "that")                                                                             \
     X(DETECTOR, int, 1, ft,                                                               \
       "1: run the in-band heartbeat failure detector (a thread per process); 0: rely on " \
       "the launcher's events and transport errors only")                                  \

@@ -3,8 +3,10 @@
 #include "mpi/coll/ops.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <complex>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "mpi/checks.hpp"
@@ -12,6 +14,7 @@
 #include "mpi/dt/derived.hpp"
 #include "mpi/dt/predefined.hpp"
 #include "mpi/fortran_hooks.hpp"
+#include "runtime/config.hpp"
 
 extern "C" {
 #define FTMPI_DEFINE_OP(name, id) \
@@ -77,9 +80,10 @@ bool defined_on(int id, Cat c) {
 }
 
 // The elementwise loops are the whole cost of a large reduction: vectorized
-// (-O3's cost model; the buffers never overlap, as MPI requires).
+// (-O3's cost model; the buffers never overlap, as MPI requires), and
+// compiled once more for each vector unit that x86-64 CPUs may add (kernel()).
 template <typename T>
-[[gnu::optimize("O3")]] void kernel(int id, const T *__restrict__ in, T *__restrict__ io, int n) {
+[[gnu::always_inline]] inline void kernel_body(int id, const T *__restrict__ in, T *__restrict__ io, int n) {
     if constexpr (is_scalar_number_v<T>) {
         switch (id) {
         case op_max:
@@ -157,6 +161,51 @@ template <typename T>
     // op_no_op: leaves inout alone.
 }
 
+template <typename T>
+[[gnu::optimize("O3")]] void kernel_base(int id, const T *__restrict__ in, T *__restrict__ io, int n) {
+    kernel_body(id, in, io, n);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// The baseline (x86-64) has 16-byte vectors; Open MPI's op framework picks
+// AVX2 or AVX-512 loops at run time, as this does: a 16 KiB MPI_Accumulate
+// of chars (osu_acc_latency) is the loop and little else.
+template <typename T>
+[[gnu::optimize("O3"), gnu::target("avx2")]] void kernel_avx2(int id, const T *__restrict__ in, T *__restrict__ io,
+                                                              int n) {
+    kernel_body(id, in, io, n);
+}
+template <typename T>
+[[gnu::optimize("O3"), gnu::target("avx512f,avx512bw,avx512vl")]] void kernel_avx512(int id, const T *__restrict__ in,
+                                                                                     T *__restrict__ io, int n) {
+    kernel_body(id, in, io, n);
+}
+
+OpIsa best_isa() {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return OpIsa::avx512;
+    return __builtin_cpu_supports("avx2") ? OpIsa::avx2 : OpIsa::base;
+}
+#else
+OpIsa best_isa() { return OpIsa::base; }
+#endif
+
+// -1 until the first reduction decides (after MPI_Init read the knobs).
+std::atomic<int> g_isa{-1};
+
+template <typename T>
+void kernel(int id, const T *in, T *io, int n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    switch (op_isa()) {
+    case OpIsa::avx512: kernel_avx512(id, in, io, n); return;
+    case OpIsa::avx2: kernel_avx2(id, in, io, n); return;
+    case OpIsa::base: break;
+    }
+#endif
+    kernel_base(id, in, io, n);
+}
+
 }  // namespace
 
 // The one predefined type a derived type is made of (its signature is
@@ -165,6 +214,19 @@ MPI_Datatype homogeneous_basic(MPI_Datatype type) {
     if (type->predefined) return type;
     if (type->derived == nullptr) return MPI_DATATYPE_NULL;
     return type->derived->layout.basic();
+}
+
+OpIsa op_use_isa(OpIsa isa) {
+    const OpIsa use = std::min(isa, best_isa());
+    g_isa.store(static_cast<int>(use), std::memory_order_relaxed);
+    return use;
+}
+
+OpIsa op_isa() {
+    const int known = g_isa.load(std::memory_order_relaxed);
+    if (known >= 0) return static_cast<OpIsa>(known);
+    const std::string &want = runtime::config().OP_ISA;
+    return op_use_isa(want == "base" ? OpIsa::base : want == "avx2" ? OpIsa::avx2 : OpIsa::avx512);
 }
 
 int op_supports(MPI_Op op, MPI_Datatype type) {

@@ -38,6 +38,16 @@ enum OpId : int {
 // vector of MPI_INT, ...) reduce like their basic type.
 int op_supports(MPI_Op op, MPI_Datatype type);
 
+// The vector unit of the predefined ops' loops, widest last: x86-64's
+// 16-byte vectors (base, and the only one elsewhere), AVX2, AVX-512.
+enum class OpIsa : int { base, avx2, avx512 };
+// The one in use: FTMPI_OP_ISA's, or the widest the CPU has (decided at
+// the first call).
+OpIsa op_isa();
+// From now on `isa`, or the widest below it that the CPU has (returned):
+// tests run each one's loops.
+OpIsa op_use_isa(OpIsa isa);
+
 // inout = in op inout, elementwise. `op` may be a copy of the handle's object.
 void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_Datatype type);
 

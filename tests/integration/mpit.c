@@ -47,6 +47,7 @@ static struct knob knobs[] = {
     {"FTMPI_SHM_CMA", K_INT, "-1", 0},
     {"FTMPI_RX_BUFFERS", K_ULONG, "64", 0},
     {"FTMPI_YIELD", K_INT, "-1", 0},
+    {"FTMPI_OP_ISA", K_STRING, "", 0},
     {"FTMPI_DETECTOR", K_INT, "1", 0},
     {"FTMPI_FT_PERIOD_MS", K_INT, "100", 0},
     {"FTMPI_FT_TIMEOUT_MS", K_INT, "1000", 0},

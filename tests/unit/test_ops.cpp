@@ -3,6 +3,7 @@
 // MINLOC/MAXLOC ties, user ops and rank order of non-commutative ops.
 #include <complex>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -216,4 +217,62 @@ TEST_CASE("user ops get (in, inout) in rank order and any type", "[mpi][ops]") {
     std::vector<int> untouched = {9};
     op_apply(user, lo.data(), untouched.data(), 0, MPI_INT);
     CHECK(untouched == std::vector<int>{9});
+}
+
+namespace {
+
+// Every op defined on T, over n elements (a length no vector width divides),
+// against the same op computed one element at a time here.
+template <typename T>
+void check_long(MPI_Datatype t, bool integer) {
+    constexpr int n = 1037;
+    std::vector<T> in(n), io(n);
+    for (int k = 0; k < n; ++k) {
+        in[k] = static_cast<T>((k * 7) % 23 - 11);
+        io[k] = static_cast<T>((k * 5) % 19 - 9);
+    }
+    struct Case {
+        MPI_Op op;
+        T (*f)(T, T);
+    };
+    std::vector<Case> cases = {
+        {MPI_SUM, [](T a, T b) { return static_cast<T>(a + b); }},
+        {MPI_PROD, [](T a, T b) { return static_cast<T>(a * b); }},
+        {MPI_MAX, [](T a, T b) { return a > b ? a : b; }},
+        {MPI_MIN, [](T a, T b) { return a < b ? a : b; }},
+        {MPI_REPLACE, [](T a, T) { return a; }},
+    };
+    if constexpr (std::is_integral_v<T>) {
+        if (integer) {
+            cases.push_back({MPI_BAND, [](T a, T b) { return static_cast<T>(a & b); }});
+            cases.push_back({MPI_BOR, [](T a, T b) { return static_cast<T>(a | b); }});
+            cases.push_back({MPI_BXOR, [](T a, T b) { return static_cast<T>(a ^ b); }});
+            cases.push_back({MPI_LAND, [](T a, T b) { return static_cast<T>(a && b); }});
+            cases.push_back({MPI_LOR, [](T a, T b) { return static_cast<T>(a || b); }});
+            cases.push_back({MPI_LXOR, [](T a, T b) { return static_cast<T>(!a != !b); }});
+        }
+    }
+    for (const auto &c : cases) {
+        std::vector<T> want(n);
+        for (int k = 0; k < n; ++k) want[k] = c.f(in[k], io[k]);
+        CHECK(run<T>(c.op, t, in, io) == want);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every vector unit's loops give the element-by-element results", "[mpi][ops]") {
+    const OpIsa before = op_isa();
+    for (OpIsa isa : {OpIsa::base, OpIsa::avx2, OpIsa::avx512}) {
+        const OpIsa used = op_use_isa(isa);
+        INFO("vector unit " << static_cast<int>(used));
+        check_long<signed char>(MPI_SIGNED_CHAR, true);
+        check_long<std::int16_t>(MPI_INT16_T, true);
+        check_long<int>(MPI_INT, true);
+        check_long<long long>(MPI_LONG_LONG, true);
+        check_long<unsigned>(MPI_UNSIGNED, true);
+        check_long<float>(MPI_FLOAT, false);
+        check_long<double>(MPI_DOUBLE, false);
+    }
+    op_use_isa(before);
 }
