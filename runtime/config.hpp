@@ -94,8 +94,9 @@ namespace ftmpi::runtime {
       "mpi_errors_abort (ftmpirun -initial-errhandler sets it)")                          \
     X(RMA_SHM, int, 1, mpi,                                                               \
       "1: MPI_Win_allocate puts each window in shared memory that the members on its "    \
-      "node map, so their puts and gets are plain copies; 0: every one-sided operation "  \
-      "is a message to the target")                                                       \
+      "node map, so their puts and gets are plain copies, and an exclusive lock's holder " \
+      "on the node reaches MPI_Win_create memory by single copy; 0: every one-sided "     \
+      "operation is a message to the target")                                             \
     X(SLURM_KEEPER, int, 1, runtime,                                                      \
       "1: under srun, MPI_Init forks; the task Slurm started waits for the rank and "     \
       "exits 0 when the rank died of a signal after MPI_Init that the step did not get "  \

@@ -85,6 +85,17 @@ bool mapped_accumulate(MPI_Win w, int target, MPI_Aint disp, const void *origin,
 bool mapped_compare_and_swap(MPI_Win w, int target, MPI_Aint disp, const void *origin, const void *compare,
                              void *result, MPI_Datatype type);
 
+// An operation on MPI_Win_create memory of a member on this node, while this
+// process holds its exclusive lock and has no operation in flight to it:
+// done here by single copy (mpi/rma/single_copy.cpp). Contiguous data of
+// `bytes` on both sides; an accumulate's (kind acc, get_acc) of predefined
+// `type` combined by `op`; get and get_acc read into `result`. `no`: not
+// possible (then send it as a message); `target_gone`: the target's
+// process has ended.
+enum class SingleCopy { no, done, target_gone };
+SingleCopy single_copy(MPI_Win w, int target, MPI_Aint disp, Kind kind, const void *origin, void *result,
+                       std::size_t bytes, MPI_Datatype type, const ftmpi_op_s *op);
+
 // Attaches the window's handler to its queue (it takes what arrived before),
 // and detaches it.
 void open_window(MPI_Win w);

@@ -43,6 +43,8 @@ struct Shape {
     std::int32_t disp_unit;
     std::int32_t ok;
     char segment[48];
+    std::uint64_t base;  // MPI_Win_create's memory, in the member's address space
+    std::int64_t pid;
 };
 
 // The shared flavor: the lowest rank makes the one segment, the others map it
@@ -141,7 +143,9 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
     Shape mine{size,
                disp_unit,
                flavor != MPI_WIN_FLAVOR_ALLOCATE || seg.addr != nullptr || private_mem != nullptr ? 1 : 0,
-               {}};
+               {},
+               reinterpret_cast<std::uintptr_t>(base),
+               static_cast<std::int64_t>(::getpid())};
     std::snprintf(mine.segment, sizeof mine.segment, "%s", seg.name.c_str());
     if (hidden != MPI_COMM_NULL) err = team_allgather(hidden, &mine, sizeof mine, shapes.data());
     std::vector<std::pair<void *, std::size_t>> mappings;
@@ -168,6 +172,12 @@ int create(const char *call, MPI_Comm comm, void *base, MPI_Aint size, int disp_
     }
     if (flavor == MPI_WIN_FLAVOR_CREATE) {
         w->base = base;
+        for (std::size_t r = 0; r < n; ++r)
+            if (static_cast<int>(r) != comm->rank && shapes[r].size > 0 && on_this_node(comm->procs[r]) &&
+                shapes[r].pid > 0 && shapes[r].pid <= INT32_MAX) {
+                w->targets[r].remote_base = shapes[r].base;
+                w->targets[r].pid = static_cast<int>(shapes[r].pid);
+            }
     } else if (!mapped && flavor == MPI_WIN_FLAVOR_ALLOCATE) {
         w->base = private_mem;
         w->private_memory = private_mem;

@@ -55,6 +55,11 @@ struct Target {
     int error = MPI_SUCCESS;  // an operation the target refused (MPI_ERR_RMA_RANGE), not yet reported
     MPI_Aint size = 0;        // its window's size and displacement unit (for range checks)
     int disp_unit = 1;
+    // MPI_Win_create's memory of a member on this node: its address there and
+    // its pid, for single copies while this process holds its exclusive lock
+    // (mpi/rma/single_copy.cpp); pid 0: none.
+    std::uint64_t remote_base = 0;
+    int pid = 0;
 };
 
 // A GET-type operation waiting for its REPLY.

@@ -168,12 +168,36 @@ bool direct_copy(MPI_Win w, const Access &a, bool put) {
     return true;
 }
 
+// Single copy to MPI_Win_create memory under an exclusive lock (types
+// permitting): true when it was done, or failed with *err.
+bool by_single_copy(const char *call, MPI_Win w, const Access &a, Kind kind, const ftmpi_op_s *op, void *result,
+                    MPI_Datatype result_type, int *err) {
+    const Target &t = w->targets[static_cast<std::size_t>(a.target)];
+    if (t.pid == 0 || !a.target_type->contiguous || (a.origin_used && !a.origin_type->contiguous)) return false;
+    const bool combines = kind == Kind::acc || kind == Kind::get_acc;
+    if (combines && (!a.target_type->predefined || (a.origin_used && a.origin_type != a.target_type) ||
+                     (result != nullptr && result_type != a.target_type)))
+        return false;
+    const std::size_t bytes = a.target_type->size * static_cast<std::size_t>(a.target_count);
+    switch (rma::single_copy(w, a.target, a.disp, kind, a.origin, result, bytes, a.target_type, op)) {
+    case rma::SingleCopy::no: return false;
+    case rma::SingleCopy::done: *err = MPI_SUCCESS; return true;
+    case rma::SingleCopy::target_gone: break;
+    }
+    ft::failures().note_failed(w->comm->procs[static_cast<std::size_t>(a.target)]);
+    w->targets[static_cast<std::size_t>(a.target)].failed = true;  // the epoch's synchronization reports it too
+    *err = raise(w->comm, MPI_ERR_PROC_FAILED, call, "rank %d of %s failed (argument target_rank)", a.target,
+                 comm_label(w->comm));
+    return true;
+}
+
 int put_or_acc(const char *call, Kind kind, const Access &a, MPI_Op op, MPI_Win w) {
     bool skip = false;
     FTMPI_TRY(check_access(call, w, a, &skip));
     if (kind == Kind::acc) FTMPI_CHECK(check_rma_op(call, w, op, a.target_type));
     if (skip) return MPI_SUCCESS;
     if (kind == Kind::put && direct_copy(w, a, true)) return MPI_SUCCESS;
+    if (int err = MPI_SUCCESS; by_single_copy(call, w, a, kind, op, nullptr, nullptr, &err)) return err;
     // An accumulate to mapped memory runs here and now (shm_atomic.cpp).
     const bool mapped = kind == Kind::acc && w->direct[static_cast<std::size_t>(a.target)] != nullptr;
     if (mapped && a.origin_type == a.target_type &&
@@ -211,6 +235,10 @@ int get_acc(const char *call, const Access &a, void *result, int result_count, M
                      a.target_count);
     const bool fetch_only = op->id == op_no_op;
     const std::size_t bytes = fetch_only ? 0 : a.origin_type->size * static_cast<std::size_t>(a.origin_count);
+    if (int err = MPI_SUCCESS; by_single_copy(call, w, a, Kind::get_acc, op, result, result_type, &err)) {
+        if (request != nullptr && err == MPI_SUCCESS) *request = completed_request(c);
+        return err;
+    }
     if (w->direct[static_cast<std::size_t>(a.target)] != nullptr) {  // mapped: here and now
         const bool same = result_type == a.target_type && (fetch_only || a.origin_type == a.target_type);
         if (!same ||
@@ -261,6 +289,9 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
     bool skip = false;
     FTMPI_TRY(check_access("MPI_Get", win, a, &skip));
     if (skip || direct_copy(win, a, false)) return MPI_SUCCESS;
+    if (int err = MPI_SUCCESS;
+        by_single_copy("MPI_Get", win, a, Kind::get, nullptr, origin_addr, origin_datatype, &err))
+        return err;
     const std::uint64_t id = expect_reply(win, origin_addr, origin_count, origin_datatype, target_rank, nullptr);
     return issue("MPI_Get", win, target_rank, Kind::get,
                  rma::operation(target_disp, target_count, target_datatype, op_no_op, 0, id), id);
@@ -339,6 +370,11 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
     if (skip || direct_copy(win, a, false)) {
         *request = completed_request(win->comm);
         return MPI_SUCCESS;
+    }
+    if (int err = MPI_SUCCESS;
+        by_single_copy("MPI_Rget", win, a, Kind::get, nullptr, origin_addr, origin_datatype, &err)) {
+        if (err == MPI_SUCCESS) *request = completed_request(win->comm);
+        return err;
     }
     MPI_Request req = fetch_request(win);
     const std::uint64_t id = expect_reply(win, origin_addr, origin_count, origin_datatype, target_rank, req);

@@ -9,7 +9,9 @@
  *   lock      shared-lock accumulates (atomicity), exclusive-lock
  *             read-modify-write (mutual exclusion), fetch_and_op (every
  *             fetched value distinct), compare_and_swap (one winner),
- *             lock_all + flush
+ *             lock_all + flush; on MPI_Win_create memory under exclusive
+ *             locks, operations of KiB (single copy within a node) mixed
+ *             with small ones, in order
  *   errors    the classes of bad calls, under MPI_ERRORS_RETURN
  */
 #include "testlib.h"
@@ -205,6 +207,67 @@ static void lock_ops(void) {
     MPI_OK(MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     CHECK(winners == 1, "%d compare_and_swap winners", winners);
     MPI_OK(MPI_Win_free(&win));
+}
+
+/* MPI_Win_create memory under exclusive locks: operations of several KiB
+   (single copies between processes of one node, which the target does not
+   run) mixed with small ones (messages), against every rank's known
+   contributions. */
+static void exclusive_created(void) {
+    enum { REG = 1024, N = 3 * REG, ROUNDS = 6 }; /* longs: three regions of 8 KiB */
+    long *mem = calloc(N, sizeof(long)), *v = malloc(REG * sizeof(long)), *res = malloc(REG * sizeof(long));
+    MPI_Win win;
+    MPI_OK(MPI_Win_create(mem, N * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    for (int round = 0; round < ROUNDS; ++round)
+        for (int t = 0; t < size; ++t) {
+            MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+            /* Region 0: a get_accumulate adds rank + 1 everywhere; what it
+               fetched is one value throughout (no one else in between). */
+            for (int i = 0; i < REG; ++i) v[i] = rank + 1;
+            MPI_OK(MPI_Get_accumulate(v, REG, MPI_LONG, res, REG, MPI_LONG, t, 0, REG, MPI_LONG, MPI_SUM, win));
+            MPI_OK(MPI_Win_flush(t, win));
+            for (int i = 1; i < REG; ++i)
+                CHECK(res[i] == res[0], "get_accumulate fetched %ld at %d, %ld at 0", res[i], i, res[0]);
+            /* Region 1: read, add i + 1, write back. */
+            MPI_OK(MPI_Get(res, REG, MPI_LONG, t, REG, REG, MPI_LONG, win));
+            MPI_OK(MPI_Win_flush(t, win));
+            for (int i = 0; i < REG; ++i) res[i] += i + 1;
+            MPI_OK(MPI_Put(res, REG, MPI_LONG, t, REG, REG, MPI_LONG, win));
+            /* Region 2: a small accumulate (a message), then a large one
+               over it, which must not overtake it: x -> (x + 1) * 2. */
+            long one = 1;
+            MPI_OK(MPI_Accumulate(&one, 1, MPI_LONG, t, 2 * REG, 1, MPI_LONG, MPI_SUM, win));
+            for (int i = 0; i < REG; ++i) v[i] = 2;
+            MPI_OK(MPI_Accumulate(v, REG, MPI_LONG, t, 2 * REG, REG, MPI_LONG, MPI_PROD, win));
+            MPI_OK(MPI_Win_unlock(t, win));
+        }
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    const long epochs = (long)ROUNDS * size, sum0 = (long)ROUNDS * size * (size + 1) / 2;
+    for (int i = 0; i < REG; ++i) {
+        CHECK(mem[i] == sum0, "region 0 [%d] = %ld, expected %ld", i, mem[i], sum0);
+        CHECK(mem[REG + i] == epochs * (i + 1), "region 1 [%d] = %ld, expected %ld", i, mem[REG + i], epochs * (i + 1));
+    }
+    CHECK(mem[2 * REG] == (1L << (epochs + 1)) - 2, "region 2 [0] = %ld after %ld epochs", mem[2 * REG], epochs);
+    for (int i = 1; i < REG; ++i) CHECK(mem[2 * REG + i] == 0, "region 2 [%d] = %ld", i, mem[2 * REG + i]);
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    /* MPI_NO_OP fetches, MPI_REPLACE swaps: rank 0, toward everyone. */
+    if (rank == 0)
+        for (int t = 0; t < size; ++t) {
+            MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win));
+            MPI_OK(MPI_Get_accumulate(NULL, 0, MPI_LONG, res, REG, MPI_LONG, t, REG, REG, MPI_LONG, MPI_NO_OP, win));
+            MPI_OK(MPI_Win_flush(t, win));
+            for (int i = 0; i < REG; ++i) CHECK(res[i] == epochs * (i + 1), "no_op fetched %ld at %d", res[i], i);
+            for (int i = 0; i < REG; ++i) v[i] = -i;
+            MPI_OK(MPI_Get_accumulate(v, REG, MPI_LONG, res, REG, MPI_LONG, t, 0, REG, MPI_LONG, MPI_REPLACE, win));
+            MPI_OK(MPI_Win_unlock(t, win));
+            for (int i = 0; i < REG; ++i) CHECK(res[i] == sum0, "replace fetched %ld at %d", res[i], i);
+        }
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < REG; ++i) CHECK(mem[i] == -i, "region 0 [%d] = %ld after the replace", i, mem[i]);
+    MPI_OK(MPI_Win_free(&win));
+    free(mem);
+    free(v);
+    free(res);
 }
 
 /* PSCW: a ring (each rank exposes to its predecessor and accesses its
@@ -480,6 +543,7 @@ int main(int argc, char **argv) {
     windows();
     fence_ops();
     lock_ops();
+    exclusive_created();
     pscw();
     requests();
     shared();

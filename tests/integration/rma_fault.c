@@ -18,6 +18,13 @@
  *                     memory, holding its accumulate lock (FTMPI_TEST_KILL_AT
  *                     rma.acc_locked; 3 ranks): the survivors' fetch-and-ops
  *                     on it then complete, none lost, none twice
+ *   rma_fault copy    on MPI_Win_create memory, rank 0 holds the victim's
+ *                     exclusive lock when it dies; once its process is gone
+ *                     (not necessarily known failed), a get_accumulate of
+ *                     8 KiB fails with MPI_ERR_PROC_FAILED (a single copy
+ *                     within a node) or succeeds (a message, lost), and the
+ *                     unlock reports MPI_ERR_PROC_FAILED; the same toward a
+ *                     live target lands whole
  *   rma_fault pscw    everyone posts to and starts on everyone, the victim
  *                     dies inside the epochs: complete and wait report
  *                     MPI_ERR_PROC_FAILED, the live origins' data landed
@@ -189,6 +196,60 @@ static void mode_holder(MPI_Win win, int survivors) {
     }
 }
 
+/* Whether process `pid` has ended (gone, or a zombie not yet reaped). */
+static int process_gone(int pid) {
+    char path[64], state = 0;
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return 1;
+    const int n = fscanf(f, "%*d %*s %c", &state);
+    fclose(f);
+    return n != 1 || state == 'Z' || state == 'X';
+}
+
+/* rma_fault copy (see the header). */
+static void mode_copy(int survivors) {
+    enum { N = 1024 };
+    long *mem = calloc(N, sizeof(long)), v[N], res[N];
+    MPI_Win win;
+    MPI_OK(MPI_Win_create(mem, N * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MPI_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    int pid = (int)getpid();
+    if (rank == victim) {
+        MPI_OK(MPI_Send(&pid, 1, MPI_INT, 0, 79, MPI_COMM_WORLD));
+        die();
+    }
+    if (rank == 0) {
+        MPI_OK(MPI_Recv(&pid, 1, MPI_INT, victim, 79, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, victim, 0, win));
+    }
+    await_death();
+    for (int i = 0; i < N; ++i) v[i] = rank + 1;
+    if (rank == 0) {
+        for (double until = MPI_Wtime() + 30; !process_gone(pid);)
+            CHECK(MPI_Wtime() < until, "the victim's process %d is still there after 30 s", pid);
+        int rc = MPI_Get_accumulate(v, N, MPI_LONG, res, N, MPI_LONG, victim, 0, N, MPI_LONG, MPI_SUM, win);
+        CHECK(rc == MPI_SUCCESS || cls_of(rc) == MPI_ERR_PROC_FAILED, "get_accumulate on the dead victim: class %d",
+              cls_of(rc));
+        rc = MPI_Win_unlock(victim, win);
+        CHECK(cls_of(rc) == MPI_ERR_PROC_FAILED, "unlock of the dead victim: class %d", cls_of(rc));
+    }
+    /* Every survivor, toward its live successor: whole operations. */
+    const int live = (rank + 1) % survivors;
+    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, live, 0, win));
+    MPI_OK(MPI_Get_accumulate(v, N, MPI_LONG, res, N, MPI_LONG, live, 0, N, MPI_LONG, MPI_SUM, win));
+    MPI_OK(MPI_Win_unlock(live, win));
+    for (int i = 0; i < N; ++i) CHECK(res[i] == res[0], "fetched %ld at %d, %ld at 0", res[i], i, res[0]);
+    MPI_Comm shrunk;
+    MPI_OK(MPIX_Comm_shrink(MPI_COMM_WORLD, &shrunk));
+    MPI_OK(MPI_Barrier(shrunk));
+    const int from = (rank + survivors - 1) % survivors;
+    for (int i = 0; i < N; ++i) CHECK(mem[i] == from + 1, "mem[%d] = %ld, expected %d", i, mem[i], from + 1);
+    MPI_Comm_free(&shrunk);
+    MPI_OK(MPI_Win_free(&win));
+    free(mem);
+}
+
 /* rma_fault acclock (see the header). */
 static void mode_acclock(int *mem, MPI_Win win, int survivors) {
     enum { N = 50 };
@@ -345,6 +406,8 @@ int main(int argc, char **argv) {
     } else if (strcmp(mode, "acclock") == 0) {
         CHECK(size == 3, "acclock runs with 3 ranks");
         mode_acclock(mem, win, survivors);
+    } else if (strcmp(mode, "copy") == 0) {
+        mode_copy(survivors);
     } else if (strcmp(mode, "pscw") == 0) {
         mode_pscw(mem, win, survivors);
     } else if (strcmp(mode, "validate") == 0) {
