@@ -80,7 +80,11 @@ Posted ShmTransport::claim(const Arrival &a, Peer &p, void *buf, std::size_t byt
     op->id = i;
     op->ticket = i + 1;
     op->data = gen;
-    const bool ok = copy_chunks(d, p.pid, true, static_cast<char *>(buf));
+    // With large sends of its own in flight, this process's peers are busy
+    // copying what it sends them, and its sender will likely leave every
+    // chunk here (progress_sends): one system call for the whole message.
+    const std::uint64_t chunk = sends_.empty() ? chunk_for(bytes) : bytes;
+    const bool ok = copy_chunks(d, p.pid, true, static_cast<char *>(buf), chunk);
     pulled_ = true;
     runtime::test_kill_point("shm.pull");  // tests: the receiver copied its part, the transfer not over
     if (!ok) {
@@ -101,9 +105,9 @@ Posted ShmTransport::claim(const Arrival &a, Peer &p, void *buf, std::size_t byt
 // sender into `local`, a writer pushes from `local` to the receiver. False
 // when the kernel refused a copy for another reason than the peer's death
 // (which mark_failed deals with).
-bool ShmTransport::copy_chunks(Desc &d, pid_t pid, bool reader, char *local) {
+bool ShmTransport::copy_chunks(Desc &d, pid_t pid, bool reader, char *local, std::uint64_t chunk) {
     const std::uint64_t remote = reader ? d.src : d.dst;
-    const std::uint64_t length = d.length, chunk = chunk_for(length);
+    const std::uint64_t length = d.length;
     for (;;) {
         const std::uint64_t off = d.next.fetch_add(chunk, std::memory_order_relaxed);
         if (off >= length) return true;

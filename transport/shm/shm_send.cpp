@@ -237,7 +237,8 @@ void ShmTransport::progress_sends() {
         op->kind = Op::Kind::bulk_send;
         bool ok = true;
         if (!pulled_ && d.next.load(std::memory_order_relaxed) < d.length)
-            ok = copy_chunks(d, p.pid, false, const_cast<char *>(static_cast<const char *>(op->send_buf)));
+            ok = copy_chunks(d, p.pid, false, const_cast<char *>(static_cast<const char *>(op->send_buf)),
+                             chunk_for(d.length));
         const bool broken = !ok || d.abandoned.load(std::memory_order_acquire) != 0;
         if (!ok) d.abandoned.store(1, std::memory_order_release);
         if (!broken && d.done.load(std::memory_order_acquire) < d.length) {

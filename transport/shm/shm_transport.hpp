@@ -12,7 +12,8 @@
 //   sender busy elsewhere leaves every chunk to the receiver, and so does
 //   one that copies data of its own receives (traffic both ways: each
 //   process then writes only into its own buffers, and no cache line of a
-//   receive buffer moves between the two cores).
+//   receive buffer moves between the two cores). A receiver with large
+//   sends of its own in flight takes the whole message as one chunk.
 // Where the kernel refuses single copy (ptrace rules, another user), the
 // receiver declines the descriptor and asks for the data (CTS); the sender
 // then streams it through the ring in fragments.
@@ -242,7 +243,7 @@ private:
     bool handle(PeerId src, Peer &p, const RecordHeader &h);
     Posted stream_receive(PeerId src, std::uint64_t sender_id, std::size_t bytes, Op *op);
     Posted claim(const Arrival &a, Peer &p, void *buf, std::size_t bytes, Op *op);
-    bool copy_chunks(Desc &d, pid_t pid, bool reader, char *local);
+    bool copy_chunks(Desc &d, pid_t pid, bool reader, char *local, std::uint64_t chunk);
     void progress_sends();
     void progress_pulls();
     std::uint32_t take_desc(Peer &p);
