@@ -19,7 +19,8 @@
 // memory that has copied its share of the data, the transfer not over),
 // shm.push (a sender that has claimed a chunk of such a message to copy to
 // its receiver, before it copies it), shm.record (a sender that has written an eager message into the
-// ring, not yet published), revoke (after sending the
+// ring, not yet published), shm.cts (a receiver of a message streamed through
+// the rings, once it has asked for the data), revoke (after sending the
 // revoke notice to half of its neighbours), shrink (after the shrink's
 // agreement, before the new communicator exists), dup (inside MPI_Comm_dup,
 // before its agreement), finalize (on entry to MPI_Finalize),

@@ -15,6 +15,11 @@
  *   shm_fault pull    rank 0 sends 8 MiB to v, which dies once it has copied
  *                     its share (shm.pull): rank 0's send succeeds or fails
  *                     with MPI_ERR_PROC_FAILED.
+ *   shm_fault stream  without single copy (FTMPI_SHM_CMA=0), rank 0 sends
+ *                     8 MiB to v, which dies once it has asked for the data
+ *                     (shm.cts): rank 0's send, whose pieces wait for room
+ *                     in a ring that v no longer reads, fails with
+ *                     MPI_ERR_PROC_FAILED.
  *
  * Then every survivor knows exactly {v} failed, the survivors shrink
  * MPI_COMM_WORLD and pass 8 MiB and 1 KiB messages around a ring of the
@@ -37,12 +42,13 @@ int main(int argc, char **argv) {
     }
     /* The victim, the last rank, dies at its first visit of the mode's kill
        point (set before MPI_Init reads it). */
-    const char *site = strcmp(mode, "record") == 0 ? "shm.record"
-                       : strcmp(mode, "push") == 0 ? "shm.push"
-                       : strcmp(mode, "pull") == 0 ? "shm.pull"
-                                                   : NULL;
+    const char *site = strcmp(mode, "record") == 0   ? "shm.record"
+                       : strcmp(mode, "push") == 0   ? "shm.push"
+                       : strcmp(mode, "pull") == 0   ? "shm.pull"
+                       : strcmp(mode, "stream") == 0 ? "shm.cts"
+                                                     : NULL;
     if (site == NULL) {
-        fprintf(stderr, "usage: shm_fault record|push|pull\n");
+        fprintf(stderr, "usage: shm_fault record|push|pull|stream\n");
         return 2;
     }
     int me = 0, size = 0;
@@ -52,7 +58,8 @@ int main(int argc, char **argv) {
     if (job_rank == v_job) setenv("FTMPI_TEST_KILL_AT", spec, 1);
     /* push and pull are single-copy points, which a node with more ranks
        than cores (3 on CI's 2) leaves out by default. */
-    if (site != NULL && strcmp(mode, "record") != 0) setenv("FTMPI_SHM_CMA", "1", 1);
+    if (strcmp(mode, "push") == 0 || strcmp(mode, "pull") == 0) setenv("FTMPI_SHM_CMA", "1", 1);
+    if (strcmp(mode, "stream") == 0) setenv("FTMPI_SHM_CMA", "0", 1);
 
     tl_init(&argc, &argv, &me, &size, 3);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -86,6 +93,14 @@ int main(int argc, char **argv) {
             CHECK(c == MPI_SUCCESS || c == MPI_ERR_PROC_FAILED, "receive from the dying sender: class %d", c);
             if (c == MPI_SUCCESS) CHECK(tl_verify(big, BIG, 2) == (size_t)-1, "the data is wrong");
             printf("push: receive %s\n", c == MPI_SUCCESS ? "complete" : "failed");
+        }
+    } else if (strcmp(mode, "stream") == 0) {
+        if (me == v) {
+            MPI_Recv(big, BIG, MPI_BYTE, 0, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            CHECK(0, "the victim survived its receive");
+        } else if (me == 0) {
+            tl_fill(big, BIG, 4);
+            CHECK_CLASS(MPI_Send(big, BIG, MPI_BYTE, v, TAG, MPI_COMM_WORLD), MPI_ERR_PROC_FAILED);
         }
     } else {
         if (me == v) {

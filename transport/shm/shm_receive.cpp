@@ -142,6 +142,7 @@ Posted ShmTransport::stream_receive(PeerId src, std::uint64_t sender_id, std::si
         result = Posted::pending;
     }
     send_control(src, Proto::cts, &cts, sizeof cts);
+    runtime::test_kill_point("shm.cts");  // tests: a receiver dies with its sender streaming to it
     return result;
 }
 
