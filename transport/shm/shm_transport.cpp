@@ -284,8 +284,7 @@ void ShmTransport::mark_failed(PeerId peer) {
     // Sends still waiting for room, and streams (CTS answered) whose pieces
     // wait for it: both end with the peer.
     for (const Pending &d : p.backlog)
-        if (d.op != nullptr && (d.what == Pending::What::send || d.what == Pending::What::stream))
-            dead.push_back(d.op);
+        if (d.op != nullptr && (d.what == Pending::What::send || d.what == Pending::What::stream)) dead.push_back(d.op);
     p.backlog.clear();
     stalled_.erase(std::remove(stalled_.begin(), stalled_.end(), peer), stalled_.end());
     for (Op *op : dead) finish(op, Err::peer_failed, 0);
