@@ -33,40 +33,8 @@
 
 enum { BIG = 8 << 20, SMALL = 1024, TAG = 5 };
 
-int main(int argc, char **argv) {
-    const char *mode = argc > 1 ? argv[1] : "";
-    const char *r = getenv("PMIX_RANK"), *n = getenv("PMI_SIZE");
-    if (r == NULL || n == NULL) {
-        fprintf(stderr, "run under ftmpirun\n");
-        return 2;
-    }
-    /* The victim, the last rank, dies at its first visit of the mode's kill
-       point (set before MPI_Init reads it). */
-    const char *site = strcmp(mode, "record") == 0   ? "shm.record"
-                       : strcmp(mode, "push") == 0   ? "shm.push"
-                       : strcmp(mode, "pull") == 0   ? "shm.pull"
-                       : strcmp(mode, "stream") == 0 ? "shm.cts"
-                                                     : NULL;
-    if (site == NULL) {
-        fprintf(stderr, "usage: shm_fault record|push|pull|stream\n");
-        return 2;
-    }
-    int me = 0, size = 0;
-    const int job_rank = r ? atoi(r) : 0, v_job = (n ? atoi(n) : 0) - 1;
-    char spec[64];
-    snprintf(spec, sizeof spec, "%s:%d:1", site, v_job);
-    if (job_rank == v_job) setenv("FTMPI_TEST_KILL_AT", spec, 1);
-    /* push and pull are single-copy points, which a node with more ranks
-       than cores (3 on CI's 2) leaves out by default. */
-    if (strcmp(mode, "push") == 0 || strcmp(mode, "pull") == 0) setenv("FTMPI_SHM_CMA", "1", 1);
-    if (strcmp(mode, "stream") == 0) setenv("FTMPI_SHM_CMA", "0", 1);
-
-    tl_init(&argc, &argv, &me, &size, 3);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    const int v = size - 1;
-    CHECK(v == v_job, "victim %d, job size says %d", v, v_job);
-    unsigned char *big = malloc(BIG), *small = malloc(SMALL);
-
+/* The mode's transfer with the dying victim v, at each survivor. */
+static void transfer(const char *mode, int me, int v, unsigned char *big, unsigned char *small) {
     if (strcmp(mode, "record") == 0) {
         if (me == v) {
             tl_fill(small, SMALL, 1);
@@ -113,6 +81,43 @@ int main(int argc, char **argv) {
             printf("pull: send %s\n", c == MPI_SUCCESS ? "complete" : "failed");
         }
     }
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    const char *r = getenv("PMIX_RANK"), *n = getenv("PMI_SIZE");
+    if (r == NULL || n == NULL) {
+        fprintf(stderr, "run under ftmpirun\n");
+        return 2;
+    }
+    /* The victim, the last rank, dies at its first visit of the mode's kill
+       point (set before MPI_Init reads it). */
+    const char *site = strcmp(mode, "record") == 0   ? "shm.record"
+                       : strcmp(mode, "push") == 0   ? "shm.push"
+                       : strcmp(mode, "pull") == 0   ? "shm.pull"
+                       : strcmp(mode, "stream") == 0 ? "shm.cts"
+                                                     : NULL;
+    if (site == NULL) {
+        fprintf(stderr, "usage: shm_fault record|push|pull|stream\n");
+        return 2;
+    }
+    int me = 0, size = 0;
+    const int job_rank = r ? atoi(r) : 0, v_job = (n ? atoi(n) : 0) - 1;
+    char spec[64];
+    snprintf(spec, sizeof spec, "%s:%d:1", site, v_job);
+    if (job_rank == v_job) setenv("FTMPI_TEST_KILL_AT", spec, 1);
+    /* push and pull are single-copy points, which a node with more ranks
+       than cores (3 on CI's 2) leaves out by default. */
+    if (strcmp(mode, "push") == 0 || strcmp(mode, "pull") == 0) setenv("FTMPI_SHM_CMA", "1", 1);
+    if (strcmp(mode, "stream") == 0) setenv("FTMPI_SHM_CMA", "0", 1);
+
+    tl_init(&argc, &argv, &me, &size, 3);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const int v = size - 1;
+    CHECK(v == v_job, "victim %d, job size says %d", v, v_job);
+    unsigned char *big = malloc(BIG), *small = malloc(SMALL);
+
+    transfer(mode, me, v, big, small);
 
     /* Every survivor learns of exactly v, and the survivors carry on. */
     CHECK(tl_wait_failed(MPI_COMM_WORLD, 1, 30) == 1, "rank %d never learned of the failure", me);
