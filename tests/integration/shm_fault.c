@@ -33,7 +33,7 @@
 
 enum { BIG = 8 << 20, SMALL = 1024, TAG = 5 };
 
-/* The mode's transfer with the dying victim v, at each survivor. */
+/* The mode's transfer with the victim v, which dies in it (every rank calls it). */
 static void transfer(const char *mode, int me, int v, unsigned char *big, unsigned char *small) {
     if (strcmp(mode, "record") == 0) {
         if (me == v) {
