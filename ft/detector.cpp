@@ -19,6 +19,24 @@ namespace ftmpi::ft {
 
 namespace {
 
+// The detector's log line for event `e` about rank `r`.
+void log_event(const DetectorCore::Event &e, int r) {
+    switch (e.kind) {
+    case DetectorCore::Event::told: FTMPI_INFO("process %d is failed (told by rank %d)", e.id, e.by); break;
+    case DetectorCore::Event::link_closed: FTMPI_INFO("rank %d is failed: its liveness link closed", r); break;
+    case DetectorCore::Event::ended:
+        FTMPI_INFO("rank %d is failed: its process ended (liveness link reset) and no goodbye came", r);
+        break;
+    case DetectorCore::Event::timeout:
+        FTMPI_WARN("rank %d is failed: no heartbeat for %lld ms%s%s%s", r, e.ms, e.detail ? " (" : "",
+                   e.detail ? e.detail : "", e.detail ? ")" : "");
+        break;
+    case DetectorCore::Event::starved:
+        FTMPI_INFO("rank %d: no heartbeat for %lld ms, but %s: not suspected while it does", r, e.ms, e.detail);
+        break;
+    }
+}
+
 // The failure events (runtime/tool_events.hpp) of what the protocol found,
 // stamped `at` (read before the step that published the failure).
 void tell_tools(const DetectorCore::Event &e, int base, std::int64_t at) {
@@ -111,6 +129,19 @@ void Detector::signal_beating() {
     beating_cv_.notify_all();
 }
 
+void Detector::signal_first_heard() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        first_heard_ = true;
+    }
+    beating_cv_.notify_all();
+}
+
+bool Detector::wait_first_heard(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return beating_cv_.wait_for(lock, limit, [this] { return first_heard_; });
+}
+
 std::vector<int> Detector::take_started() {
     std::vector<int> ranks;
     if (!any_started_.load(std::memory_order_acquire)) return ranks;
@@ -125,6 +156,7 @@ void Detector::peer_started(int rank) {
     std::lock_guard<std::mutex> lock(mu_);
     started_.push_back(rank);
     any_started_.store(true, std::memory_order_release);
+    channel_->wake();
 }
 
 void Detector::stop(bool goodbye) {
@@ -163,20 +195,7 @@ void Detector::run() {
         for (const auto &e : fx.events) {
             const int r = e.id - base_;
             tell_tools(e, base_, stamp);
-            switch (e.kind) {
-            case DetectorCore::Event::told: FTMPI_INFO("process %d is failed (told by rank %d)", e.id, e.by); break;
-            case DetectorCore::Event::link_closed: FTMPI_INFO("rank %d is failed: its liveness link closed", r); break;
-            case DetectorCore::Event::ended:
-                FTMPI_INFO("rank %d is failed: its process ended (liveness link reset) and no goodbye came", r);
-                break;
-            case DetectorCore::Event::timeout:
-                FTMPI_WARN("rank %d is failed: no heartbeat for %lld ms%s%s%s", r, e.ms, e.detail ? " (" : "",
-                           e.detail ? e.detail : "", e.detail ? ")" : "");
-                break;
-            case DetectorCore::Event::starved:
-                FTMPI_INFO("rank %d: no heartbeat for %lld ms, but %s: not suspected while it does", r, e.ms, e.detail);
-                break;
-            }
+            log_event(e, r);
             if ((e.kind == DetectorCore::Event::timeout || e.kind == DetectorCore::Event::ended) && !kill_(e.id))
                 FTMPI_INFO("the launcher cannot kill rank %d; it will exclude itself", r);
         }
@@ -201,7 +220,14 @@ void Detector::run() {
     core.start(Clock::now(), fx);
     apply();
     signal_beating();
+    bool first_heard = false;
+    auto note_first_heard = [&] {
+        if (first_heard || core.awaiting_first()) return;
+        first_heard = true;
+        signal_first_heard();
+    };
     while (!stopping_.load(std::memory_order_acquire)) {
+        note_first_heard();
         // What arrived while this thread was away counts before any judgement.
         channel_->wait(0, receive);
         apply();
@@ -222,6 +248,7 @@ void Detector::run() {
             if (!channel_->send(static_cast<transport::PeerId>(item.first), item.second.data(), item.second.size()))
                 retry.push_back(std::move(item));
         }
+        note_first_heard();
         now = Clock::now();
         int wait_ms = static_cast<int>(std::chrono::ceil<Ms>(core.deadline() - now).count());
         if (!retry.empty()) wait_ms = std::min(wait_ms, 5);

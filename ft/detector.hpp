@@ -26,6 +26,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -66,6 +67,12 @@ public:
     // (or after 10 s, logged): a peer that hears from this process on
     // another channel afterwards knows its detector runs (peer_started).
     void start();
+    // Returns once the first predecessor was heard (or known to have
+    // started, or replaced after its failure), at most after `limit`: false
+    // then. MPI_Init waits here, so that no process takes part in anything
+    // while its predecessor's silence would still count as a late start: a
+    // peer stopped right after init is then found within one timeout.
+    bool wait_first_heard(std::chrono::milliseconds limit);
     // Joins the thread. `goodbye`: first tell the observer that this process
     // leaves normally (MPI_Finalize), so that its silence is not a failure.
     void stop(bool goodbye);
@@ -78,6 +85,7 @@ public:
 private:
     void run();
     void signal_beating();            // the thread: start() may return
+    void signal_first_heard();        // the thread: wait_first_heard() may return
     std::vector<int> take_started();  // the thread: peer_started ranks since the last call
 
     FailedSet &set_;
@@ -93,6 +101,7 @@ private:
     std::mutex mu_;                       // guards what follows
     std::condition_variable beating_cv_;  // start() waits for beating_
     bool beating_ = false;                // the first heartbeats are sent
+    bool first_heard_ = false;            // DetectorCore::awaiting_first() ended
     std::vector<int> started_;            // peer_started ranks the thread has not taken yet
     std::atomic<bool> any_started_{false};
 };

@@ -113,6 +113,9 @@ public:
     void goodbye(Effects &out);
 
     int pred() const { return pred_; }
+    // The first predecessor is still unheard and not known to have started:
+    // its silence gets the late-starter allowance.
+    bool awaiting_first() const { return first_beat_; }
     // The longest time between two heartbeats of the predecessor, as they arrived.
     Ms max_gap() const { return max_gap_; }
 

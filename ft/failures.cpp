@@ -1,8 +1,10 @@
 #include "ft/failures.hpp"
 
 #include <atomic>
+#include <chrono>
 
 #include "ft/detector.hpp"
+#include "ft/detector_core.hpp"
 #include "runtime/config.hpp"
 #include "runtime/events.hpp"
 #include "runtime/log.hpp"
@@ -75,6 +77,15 @@ void Failures::peers_started(const std::vector<std::uint32_t> &ids) {
     if (!g_detector) return;
     const int base = g_base;
     for (std::uint32_t id : ids) g_detector->peer_started(static_cast<int>(id) - base);
+}
+
+void Failures::await_predecessor() {
+    if (!g_detector) return;
+    const int timeout = runtime::config().FT_TIMEOUT_MS;
+    const auto limit = std::chrono::milliseconds(static_cast<long long>(timeout) * (DetectorCore::k_starved_limit + 2));
+    if (!g_detector->wait_first_heard(limit))
+        FTMPI_WARN("the failure detector has not heard its predecessor after %lld ms",
+                   static_cast<long long>(limit.count()));
 }
 
 void Failures::stop_detector() {

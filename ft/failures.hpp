@@ -39,6 +39,10 @@ public:
     // Init, after start_detector: these processes of this job got far enough
     // in their MPI_Init to have started their detectors (their hellos came).
     void peers_started(const std::vector<std::uint32_t> &ids);  // transport::PeerId
+    // Init, after peers_started: waits until the detector heard its first
+    // predecessor (Detector::wait_first_heard); bounded by the late-starter
+    // allowance, after which that predecessor is declared failed anyway.
+    void await_predecessor();
     // Finalize: stops the detector, telling the observer this process leaves normally.
     void stop_detector();
 

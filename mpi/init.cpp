@@ -143,6 +143,10 @@ int runtime_up(const char *call, int required, int *provided) {
         // With the detector running: a process that waits here for a peer's
         // connection keeps sending its heartbeats.
         ft::failures().peers_started(g.transport->preconnect());
+        // No process leaves MPI_Init before its predecessor was heard: one
+        // stopped right after init is then found within one timeout, not
+        // the late starter's allowance.
+        ft::failures().await_predecessor();
         setup_predefined_comms(job.rank, job.size, job.id_base);
         const int yield = runtime::config().YIELD;
         g.yield = yield == 1 || (yield == -1 && crowded);

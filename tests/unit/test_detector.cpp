@@ -180,6 +180,50 @@ TEST_CASE("detector: start() returns once the first heartbeats are sent", "[ft][
     }
 }
 
+namespace {
+// Detectors for ranks 0..n-1 on `hub`, not started.
+std::vector<std::unique_ptr<ft::Detector>> unstarted(Hub &hub, std::vector<ft::FailedSet> &sets, int n) {
+    std::vector<std::unique_ptr<ft::Detector>> d;
+    for (int r = 0; r < n; ++r) {
+        sets[static_cast<std::size_t>(r)].reset(n);
+        d.push_back(std::make_unique<ft::Detector>(sets[static_cast<std::size_t>(r)],
+                                                   std::make_unique<FakeChannel>(hub, r), r, n, 0,
+                                                   ft::DetectorOptions{20, 150, {}}, [](int) { return true; }));
+    }
+    return d;
+}
+}  // namespace
+
+TEST_CASE("detector: wait_first_heard() returns once the first predecessor beats, is known started, or failed",
+          "[ft][detector]") {
+    Hub hub(3);
+    std::vector<ft::FailedSet> sets(3);
+    auto d = unstarted(hub, sets, 3);
+    SECTION("its first heartbeat") {
+        // Rank 2's predecessor (1) has not started: within the late-starter
+        // allowance (10 timeouts) the wait goes on.
+        d[2]->start();
+        CHECK_FALSE(d[2]->wait_first_heard(std::chrono::milliseconds(400)));
+        d[1]->start();
+        CHECK(d[2]->wait_first_heard(std::chrono::seconds(5)));
+        CHECK(sets[2].size() == 0);
+    }
+    SECTION("its hello on another channel") {
+        d[0]->start();  // its predecessor, 2, never starts
+        CHECK_FALSE(d[0]->wait_first_heard(std::chrono::milliseconds(100)));
+        d[0]->peer_started(2);
+        CHECK(d[0]->wait_first_heard(std::chrono::seconds(5)));
+    }
+    SECTION("its failure, after the allowance") {
+        d[2]->start();  // 1 never starts: declared failed after 10 timeouts (1.5 s)
+        const auto t0 = Clock::now();
+        CHECK(d[2]->wait_first_heard(std::chrono::seconds(5)));
+        CHECK(Clock::now() - t0 >= std::chrono::milliseconds(1400));
+        CHECK(sets[2].contains(1));
+    }
+    for (auto &x : d) x->stop(false);
+}
+
 TEST_CASE("detector: no suspicion while everyone beats", "[ft][detector]") {
     Job job(6);
     std::this_thread::sleep_for(std::chrono::milliseconds(400));  // the span observed, not a synchronization
