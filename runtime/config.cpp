@@ -62,6 +62,7 @@ void load_config() { g_config = config_from_environment(); }
 void settle_node_knobs(bool crowded) {
     g_config.crowded = crowded;
     if (crowded && !g_config.set.EAGER_LIMIT) g_config.EAGER_LIMIT = 65536;
+    if (crowded && !g_config.set.COLL_EAGER_LIMIT) g_config.COLL_EAGER_LIMIT = 65536;
 }
 
 const Config &config() { return g_config; }

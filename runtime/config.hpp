@@ -41,10 +41,14 @@ namespace ftmpi::runtime {
       "MPI_Init (the higher rank to the lower), so no pair connects from both sides at "  \
       "once later (libfabric 1.17's net then fails a live peer's operations); 0: on "     \
       "first use")                                                                        \
-    X(EAGER_LIMIT, std::size_t, 16384, transport,                                         \
+    X(EAGER_LIMIT, std::size_t, 8192, transport,                                          \
       "largest message (bytes) sent eagerly within a node; larger ones use rendezvous. "  \
       "Unset on a node with more ranks than cores: 65536 (MPI_Init sets it), as a "       \
       "rendezvous waits for the receiver to be scheduled")                                \
+    X(COLL_EAGER_LIMIT, std::size_t, 16384, transport,                                    \
+      "largest message (bytes) a collective's step sends eagerly within a node (at "      \
+      "least FTMPI_EAGER_LIMIT): its sender goes on to its next step. Unset on a node "   \
+      "with more ranks than cores: 65536")                                                \
     X(NET_EAGER_LIMIT, std::size_t, 65536, transport,                                     \
       "largest message (bytes) sent eagerly over libfabric (between nodes); larger ones " \
       "use rendezvous. Must be the same at every rank")                                   \

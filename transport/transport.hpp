@@ -98,8 +98,10 @@ public:
 };
 
 enum class SendMode : std::uint8_t {
-    standard,  // eager when small, rendezvous otherwise
-    sync,      // always rendezvous: completes only once the receiver matched it
+    standard,    // eager when small, rendezvous otherwise
+    sync,        // always rendezvous: completes only once the receiver matched it
+    collective,  // standard, eager up to a larger size within a node (a collective's
+                 // step: its sender goes on to its next step rather than wait for this receiver)
 };
 
 // What a post returns.

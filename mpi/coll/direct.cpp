@@ -45,6 +45,7 @@ public:
         // After an error the remaining steps carry it on (k_coll_poison).
         MPI_Request r =
             new_request(ftmpi_request_s::Kind::send, comm_, buf, count, t, to, poisoned_tag(tag_, err_), ctx_);
+        r->mode = transport::SendMode::collective;
         start_send(r);
         posted_[n_++] = {r, 0};
     }

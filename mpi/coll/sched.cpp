@@ -262,8 +262,12 @@ void Sched::advance() {
             r->on_complete = &Sched::on_xfer_done;
             r->owner = this;
             r->user_freed = true;  // released by complete_request after on_complete
-            if (x.send) start_send(r);
-            else start_recv(r);
+            if (x.send) {
+                r->mode = transport::SendMode::collective;
+                start_send(r);
+            } else {
+                start_recv(r);
+            }
         }
     }
     advancing_ = false;

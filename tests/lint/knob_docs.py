@@ -15,14 +15,14 @@ from report import report  # noqa: E402
 def main():
     info, root = sys.argv[1], sys.argv[2]
     problems = []
-    env = dict(os.environ, FTMPI_EAGER_LIMIT="8192")
+    env = dict(os.environ, FTMPI_EAGER_LIMIT="4096")
     env.pop("FTMPI_RX_BUFFERS", None)
     out = subprocess.run([info], capture_output=True, text=True, env=env, timeout=60)
     if out.returncode != 0:
         problems.append(f"ftmpi_info exited {out.returncode}: {out.stderr}")
     text = out.stdout
     for want in (r"^ftmpi \d+\.\d+\.\d+$", r"^MPI standard: \d\.\d$", r"^libfabric providers on this node: .+$",
-                 r"^  FTMPI_EAGER_LIMIT = 8192 \(set; default 16384\)$",
+                 r"^  FTMPI_EAGER_LIMIT = 4096 \(set; default 8192\)$",
                  r"^  FTMPI_RX_BUFFERS = 64 \(unset; default 64\)$"):
         if not re.search(want, text, re.M):
             problems.append(f"ftmpi_info's output has no line matching {want!r}")

@@ -11,7 +11,7 @@ TEST_CASE("knobs have their defaults and parse from the environment", "[runtime]
     ::unsetenv("FTMPI_EAGER_LIMIT");
     ::unsetenv("FTMPI_PROVIDER");
     load_config();
-    CHECK(config().EAGER_LIMIT == 16384);
+    CHECK(config().EAGER_LIMIT == 8192);
     CHECK(config().PROVIDER.empty());
     ::setenv("FTMPI_EAGER_LIMIT", "0x1000", 1);
     ::setenv("FTMPI_PROVIDER", "tcp", 1);
@@ -50,7 +50,7 @@ TEST_CASE("help text lists every knob with its value, whether set, and its defau
                           "FTMPI_RX_BUFFERS", "FTMPI_YIELD", "FTMPI_LOG", "FTMPI_LAUNCHER", "FTMPI_PARENT_PORT"})
         CHECK(help.find(k) != std::string::npos);
     CHECK(help.find("FTMPI_RX_BUFFERS = 32 (set; default 64)") != std::string::npos);
-    CHECK(help.find("FTMPI_EAGER_LIMIT = 16384 (unset; default 16384)") != std::string::npos);
+    CHECK(help.find("FTMPI_EAGER_LIMIT = 8192 (unset; default 8192)") != std::string::npos);
 }
 
 TEST_CASE("single copy within a node: every rendezvous, none, or on a crowded node those longer than a ring",

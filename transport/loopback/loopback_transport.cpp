@@ -22,7 +22,7 @@ Posted LoopbackTransport::send(PeerId peer, std::uint32_t context, std::uint64_t
     Message m;
     m.uid = uid;
     m.arrival = Arrival{at(peer, context), uid, tag, source_rank, from, length, nullptr, false, 0, RemoteBuffer{}};
-    if (mode == SendMode::standard && length <= eager_limit_) {
+    if (mode != SendMode::sync && length <= eager_limit_) {
         const auto *p = static_cast<const std::byte *>(buf);
         m.data.assign(p, p + length);
         queue_.push_back(std::move(m));

@@ -32,7 +32,7 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     // Over shm only what libfabric injects goes eagerly: its larger sends
     // complete in order through one response queue, and a response a dead
     // peer owes holds back every later completion of this process for ever.
-    if (mode == SendMode::standard && length <= p.ep->eager_limit() &&
+    if (mode != SendMode::sync && length <= p.ep->eager_limit() &&
         (!p.fin || length + k_wire_header <= p.ep->inject_size())) {
         const Header header{pack_match(Proto::eager, context, tag), uid};
         if (length + k_wire_header <= std::min(p.ep->inject_size(), k_inject_stage) && p.backlog.empty()) {
@@ -75,7 +75,7 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
 Posted OfiTransport::send_to_self(std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
                                   const void *buf, std::size_t length, SendMode mode, Op *op) {
     Arrival a{context, uid, tag, source_rank, self_, length, buf, false, 0, {}};
-    if (mode == SendMode::standard && length <= eager_limit_) {
+    if (mode != SendMode::sync && length <= eager_limit_) {
         sink_.on_arrival(a);
         return Posted::complete;
     }

@@ -75,6 +75,7 @@ void prefault(char *ring, std::size_t bytes) {
 
 ShmTransport::ShmTransport(runtime::ProcessManager &pm, Sink &sink)
     : sink_(sink), self_(static_cast<PeerId>(pm.job().id())), eager_limit_(runtime::config().EAGER_LIMIT),
+      coll_eager_limit_(std::max(runtime::config().EAGER_LIMIT, runtime::config().COLL_EAGER_LIMIT)),
       ring_bytes_(ring_bytes_for(pm.job().local_peers.size())),
       prefault_bytes_(prefault_bytes_for(ring_bytes_, pm.job().local_peers.size())), node_(node_key()) {
     Published me{};
@@ -170,6 +171,7 @@ std::string ShmTransport::map_pair(PeerId id, const Published &info) {
     p.free_desc.clear();
     for (std::uint32_t i = k_descs; i-- > 0;) p.free_desc.push_back(i);
     p.eager = std::min(eager_limit_, max_payload(ring));
+    p.eager_coll = std::min(coll_eager_limit_, max_payload(ring));
     p.cma_above = runtime::single_copy_above(runtime::config(), ring);
     if (p.cma_above == SIZE_MAX) p.cma = Peer::Cma::no;
     p.mapped = true;

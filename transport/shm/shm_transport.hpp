@@ -156,8 +156,9 @@ struct Peer {
     void *seg = nullptr;
     std::size_t seg_size = 0;
     std::string name;
-    std::size_t eager = 0;      // largest eager payload to this peer
-    std::size_t cma_above = 0;  // longer rendezvous sends to it go by single copy (runtime::single_copy_above)
+    std::size_t eager = 0;       // largest eager payload to this peer (SendMode::standard)
+    std::size_t eager_coll = 0;  // the same for SendMode::collective
+    std::size_t cma_above = 0;   // longer rendezvous sends to it go by single copy (runtime::single_copy_above)
     RingWriter out;
     RingReader in;
     Desc *out_desc = nullptr;  // this process's sends to the peer
@@ -260,6 +261,7 @@ private:
     PeerId self_;
     pid_t pid_ = ::getpid();
     std::size_t eager_limit_;
+    std::size_t coll_eager_limit_;  // at least eager_limit_
     std::size_t ring_bytes_;
     std::size_t prefault_bytes_;  // of each ring, mapped in at init (prefault_bytes_for)
     std::string node_;
