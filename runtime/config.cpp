@@ -57,8 +57,8 @@ void load_config() { g_config = config_from_environment(); }
 // A crowded node's processes take turns on its cores, and a rendezvous
 // waits for its receiver to run: on 4 ranks over 2 cores, messages up to
 // 64 KiB went faster eagerly (osu_bcast, osu_allreduce, osu_iallgather,
-// osu_neighbor_allgather). Which larger ones move by single copy there:
-// single_copy_above (config.hpp).
+// osu_neighbor_allgather); larger ones move by single copy (single_copy,
+// config.hpp).
 void settle_node_knobs(bool crowded) {
     g_config.crowded = crowded;
     if (crowded && !g_config.set.EAGER_LIMIT) g_config.EAGER_LIMIT = 65536;

@@ -52,11 +52,10 @@ namespace ftmpi::runtime {
     X(NET_EAGER_LIMIT, std::size_t, 65536, transport,                                     \
       "largest message (bytes) sent eagerly over libfabric (between nodes); larger ones " \
       "use rendezvous. Must be the same at every rank")                                   \
-    X(SHM_CMA, int, -1, transport,                                                        \
+    X(SHM_CMA, int, 1, transport,                                                         \
       "1: within a node, rendezvous data moves in a single copy between the two "         \
       "processes' memories (process_vm_readv/writev), falling back to a copy through "    \
-      "shared memory where the kernel refuses; 0: always through shared memory; -1: 1, "  \
-      "but on a node with more ranks than cores only for messages larger than a ring")    \
+      "shared memory where the kernel refuses; 0: always through shared memory")          \
     X(RX_BUFFERS, std::size_t, 64, transport,                                             \
       "receive buffers posted per endpoint for eager and control messages")               \
     X(YIELD, int, -1, mpi,                                                                \
@@ -176,17 +175,12 @@ const Config &config();
 // (FTMPI_EAGER_LIMIT, so that its control variable shows the value in force).
 void settle_node_knobs(bool crowded);
 
-// Which rendezvous messages within a node move by single copy
-// (FTMPI_SHM_CMA): those longer than the length returned; none when it is
-// SIZE_MAX. Unset (-1): every one, but on a crowded node only those longer
-// than `buffered`, what shared memory holds between the two processes. There
-// the processes take turns on the cores: a message that fits goes without
-// its receiver running, and a longer one waits for the receiver either way,
-// when the receiver's single copy alone beats turns of both at the rings.
-inline std::size_t single_copy_above(const Config &c, std::size_t buffered) {
-    if (c.SHM_CMA == 0) return SIZE_MAX;
-    return c.SHM_CMA < 0 && c.crowded ? buffered : 0;
-}
+// Whether rendezvous messages within a node move by single copy
+// (FTMPI_SHM_CMA): every one unless it is 0, on a crowded node too (there a
+// message that fits the rings went through them until single copy with
+// traffic both ways left each receiver to copy alone; since then single
+// copy is ahead at every rendezvous size: docs/performance.md).
+inline bool single_copy(const Config &c) { return c.SHM_CMA != 0; }
 
 // Every knob, two lines each: "FTMPI_NAME = value (set|unset; default D)",
 // then its meaning (ftmpi_info --knobs).

@@ -45,7 +45,7 @@ static struct knob knobs[] = {
     {"FTMPI_EAGER_LIMIT", K_ULONG, "8192", 0},
     {"FTMPI_COLL_EAGER_LIMIT", K_ULONG, "16384", 0},
     {"FTMPI_NET_EAGER_LIMIT", K_ULONG, "65536", 0},
-    {"FTMPI_SHM_CMA", K_INT, "-1", 0},
+    {"FTMPI_SHM_CMA", K_INT, "1", 0},
     {"FTMPI_RX_BUFFERS", K_ULONG, "64", 0},
     {"FTMPI_YIELD", K_INT, "-1", 0},
     {"FTMPI_OP_ISA", K_STRING, "", 0},

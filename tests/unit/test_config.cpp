@@ -53,18 +53,16 @@ TEST_CASE("help text lists every knob with its value, whether set, and its defau
     CHECK(help.find("FTMPI_EAGER_LIMIT = 8192 (unset; default 8192)") != std::string::npos);
 }
 
-TEST_CASE("single copy within a node: every rendezvous, none, or on a crowded node those longer than a ring",
-          "[runtime][config]") {
+TEST_CASE("single copy within a node: every rendezvous, crowded or not, unless turned off", "[runtime][config]") {
     Config c;
-    const std::size_t ring = 256 * 1024;
-    CHECK(c.SHM_CMA == -1);
-    CHECK(single_copy_above(c, ring) == 0);  // not crowded: every one
+    CHECK(c.SHM_CMA == 1);
+    CHECK(single_copy(c));
     c.crowded = true;
-    CHECK(single_copy_above(c, ring) == ring);  // crowded: what does not fit the ring
-    c.SHM_CMA = 1;
-    CHECK(single_copy_above(c, ring) == 0);  // asked for: every one, crowded or not
+    CHECK(single_copy(c));
+    c.SHM_CMA = -1;  // the old default's value: still on
+    CHECK(single_copy(c));
     c.SHM_CMA = 0;
-    CHECK(single_copy_above(c, ring) == SIZE_MAX);  // never
+    CHECK_FALSE(single_copy(c));
     c.crowded = false;
-    CHECK(single_copy_above(c, ring) == SIZE_MAX);
+    CHECK_FALSE(single_copy(c));
 }

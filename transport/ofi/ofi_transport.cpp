@@ -6,12 +6,6 @@
 #include <algorithm>
 
 namespace ftmpi::transport::ofi {
-namespace {
-// Over libfabric's shm nothing sized here holds a message between the two
-// processes: on a crowded node single copy is taken only when asked for.
-bool single_copy_always(const runtime::Config &cfg) { return runtime::single_copy_above(cfg, SIZE_MAX) == 0; }
-}  // namespace
-
 OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_only)
     : sink_(sink), self_(static_cast<PeerId>(pm.job().id())), eager_limit_(runtime::config().NET_EAGER_LIMIT) {
     inflight_.prev = inflight_.next = &inflight_;
@@ -50,7 +44,7 @@ OfiTransport::OfiTransport(runtime::ProcessManager &pm, Sink &sink, bool remote_
             PeerState &p = peers_[base + r];
             p.ep = &endpoint_for(names[r], n);
             p.fin = names[r] == "shm";
-            p.cma = p.fin && single_copy_always(cfg);
+            p.cma = p.fin && runtime::single_copy(cfg);
         }
 
     // Under a launcher that can start processes for the job, the endpoint
@@ -188,7 +182,7 @@ std::string OfiTransport::add_peers(runtime::ProcessManager &pm, const std::vect
             return "cannot insert the " + ep->provider() + " address of process " + std::to_string(id);
         p.ep = ep;
         p.fin = ep->provider() == "shm";
-        p.cma = p.fin && single_copy_always(runtime::config());
+        p.cma = p.fin && runtime::single_copy(runtime::config());
         if (!network || p.failed) continue;
         if (id < self_) {  // this process connects: its hello goes first
             auto *h = new Hello;

@@ -60,7 +60,7 @@ Posted ShmTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     op->id = next_id_++;
     op->ticket = 0;
     ShmRts rts{length, op->id, 0, 0};
-    if (p.cma != Peer::Cma::no && length > p.cma_above) {
+    if (p.cma != Peer::Cma::no) {
         const std::uint32_t i = take_desc(p);
         if (i != k_descs) {
             Desc &d = p.out_desc[i];

@@ -172,8 +172,7 @@ std::string ShmTransport::map_pair(PeerId id, const Published &info) {
     for (std::uint32_t i = k_descs; i-- > 0;) p.free_desc.push_back(i);
     p.eager = std::min(eager_limit_, max_payload(ring));
     p.eager_coll = std::min(coll_eager_limit_, max_payload(ring));
-    p.cma_above = runtime::single_copy_above(runtime::config(), ring);
-    if (p.cma_above == SIZE_MAX) p.cma = Peer::Cma::no;
+    if (!runtime::single_copy(runtime::config())) p.cma = Peer::Cma::no;
     p.mapped = true;
     if (!p.failed) polled_.push_back(id);
     if (!p.lo) send_control(id, Proto::hello, nullptr, 0);

@@ -158,7 +158,6 @@ struct Peer {
     std::string name;
     std::size_t eager = 0;       // largest eager payload to this peer (SendMode::standard)
     std::size_t eager_coll = 0;  // the same for SendMode::collective
-    std::size_t cma_above = 0;   // longer rendezvous sends to it go by single copy (runtime::single_copy_above)
     RingWriter out;
     RingReader in;
     Desc *out_desc = nullptr;  // this process's sends to the peer
