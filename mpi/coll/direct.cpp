@@ -43,8 +43,10 @@ public:
     }
     void post_send(int to, const void *buf, int count, MPI_Datatype t) {
         // After an error the remaining steps carry it on (k_coll_poison).
-        MPI_Request r =
-            new_request(ftmpi_request_s::Kind::send, comm_, buf, count, t, to, poisoned_tag(tag_, err_), ctx_);
+        const int tag = poisoned_tag(tag_, err_);
+        // Room in the ring: written now, no request to wait for (as MPI_Send).
+        if (inject_coll(comm_, ctx_, buf, count, t, to, tag)) return;
+        MPI_Request r = new_request(ftmpi_request_s::Kind::send, comm_, buf, count, t, to, tag, ctx_);
         r->mode = transport::SendMode::collective;
         start_send(r);
         posted_[n_++] = {r, 0};

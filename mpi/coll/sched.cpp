@@ -256,6 +256,8 @@ void Sched::advance() {
                 peer = real(x.peer);
             }
             if (x.send) tag = poisoned_tag(tag, err_);
+            // Room in the ring: written now, nothing to wait for.
+            if (x.send && inject_coll(c, ctx, x.buf, x.count, x.type, peer, tag)) continue;
             ++pending_;
             MPI_Request r = new_request(x.send ? ftmpi_request_s::Kind::send : ftmpi_request_s::Kind::recv, c, x.buf,
                                         x.count, x.type, peer, tag, ctx);

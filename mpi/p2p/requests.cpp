@@ -252,13 +252,22 @@ void start_send(MPI_Request r) {
     }
 }
 
-bool send_now(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int dest, int tag) {
+static bool inject_now(MPI_Comm comm, std::uint32_t context, const void *buf, int count, MPI_Datatype type, int dest,
+                       int tag) {
     if (dest == MPI_PROC_NULL || !type->contiguous || comm->revoked) return false;
-    const std::size_t bytes = static_cast<std::size_t>(count) * type->size;
-    if (!g.transport->inject(static_cast<transport::PeerId>(comm->procs[static_cast<std::size_t>(dest)]), comm->context,
-                             comm->uid, tag, comm->rank, buf, bytes))
-        return false;
-    sent(true, bytes);  // comm->context: the point-to-point one
+    return g.transport->inject(static_cast<transport::PeerId>(comm->procs[static_cast<std::size_t>(dest)]), context,
+                               comm->uid, tag, comm->rank, buf, static_cast<std::size_t>(count) * type->size);
+}
+
+bool inject_coll(MPI_Comm comm, std::uint32_t context, const void *buf, int count, MPI_Datatype type, int dest,
+                 int tag) {
+    // After a failure a collective's sends go through start_send's rules (refused).
+    return g.failures->epoch() == 0 && inject_now(comm, context, buf, count, type, dest, tag);
+}
+
+bool send_now(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int dest, int tag) {
+    if (!inject_now(comm, comm->context, buf, count, type, dest, tag)) return false;
+    sent(true, static_cast<std::size_t>(count) * type->size);  // comm->context: the point-to-point one
     return true;
 }
 

@@ -24,6 +24,11 @@ void start_send(MPI_Request r);
 // out at once (small, contiguous, room for it) and the send is done; false,
 // with nothing done, when the caller must go through a request.
 bool send_now(MPI_Comm comm, const void *buf, int count, MPI_Datatype type, int dest, int tag);
+// The same for a collective's send on `context`, uncounted, and only while
+// nothing has failed (then the request path's rules apply): written to the
+// ring now, no request; false, with nothing done, otherwise.
+bool inject_coll(MPI_Comm comm, std::uint32_t context, const void *buf, int count, MPI_Datatype type, int dest,
+                 int tag);
 void start_recv(MPI_Request r);
 
 // Completes `r` with MPI error class `err` and `bytes` delivered.
