@@ -330,7 +330,8 @@ int direct_alltoallv(MPI_Comm comm, const void *sendbuf, const int *scounts, con
 // Every block to its owner in one round, as build_reduce_scatter for a
 // commutative op (linear_reduce_scatter): at most k_direct_bytes in all, so
 // the whole vector is on the stack; received one at a time (every send is
-// posted first) and combined from me-1, me-2 and so on, as there.
+// posted first) and combined from me-1, me-2 and so on, as there; empty
+// blocks are not sent.
 int direct_reduce_scatter(MPI_Comm comm, const void *sendbuf, void *recvbuf, const int *counts, MPI_Datatype t,
                           const ftmpi_op_s &op) {
     const int n = comm->size, me = comm->rank;
@@ -344,13 +345,14 @@ int direct_reduce_scatter(MPI_Comm comm, const void *sendbuf, void *recvbuf, con
     runtime::test_kill_point("coll.round");
     for (int k = 1; k < n; ++k) {
         const int to = (me + k) % n;
-        s.post_send(to, block(to), counts[to], t);
+        if (counts[to] > 0) s.post_send(to, block(to), counts[to], t);
     }
-    for (int k = 1; k < n; ++k) {
+    for (int k = 1; k < n && counts[me] > 0; ++k) {
         s.post_recv((me - k + n) % n, tmp.bytes, counts[me], t);
         s.wait();
         combine_higher(s, op, block(me), tmp.bytes, counts[me], t);
     }
+    s.wait();  // the sends, where no block was this member's to receive
     copy_bytes(recvbuf, block(me), static_cast<std::size_t>(counts[me]) * t->size);
     return s.result();
 }

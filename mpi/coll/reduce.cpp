@@ -91,7 +91,8 @@ bool linear_reduce_scatter_fits(int n, const std::vector<int> &cnt) {
 // Reduce-scatter in one round (commutative ops): every block of `src` goes
 // to its owner at once, and the owner combines them into `own` (its own
 // block's values, by the next round), from
-// me-1, me-2 and so on (direct_reduce_scatter's order). The ring's bytes,
+// me-1, me-2 and so on (direct_reduce_scatter's order); empty blocks are
+// not sent (every member knows the counts). The ring's bytes,
 // without its n-1 steps that each wait for the neighbour (a turn of its
 // process at a core, on a crowded node).
 void linear_reduce_scatter(Sched &s, const void *src, void *own, const std::vector<int> &cnt,
@@ -104,12 +105,13 @@ void linear_reduce_scatter(Sched &s, const void *src, void *own, const std::vect
     };
     for (int k = 1; k < n; ++k) {
         const int to = (me + k) % n, from = (me - k + n) % n;
-        s.add_recv(part(k), mine, t, from);
-        s.add_send(at(src, static_cast<std::size_t>(displ[static_cast<std::size_t>(to)]), t),
-                   cnt[static_cast<std::size_t>(to)], t, to);
+        if (mine > 0) s.add_recv(part(k), mine, t, from);
+        if (cnt[static_cast<std::size_t>(to)] > 0)
+            s.add_send(at(src, static_cast<std::size_t>(displ[static_cast<std::size_t>(to)]), t),
+                       cnt[static_cast<std::size_t>(to)], t, to);
     }
     s.next_round();
-    for (int k = 1; k < n; ++k) acc_lower(s, own, part(k), mine, t);
+    for (int k = 1; k < n && mine > 0; ++k) acc_lower(s, own, part(k), mine, t);
 }
 
 void ring_allgather(Sched &s, void *buf, const int *cnt, const int *displ, MPI_Datatype t) {
