@@ -48,7 +48,7 @@ Posted ShmTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     }
     Peer &p = *peers_[peer];
     if (p.failed) return Posted::peer_failed;
-    if (mode != SendMode::sync && length <= (mode == SendMode::collective ? p.eager_coll : p.eager)) {
+    if (goes_eager(mode, length, p.eager, p.eager_coll)) {
         op->header = Header{pack_match(Proto::eager, context, tag), uid};
         if (write_eager(p, op->header.match, uid, source_rank, buf, length)) return Posted::complete;
         op->kind = Op::Kind::send;
@@ -91,7 +91,7 @@ Posted ShmTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
 Posted ShmTransport::send_to_self(Op *op, std::size_t length, SendMode mode) {
     const Match m = unpack_match(op->header.match);
     Arrival a{m.context, op->header.uid, m.tag, source_rank(op->data), self_, length, op->send_buf, false, 0, {}};
-    if (mode != SendMode::sync && length <= (mode == SendMode::collective ? coll_eager_limit_ : eager_limit_)) {
+    if (goes_eager(mode, length, eager_limit_, coll_eager_limit_)) {
         sink_.on_arrival(a);
         return Posted::complete;
     }

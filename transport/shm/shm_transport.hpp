@@ -145,6 +145,12 @@ struct Pending {
     alignas(8) std::array<char, sizeof(ShmRts)> payload{};  // control
 };
 
+// Whether a send of `length` bytes in `mode` goes eagerly, given the limits
+// of a standard and of a collective send (a sync send never does).
+inline bool goes_eager(SendMode mode, std::size_t length, std::size_t standard, std::size_t collective) {
+    return mode != SendMode::sync && length <= (mode == SendMode::collective ? collective : standard);
+}
+
 struct Peer {
     enum class Cma : std::uint8_t { unknown, yes, no };
     bool mapped = false;
