@@ -47,6 +47,10 @@ struct Op {
     // Called exactly once when the operation is over from the owner's view.
     void (*done)(Op *op, Err err, std::size_t bytes) = nullptr;
     bool in_fabric = false;  // libfabric still owns this Op
+    // Set by the owner of a receive whose data it reads at once (a
+    // reduction combines it): a transport that may split the copy between
+    // both processes then leaves it to the receiver, whose cache it lands in.
+    bool read_next = false;
     // Filled by the transport.
     // none: finished (a late libfabric completion only clears in_fabric).
     enum class Kind : std::uint8_t { none, send, rndv_send, bulk_send, bulk_recv, rx_buffer } kind = Kind::none;

@@ -218,13 +218,13 @@ void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int co
                 const int child = vr | mask;
                 if (child >= n) continue;
                 if (!filled && commute && !overlapping(acc, input, count, t)) {
-                    s.add_recv(acc, count, t, (child + tree_root) % n);
+                    s.add_operand_recv(acc, count, t, (child + tree_root) % n);
                     s.next_round();
                     acc_lower(s, acc, input, count, t);
                 } else {
                     if (!filled) raw_copy(s, acc, input, count, t);
                     if (tmp == nullptr) tmp = s.scratch(count, t);
-                    s.add_recv(tmp, count, t, (child + tree_root) % n);
+                    s.add_operand_recv(tmp, count, t, (child + tree_root) % n);
                     s.next_round();
                     acc_higher(s, acc, tmp, count, t);
                 }

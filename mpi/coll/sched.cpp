@@ -268,6 +268,7 @@ void Sched::advance() {
                 r->mode = transport::SendMode::collective;
                 start_send(r);
             } else {
+                r->op.read_next = x.read_next;
                 start_recv(r);
             }
         }

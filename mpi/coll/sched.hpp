@@ -40,7 +40,8 @@ namespace ftmpi::mpi {
 
 struct Xfer {
     bool send;
-    bool cross;  // to / from the remote group of an inter-communicator
+    bool cross;      // to / from the remote group of an inter-communicator
+    bool read_next;  // a receive whose data a local step reads next (transport::Op::read_next)
     void *buf;
     int count;
     MPI_Datatype type;
@@ -108,17 +109,21 @@ public:
         round().local.emplace_back(f);
     }
     void add_send(const void *buf, int count, MPI_Datatype t, int peer) {
-        round().xfers.push_back({true, false, const_cast<void *>(buf), count, t, peer});
+        round().xfers.push_back({true, false, false, const_cast<void *>(buf), count, t, peer});
     }
     void add_recv(void *buf, int count, MPI_Datatype t, int peer) {
-        round().xfers.push_back({false, false, buf, count, t, peer});
+        round().xfers.push_back({false, false, false, buf, count, t, peer});
+    }
+    // A receive of an operand: the next round's local step combines it.
+    void add_operand_recv(void *buf, int count, MPI_Datatype t, int peer) {
+        round().xfers.push_back({false, false, true, buf, count, t, peer});
     }
     // Inter-communicators only: a transfer with rank `peer` of the remote group.
     void add_cross_send(const void *buf, int count, MPI_Datatype t, int peer) {
-        round().xfers.push_back({true, true, const_cast<void *>(buf), count, t, peer});
+        round().xfers.push_back({true, true, false, const_cast<void *>(buf), count, t, peer});
     }
     void add_cross_recv(void *buf, int count, MPI_Datatype t, int peer) {
-        round().xfers.push_back({false, true, buf, count, t, peer});
+        round().xfers.push_back({false, true, false, buf, count, t, peer});
     }
     // The size of the remote group (inter-communicators only).
     int remote_size() const { return inter_->size; }

@@ -83,7 +83,9 @@ Posted ShmTransport::claim(const Arrival &a, Peer &p, void *buf, std::size_t byt
     // With large sends of its own in flight, this process's peers are busy
     // copying what it sends them, and its sender will likely leave every
     // chunk here (progress_sends): one system call for the whole message.
-    const std::uint64_t chunk = sends_.empty() ? chunk_for(bytes) : bytes;
+    // So does a receive whose data is read next, up to k_read_next_whole.
+    const bool whole = !sends_.empty() || (op->read_next && bytes <= k_read_next_whole);
+    const std::uint64_t chunk = whole ? bytes : chunk_for(bytes);
     const bool ok = copy_chunks(d, p.pid, true, static_cast<char *>(buf), chunk);
     pulled_ = true;
     runtime::test_kill_point("shm.pull");  // tests: the receiver copied its part, the transfer not over
