@@ -6,6 +6,7 @@
 #include <atomic>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -161,9 +162,38 @@ template <typename T>
     // op_no_op: leaves inout alone.
 }
 
+// out = a op b in one pass, for the ops a combining receive meets most
+// (Sched::take_eager): false for the others.
+template <typename T>
+[[gnu::always_inline]] inline bool fused_body(int id, const T *__restrict__ a, const T *__restrict__ b,
+                                              T *__restrict__ out, int n) {
+    if constexpr (is_scalar_number_v<T> && !std::is_same_v<T, bool>) {
+        switch (id) {
+        case op_sum:
+            for (int k = 0; k < n; ++k) out[k] = static_cast<T>(a[k] + b[k]);
+            return true;
+        case op_prod:
+            for (int k = 0; k < n; ++k) out[k] = static_cast<T>(a[k] * b[k]);
+            return true;
+        case op_max:
+            for (int k = 0; k < n; ++k) out[k] = a[k] > b[k] ? a[k] : b[k];
+            return true;
+        case op_min:
+            for (int k = 0; k < n; ++k) out[k] = a[k] < b[k] ? a[k] : b[k];
+            return true;
+        default: break;
+        }
+    }
+    return false;
+}
+
 template <typename T>
 [[gnu::optimize("O3")]] void kernel_base(int id, const T *__restrict__ in, T *__restrict__ io, int n) {
     kernel_body(id, in, io, n);
+}
+template <typename T>
+[[gnu::optimize("O3")]] bool fused_base(int id, const T *a, const T *b, T *out, int n) {
+    return fused_body(id, a, b, out, n);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -179,6 +209,15 @@ template <typename T>
 [[gnu::optimize("O3"), gnu::target("avx512f,avx512bw,avx512vl")]] void kernel_avx512(int id, const T *__restrict__ in,
                                                                                      T *__restrict__ io, int n) {
     kernel_body(id, in, io, n);
+}
+template <typename T>
+[[gnu::optimize("O3"), gnu::target("avx2")]] bool fused_avx2(int id, const T *a, const T *b, T *out, int n) {
+    return fused_body(id, a, b, out, n);
+}
+template <typename T>
+[[gnu::optimize("O3"), gnu::target("avx512f,avx512bw,avx512vl")]] bool fused_avx512(int id, const T *a, const T *b,
+                                                                                    T *out, int n) {
+    return fused_body(id, a, b, out, n);
 }
 
 OpIsa best_isa() {
@@ -204,6 +243,18 @@ void kernel(int id, const T *in, T *io, int n) {
     }
 #endif
     kernel_base(id, in, io, n);
+}
+
+template <typename T>
+bool fused(int id, const T *a, const T *b, T *out, int n) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    switch (op_isa()) {
+    case OpIsa::avx512: return fused_avx512(id, a, b, out, n);
+    case OpIsa::avx2: return fused_avx2(id, a, b, out, n);
+    case OpIsa::base: break;
+    }
+#endif
+    return fused_base(id, a, b, out, n);
 }
 
 }  // namespace
@@ -302,6 +353,21 @@ void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_
             });
         }
     });
+}
+
+void op_combine(const ftmpi_op_s &op, const void *in, const void *src, void *out, int count, MPI_Datatype type) {
+    if (count <= 0) return;
+    if (op.predefined && type->predefined) {
+        bool done = false;
+        visit(type, [&](auto *tag) {
+            using T = std::remove_pointer_t<decltype(tag)>;
+            done =
+                fused<T>(op.id, static_cast<const T *>(in), static_cast<const T *>(src), static_cast<T *>(out), count);
+        });
+        if (done) return;
+    }
+    std::memcpy(out, src, static_cast<std::size_t>(count) * type->size);
+    op_apply(op, in, out, count, type);
 }
 
 int check_op(const char *call, MPI_Comm comm, MPI_Op op) {

@@ -50,6 +50,10 @@ OpIsa op_use_isa(OpIsa isa);
 
 // inout = in op inout, elementwise. `op` may be a copy of the handle's object.
 void op_apply(const ftmpi_op_s &op, const void *in, void *inout, int count, MPI_Datatype type);
+// out = in op src, elementwise, for a contiguous type; out overlaps neither
+// in nor src. One pass for the predefined sum, prod, max and min on
+// predefined types; a copy of src into out and op_apply otherwise.
+void op_combine(const ftmpi_op_s &op, const void *in, const void *src, void *out, int count, MPI_Datatype type);
 
 // Validates comm-less op arguments for `call`; raises on `comm`.
 int check_op(const char *call, MPI_Comm comm, MPI_Op op);

@@ -126,15 +126,6 @@ void ring_allgather(Sched &s, void *buf, const int *cnt, const int *displ, MPI_D
     }
 }
 
-// Whether count elements at a and at b may share bytes (conservatively: one
-// extent of slack for types whose data lies outside their bounds).
-bool overlapping(const void *a, const void *b, int count, MPI_Datatype t) {
-    const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
-    const std::size_t reach = span_bytes(count, t) + static_cast<std::size_t>(std::abs(t->extent)) +
-                              static_cast<std::size_t>(std::abs(t->lb));
-    return (x > y ? x - y : y - x) < reach;
-}
-
 void blocks(int count, int n, std::vector<int> &cnt, std::vector<int> &displ) {
     cnt.assign(static_cast<std::size_t>(n), count / n);
     for (int i = 0; i < count % n; ++i) ++cnt[static_cast<std::size_t>(i)];
@@ -187,6 +178,34 @@ void reduce_by_blocks(Sched &s, const void *input, void *recvbuf, int count, MPI
     s.next_round();
 }
 
+// A tree's operand of more than k_piece_bytes, up to k_pieces_bytes, moves
+// in eager pieces (the counts decide, alike at every member): the sender is
+// done once it wrote them, and the receiver combines each straight from
+// where it arrived (Sched::add_combine_recv), where a whole message waits
+// for the receiver's copy, which the combine then reads again
+// (docs/performance.md: osu_reduce at 16-64 KiB).
+constexpr std::size_t k_piece_bytes = 8 * 1024;
+constexpr std::size_t k_pieces_bytes = 64 * 1024;
+
+// f(offset, count) (in elements) for each piece of an operand.
+template <class F>
+void each_piece(int count, MPI_Datatype t, F f) {
+    const std::size_t bytes = static_cast<std::size_t>(count) * t->size;
+    int piece = count;
+    if (bytes > k_piece_bytes && bytes <= k_pieces_bytes)
+        piece = static_cast<int>(std::max<std::size_t>(1, k_piece_bytes / t->size));
+    int o = 0;
+    do {
+        const int c = std::min(piece, count - o);
+        f(static_cast<std::size_t>(o), c);
+        o += c;
+    } while (o < count);
+}
+
+void send_pieces(Sched &s, const void *buf, int count, MPI_Datatype t, int peer) {
+    each_piece(count, t, [&](std::size_t o, int c) { s.add_send(at(buf, o, t), c, t, peer); });
+}
+
 void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int count, MPI_Datatype t, int root) {
     const int n = s.size(), me = s.rank();
     root = s.root(root);
@@ -201,7 +220,7 @@ void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int co
     // A leaf sends its input as it is; the others combine into acc.
     const bool leaf = (vr & 1) != 0 || vr + 1 >= n;
     if (leaf && n > 1 && !(me == root && tree_root == root)) {
-        s.add_send(input, count, t, (vr - (vr & -vr) + tree_root) % n);
+        send_pieces(s, input, count, t, (vr - (vr & -vr) + tree_root) % n);
         s.next_round();
         if (tree_root != root && me == root) s.add_recv(recvbuf, count, t, tree_root);
         s.next_round();
@@ -215,22 +234,23 @@ void build_reduce(Sched &s, MPI_Comm, const void *sendbuf, void *recvbuf, int co
         void *tmp = nullptr;
         for (int mask = 1; mask < n; mask <<= 1) {
             if ((vr & mask) == 0) {
-                const int child = vr | mask;
-                if (child >= n) continue;
+                const int from = ((vr | mask) + tree_root) % n;
+                if ((vr | mask) >= n) continue;
                 if (!filled && commute && !overlapping(acc, input, count, t)) {
-                    s.add_operand_recv(acc, count, t, (child + tree_root) % n);
+                    each_piece(count, t, [&](std::size_t o, int c) {
+                        s.add_combine_recv(at(acc, o, t), at(input, o, t), c, t, from);
+                    });
                     s.next_round();
-                    acc_lower(s, acc, input, count, t);
                 } else {
                     if (!filled) raw_copy(s, acc, input, count, t);
                     if (tmp == nullptr) tmp = s.scratch(count, t);
-                    s.add_operand_recv(tmp, count, t, (child + tree_root) % n);
+                    each_piece(count, t, [&](std::size_t o, int c) { s.add_operand_recv(at(tmp, o, t), c, t, from); });
                     s.next_round();
                     acc_higher(s, acc, tmp, count, t);
                 }
                 filled = true;
             } else {
-                s.add_send(acc, count, t, (vr - mask + tree_root) % n);
+                send_pieces(s, acc, count, t, (vr - mask + tree_root) % n);
                 s.next_round();
                 break;
             }

@@ -1,10 +1,13 @@
 #include "mpi/coll/sched.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include "mpi/checks.hpp"
+#include "mpi/coll/ops.hpp"
 #include "mpi/comm/comm_internal.hpp"
 #include "mpi/dt/derived.hpp"
 #include "mpi/p2p/matching.hpp"
@@ -161,6 +164,13 @@ int Sched::root(int comm_rank) {
     return -1;
 }
 
+bool overlapping(const void *a, const void *b, int count, MPI_Datatype t) {
+    const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+    const std::size_t reach = span_bytes(count, t) + static_cast<std::size_t>(std::abs(t->extent)) +
+                              static_cast<std::size_t>(std::abs(t->lb));
+    return (x > y ? x - y : y - x) < reach;
+}
+
 void copy_typed(void *dst, const void *src, int count, MPI_Datatype t) {
     if (count <= 0 || dst == src) return;
     if (t->contiguous) {
@@ -210,6 +220,19 @@ void *Sched::scratch(int count, MPI_Datatype t) {
     return byte_at(p, below - t->lb);  // t->lb may be an absolute address (MPI_BOTTOM)
 }
 
+// A combining receive's eager data: combined from where it arrived (the
+// ring), without a copy into the buffer first, when it is whole and
+// unpoisoned and the schedule has no error (else the usual path).
+bool Sched::take_eager(MPI_Request r, const void *data, std::size_t bytes) {
+    const auto *s = static_cast<const Sched *>(r->owner);
+    if (s->err_ != MPI_SUCCESS || bytes != r->capacity || r->msg_length != r->capacity || !r->datatype->contiguous ||
+        poison_of(r->status.MPI_TAG) != MPI_SUCCESS)
+        return false;
+    op_combine(s->op, r->operand, data, r->buf, r->count, r->datatype);
+    r->operand = nullptr;
+    return true;
+}
+
 void Sched::on_xfer_done(MPI_Request r) {
     auto *s = static_cast<Sched *>(r->owner);
     if (r->status.MPI_ERROR != MPI_SUCCESS && s->err_ == MPI_SUCCESS) s->err_ = r->status.MPI_ERROR;
@@ -220,6 +243,8 @@ void Sched::on_xfer_done(MPI_Request r) {
     // zeroed), so nothing may be combined from it.
     if (r->kind == ftmpi_request_s::Kind::recv && s->err_ == MPI_SUCCESS && r->status.ftmpi_count < r->capacity)
         s->err_ = MPI_ERR_OTHER;
+    // A combining receive whose data did not come eagerly combines now.
+    if (r->operand != nullptr && s->err_ == MPI_SUCCESS) op_apply(s->op, r->operand, r->buf, r->count, r->datatype);
     --s->pending_;
     s->advance();
 }
@@ -269,6 +294,7 @@ void Sched::advance() {
                 start_send(r);
             } else {
                 r->op.read_next = x.read_next;
+                if (x.operand != nullptr) r->operand = x.operand, r->take_eager = &Sched::take_eager;
                 start_recv(r);
             }
         }

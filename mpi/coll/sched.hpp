@@ -41,11 +41,12 @@ namespace ftmpi::mpi {
 struct Xfer {
     bool send;
     bool cross;      // to / from the remote group of an inter-communicator
-    bool read_next;  // a receive whose data a local step reads next (transport::Op::read_next)
+    bool read_next;  // a receive whose data is read next (transport::Op::read_next)
     void *buf;
     int count;
     MPI_Datatype type;
     int peer;
+    const void *operand = nullptr;  // a combining receive's (add_combine_recv)
 };
 
 // A scratch buffer of a schedule (its size kept for the cache of sched.cpp).
@@ -117,6 +118,13 @@ public:
     // A receive of an operand: the next round's local step combines it.
     void add_operand_recv(void *buf, int count, MPI_Datatype t, int peer) {
         round().xfers.push_back({false, false, true, buf, count, t, peer});
+    }
+    // A receive that combines as it completes: buf = operand op (the data),
+    // `operand` holding the lower ranks' values (op_combine), unless the
+    // schedule failed. Eager data is combined straight from where it
+    // arrived, in one pass; buf and operand must not overlap.
+    void add_combine_recv(void *buf, const void *operand, int count, MPI_Datatype t, int peer) {
+        round().xfers.push_back({false, false, true, buf, count, t, peer, operand});
     }
     // Inter-communicators only: a transfer with rank `peer` of the remote group.
     void add_cross_send(const void *buf, int count, MPI_Datatype t, int peer) {
@@ -191,6 +199,7 @@ public:
 
 private:
     static void on_xfer_done(MPI_Request r);
+    static bool take_eager(MPI_Request r, const void *data, std::size_t bytes);
     static void on_start(MPI_Request r);
     static void on_release(MPI_Request r);
     void advance();
@@ -231,6 +240,10 @@ inline std::size_t span_bytes(int count, MPI_Datatype t) {
 inline char *at(const void *buf, std::size_t elems, MPI_Datatype t) {
     return byte_at(buf, static_cast<MPI_Aint>(elems) * t->extent);  // buf may be MPI_BOTTOM or a shifted scratch origin
 }
+
+// Whether count elements at a and at b may share bytes (conservatively: one
+// extent of slack for types whose data lies outside their bounds).
+bool overlapping(const void *a, const void *b, int count, MPI_Datatype t);
 
 // Copies `count` elements of `t` from src to dst touching only the data bytes
 // (never the holes of a derived type). Local; usable inside local steps.

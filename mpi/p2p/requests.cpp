@@ -277,6 +277,10 @@ void deliver(MPI_Request r, const transport::Arrival &a) {
     r->status.MPI_TAG = a.tag;
     const std::size_t bytes = std::min(a.length, r->capacity);
     if (!a.rendezvous) {
+        if (r->take_eager != nullptr && r->take_eager(r, a.eager_data, bytes)) {
+            complete_request(r, MPI_SUCCESS, bytes);
+            return;
+        }
         // Non-contiguous: unpack straight from the eager data (a staging buffer
         // still held from an earlier operation is unpacked by complete_request).
         if (!r->datatype->contiguous && r->pack_buf == nullptr) {

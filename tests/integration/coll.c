@@ -337,14 +337,15 @@ int main(int argc, char **argv) {
         t_errors();
         t_derived();
         const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE, MPI_LONG_LONG};
-        const size_t counts[] = {0, 1, 7, 1000, 100000};
+        /* 5000: a reduce's operand moves in pieces (over 8 KiB, to 64 KiB). */
+        const size_t counts[] = {0, 1, 7, 1000, 5000, 100000};
         const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
         for (int nb = 0; nb < 2; ++nb) {
             t_noncommutative(nb);
             t_minloc(nb);
             for (int ti = 0; ti < 3; ++ti) {
                 const MPI_Datatype t = types[ti];
-                for (int ci = 0; ci < 5; ++ci) {
+                for (int ci = 0; ci < 6; ++ci) {
                     const size_t n = counts[ci];
                     const int big = n > 1000;
                     for (int root = 0; root < size; ++root) {

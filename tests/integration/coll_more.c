@@ -31,6 +31,48 @@ static Aff aff_ref(int lo, int hi, int i) {
     return acc;
 }
 
+static void add_ints(void *in, void *inout, int *len, MPI_Datatype *dt) {
+    (void)dt;
+    const int *a = in;
+    int *b = inout;
+    for (int k = 0; k < *len; ++k) b[k] += a[k];
+}
+
+/* User ops on operands a reduce moves in pieces (over 8 KiB): the
+ * non-commutative one in rank order (3000 pairs, 24 KiB), and a
+ * commutative one (5000 ints, 20 KiB), to every root. */
+static void t_user_reduce_pieces(MPI_Op compose_op, int nb) {
+    enum { N = 3000, M = 5000 };
+    Aff *s = xmalloc(N * sizeof(Aff)), *r = xmalloc(N * sizeof(Aff));
+    int *si = xmalloc(M * sizeof(int)), *ri = xmalloc(M * sizeof(int));
+    for (int i = 0; i < N; ++i) s[i] = aff(rank, i);
+    for (int i = 0; i < M; ++i) si[i] = rank * 7 + i;
+    MPI_Op add;
+    MPI_OK(MPI_Op_create(add_ints, 1, &add));
+    MPI_Request rq = MPI_REQUEST_NULL;
+    for (int root = 0; root < size; ++root) {
+        if (nb) MPI_OK(MPI_Ireduce(s, r, N, MPI_2INT, compose_op, root, tc, &rq));
+        else MPI_OK(MPI_Reduce(s, r, N, MPI_2INT, compose_op, root, tc));
+        finish(&rq, nb);
+        if (nb) MPI_OK(MPI_Ireduce(si, ri, M, MPI_INT, add, root, tc, &rq));
+        else MPI_OK(MPI_Reduce(si, ri, M, MPI_INT, add, root, tc));
+        finish(&rq, nb);
+        if (rank != root) continue;
+        for (int i = 0; i < N; ++i) {
+            Aff w = aff_ref(0, size - 1, i);
+            CHECK(r[i].a == w.a && r[i].b == w.b, "noncommutative reduce of %d root %d element %d", N, root, i);
+        }
+        for (int i = 0; i < M; ++i)
+            CHECK(ri[i] == 7 * size * (size - 1) / 2 + size * i, "user-op reduce of %d root %d element %d: %d", M, root,
+                  i, ri[i]);
+    }
+    MPI_OK(MPI_Op_free(&add));
+    free(s);
+    free(r);
+    free(si);
+    free(ri);
+}
+
 void t_noncommutative(int nb) {
     MPI_Op op;
     MPI_OK(MPI_Op_create(compose, 0, &op));
@@ -82,6 +124,7 @@ void t_noncommutative(int nb) {
             CHECK(r[i].a == w.a && r[i].b == w.b, "noncommutative reduce_scatter_block element %d", i);
         }
     }
+    t_user_reduce_pieces(op, nb);
     MPI_OK(MPI_Op_free(&op));
     CHECK(op == MPI_OP_NULL, "MPI_Op_free did not reset the handle");
 }

@@ -213,6 +213,11 @@ TEST_CASE("user ops get (in, inout) in rank order and any type", "[mpi][ops]") {
     std::vector<int> lo = {1, 3}, hi = {2, 4};
     op_apply(user, lo.data(), hi.data(), 2, MPI_INT);
     CHECK(hi == std::vector<int>{12, 34});
+    // out = lo op hi, into a third buffer: the same order.
+    std::vector<int> lo2 = {1, 3}, hi2 = {2, 4}, out = {0, 0};
+    op_combine(user, lo2.data(), hi2.data(), out.data(), 2, MPI_INT);
+    CHECK(out == std::vector<int>{12, 34});
+    CHECK(hi2 == std::vector<int>{2, 4});
     // Zero elements: the function is not called.
     std::vector<int> untouched = {9};
     op_apply(user, lo.data(), untouched.data(), 0, MPI_INT);
@@ -256,6 +261,13 @@ void check_long(MPI_Datatype t, bool integer) {
         std::vector<T> want(n);
         for (int k = 0; k < n; ++k) want[k] = c.f(in[k], io[k]);
         CHECK(run<T>(c.op, t, in, io) == want);
+        // A combining receive's form: out = in op src, both left as they were
+        // (one pass for sum, prod, max and min; a copy and op_apply else).
+        std::vector<T> out(n, T{}), in_copy = in, src = io;
+        op_combine(*c.op, in.data(), src.data(), out.data(), n, t);
+        CHECK(out == want);
+        CHECK(in == in_copy);
+        CHECK(src == io);
     }
 }
 
