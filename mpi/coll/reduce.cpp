@@ -182,10 +182,12 @@ void reduce_by_blocks(Sched &s, const void *input, void *recvbuf, int count, MPI
 // in eager pieces (the counts decide, alike at every member): the sender is
 // done once it wrote them, and the receiver combines each straight from
 // where it arrived (Sched::add_combine_recv), where a whole message waits
-// for the receiver's copy, which the combine then reads again
-// (docs/performance.md: osu_reduce at 16-64 KiB).
+// for the receiver's copy, which the combine then reads again. Larger, the
+// pieces lose: the combine reads lines the sender just wrote, from its
+// core, where a single copy of an unchanged send buffer finds them clean in
+// its own (docs/performance.md: osu_reduce at 16-64 KiB).
 constexpr std::size_t k_piece_bytes = 8 * 1024;
-constexpr std::size_t k_pieces_bytes = 64 * 1024;
+constexpr std::size_t k_pieces_bytes = 32 * 1024;
 
 // f(offset, count) (in elements) for each piece of an operand.
 template <class F>

@@ -337,7 +337,7 @@ int main(int argc, char **argv) {
         t_errors();
         t_derived();
         const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE, MPI_LONG_LONG};
-        /* 5000: a reduce's operand moves in pieces (over 8 KiB, to 64 KiB). */
+        /* 5000: a reduce's operand moves in pieces (over 8 KiB, to 32 KiB) as ints. */
         const size_t counts[] = {0, 1, 7, 1000, 5000, 100000};
         const MPI_Op ops[] = {MPI_SUM, MPI_MAX, MPI_MIN, MPI_PROD};
         for (int nb = 0; nb < 2; ++nb) {
