@@ -247,9 +247,10 @@ struct ftmpi_request_s {
     void (*on_complete)(MPI_Request r) = nullptr;
     void *owner = nullptr;  // whatever on_complete needs
     // A receive that consumes eager data itself (a collective's combining
-    // receive, mpi/coll/sched.cpp): called by deliver with the data in
-    // place of the copy into buf; true when it took it. May be null.
-    bool (*take_eager)(MPI_Request r, const void *data, std::size_t bytes) = nullptr;
+    // receive, mpi/coll/sched.cpp): called by deliver with the data (the
+    // matched message's length is r->msg_length) in place of the copy into
+    // buf; true when it took it. May be null.
+    bool (*take_eager)(MPI_Request r, const void *data) = nullptr;
     const void *operand = nullptr;  // take_eager's: what the data combines with
     // A persistent collective's or partitioned request's (mpi/coll/sched.cpp,
     // mpi/p2p/partitioned.cpp): what MPI_Start and release_request do with it.

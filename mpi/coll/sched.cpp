@@ -223,9 +223,9 @@ void *Sched::scratch(int count, MPI_Datatype t) {
 // A combining receive's eager data: combined from where it arrived (the
 // ring), without a copy into the buffer first, when it is whole and
 // unpoisoned and the schedule has no error (else the usual path).
-bool Sched::take_eager(MPI_Request r, const void *data, std::size_t bytes) {
+bool Sched::take_eager(MPI_Request r, const void *data) {
     const auto *s = static_cast<const Sched *>(r->owner);
-    if (s->err_ != MPI_SUCCESS || bytes != r->capacity || r->msg_length != r->capacity || !r->datatype->contiguous ||
+    if (s->err_ != MPI_SUCCESS || r->msg_length != r->capacity || !r->datatype->contiguous ||
         poison_of(r->status.MPI_TAG) != MPI_SUCCESS)
         return false;
     op_combine(s->op, r->operand, data, r->buf, r->count, r->datatype);

@@ -199,7 +199,7 @@ public:
 
 private:
     static void on_xfer_done(MPI_Request r);
-    static bool take_eager(MPI_Request r, const void *data, std::size_t bytes);
+    static bool take_eager(MPI_Request r, const void *data);
     static void on_start(MPI_Request r);
     static void on_release(MPI_Request r);
     void advance();

@@ -296,7 +296,7 @@ void deliver(MPI_Request r, const transport::Arrival &a) {
     r->status.MPI_TAG = a.tag;
     const std::size_t bytes = std::min(a.length, r->capacity);
     if (!a.rendezvous) {
-        if (r->take_eager != nullptr && r->take_eager(r, a.eager_data, bytes)) {
+        if (r->take_eager != nullptr && r->take_eager(r, a.eager_data)) {
             complete_request(r, MPI_SUCCESS, bytes);
             return;
         }
