@@ -287,10 +287,6 @@ int direct_allgatherv(MPI_Comm comm, const void *sendbuf, int scount, MPI_Dataty
         return static_cast<char *>(recvbuf) + static_cast<std::ptrdiff_t>(displs[i]) * rt->extent;
     };
     const bool in_place = sendbuf == MPI_IN_PLACE;
-    if (!in_place)
-        copy_bytes(
-            at_block(me), sendbuf,
-            std::min(static_cast<std::size_t>(rcounts[me]) * rt->size, static_cast<std::size_t>(scount) * st->size));
     Steps s(comm);
     runtime::test_kill_point("coll.round");
     for (int k = 1; k < n; ++k) {
@@ -299,6 +295,11 @@ int direct_allgatherv(MPI_Comm comm, const void *sendbuf, int scount, MPI_Dataty
         if (in_place) s.post_send(to, at_block(me), rcounts[me], rt);
         else s.post_send(to, sendbuf, scount, st);
     }
+    // The own block once the peers have theirs under way (sent from sendbuf).
+    if (!in_place)
+        copy_bytes(
+            at_block(me), sendbuf,
+            std::min(static_cast<std::size_t>(rcounts[me]) * rt->size, static_cast<std::size_t>(scount) * st->size));
     s.wait();
     return s.result();
 }
@@ -315,14 +316,14 @@ int direct_alltoallv(MPI_Comm comm, const void *sendbuf, const int *scounts, con
     };
     Steps s(comm);
     runtime::test_kill_point("coll.round");
-    copy_bytes(
-        rp(me), sp(me),
-        std::min(static_cast<std::size_t>(scounts[me]) * st->size, static_cast<std::size_t>(rcounts[me]) * rt->size));
     for (int k = 1; k < n; ++k) {
         const int to = (me + k) % n, from = (me - k + n) % n;
         s.post_recv(from, rp(from), rcounts[from], rt);
         s.post_send(to, sp(to), scounts[to], st);
     }
+    copy_bytes(
+        rp(me), sp(me),
+        std::min(static_cast<std::size_t>(scounts[me]) * st->size, static_cast<std::size_t>(rcounts[me]) * rt->size));
     s.wait();
     return s.result();
 }

@@ -127,6 +127,7 @@ Sched::~Sched() {
         for (std::size_t i = 0; i < nrounds_; ++i) {
             rounds_[i].local.clear();
             rounds_[i].xfers.clear();
+            rounds_[i].after.clear();
         }
         sp.rounds.push_back(std::move(rounds_));
     }
@@ -185,17 +186,18 @@ void copy_typed(void *dst, const void *src, int count, MPI_Datatype t) {
         });
 }
 
-void Sched::add_copy(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt) {
+void Sched::copy_step(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt,
+                      std::vector<LocalStep> &steps) {
     if (src == dst && st == dt) return;
     if (st == dt && scount == dcount) {
-        add_local([=] { copy_typed(dst, src, dcount, dt); });
+        steps.emplace_back([=] { copy_typed(dst, src, dcount, dt); });
         return;
     }
     if (st->contiguous && dt->contiguous) {
         const std::size_t n =
             std::min(static_cast<std::size_t>(scount) * st->size, static_cast<std::size_t>(dcount) * dt->size);
         if (n == 0) return;
-        add_local([=] { std::memmove(dst, src, n); });
+        steps.emplace_back([=] { std::memmove(dst, src, n); });
         return;
     }
     add_recv(dst, dcount, dt, me_);
@@ -298,6 +300,7 @@ void Sched::advance() {
                 start_recv(r);
             }
         }
+        for (auto &f : rd.after) f();
     }
     advancing_ = false;
     if (done_ && user_ != MPI_REQUEST_NULL && (!persistent_ || orphaned_)) delete this;

@@ -77,6 +77,7 @@ private:
 struct Round {
     std::vector<LocalStep> local;  // run in order before the transfers start
     std::vector<Xfer> xfers;
+    std::vector<LocalStep> after;  // run once the transfers are posted
 };
 
 class Sched {
@@ -140,7 +141,15 @@ public:
     // Copies count elements (src, st) -> (dst, dt) in the current round:
     // memcpy for contiguous types, a self send/receive otherwise (the
     // point-to-point path packs derived types). Signatures must match.
-    void add_copy(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt);
+    void add_copy(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt) {
+        copy_step(src, scount, st, dst, dcount, dt, round().local);
+    }
+    // The same for a copy the round's transfers neither feed nor touch (a
+    // rank's own block): it runs once they are posted, so that the peers'
+    // side of them starts first.
+    void add_own_copy(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt) {
+        copy_step(src, scount, st, dst, dcount, dt, round().after);
+    }
     // A scratch buffer of `count` elements of `t` owned by the schedule; the
     // returned pointer is where element 0 goes (lower bound accounted for).
     void *scratch(int count, MPI_Datatype t);
@@ -207,6 +216,8 @@ private:
     void start_error();
     void hold(MPI_Datatype t);  // a reference on derived type t for the schedule's life
     void hold_xfer_types();
+    void copy_step(const void *src, int scount, MPI_Datatype st, void *dst, int dcount, MPI_Datatype dt,
+                   std::vector<LocalStep> &steps);
 
     MPI_Comm call_comm_;  // the call's communicator
     MPI_Comm comm_;       // where local transfers go: call_comm_, or its local group's hidden communicator
