@@ -46,9 +46,10 @@ namespace ftmpi::runtime {
       "Unset on a node with more ranks than cores: 65536 (MPI_Init sets it), as a "       \
       "rendezvous waits for the receiver to be scheduled")                                \
     X(COLL_EAGER_LIMIT, std::size_t, 16384, transport,                                    \
-      "largest message (bytes) a collective's step sends eagerly within a node (at "      \
-      "least FTMPI_EAGER_LIMIT): its sender goes on to its next step. Unset on a node "   \
-      "with more ranks than cores: 65536")                                                \
+      "largest message (bytes) a gather's or a reduction's step sends eagerly within a " \
+      "node (at least FTMPI_EAGER_LIMIT), so its sender need not wait (bcast, scatter, " \
+      "allgather and alltoall follow FTMPI_EAGER_LIMIT). Unset on a node with more "     \
+      "ranks than cores: 65536")                                                         \
     X(NET_EAGER_LIMIT, std::size_t, 65536, transport,                                     \
       "largest message (bytes) sent eagerly over libfabric (between nodes); larger ones " \
       "use rendezvous. Must be the same at every rank")                                   \

@@ -67,7 +67,7 @@ void build_scatterv(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts,
         const auto block = [&](int i) { return at(sendbuf, static_cast<std::size_t>(displs[i]), ty(i)); };
         for (int k = 1; k < n; ++k) {
             const int i = (root + k) % n;
-            s.add_send(block(i), scounts[i], ty(i), i);
+            s.add_pulled_send(block(i), scounts[i], ty(i), i);
         }
         if (recvbuf != MPI_IN_PLACE) s.add_own_copy(block(me), scounts[me], ty(me), recvbuf, rcount, rtype);
     } else {
@@ -93,8 +93,8 @@ void build_allgatherv(Sched &s, MPI_Comm, const void *sendbuf, int scount, MPI_D
         for (int k = 1; k < n; ++k) {
             const int to = (me + k) % n, from = (me - k + n) % n;
             s.add_recv(block(from), rcounts[from], ty(from), from);
-            if (in_place) s.add_send(block(me), rcounts[me], ty(me), to);
-            else s.add_send(sendbuf, scount, stype, to);
+            if (in_place) s.add_pulled_send(block(me), rcounts[me], ty(me), to);
+            else s.add_pulled_send(sendbuf, scount, stype, to);
         }
         s.next_round();
         return;
@@ -159,7 +159,7 @@ void build_alltoallw(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts
     for (int k = 1; k < n; ++k) {
         const int to = (me + k) % n, from = (me - k + n) % n;
         s.add_recv(rp(from), rcounts[from], rtypes[from], from);
-        s.add_send(sp(to), scounts[to], stypes[to], to);
+        s.add_pulled_send(sp(to), scounts[to], stypes[to], to);
     }
     s.next_round();
 }

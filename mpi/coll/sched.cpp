@@ -292,7 +292,7 @@ void Sched::advance() {
             r->owner = this;
             r->user_freed = true;  // released by complete_request after on_complete
             if (x.send) {
-                r->mode = transport::SendMode::collective;
+                r->mode = x.pulled ? transport::SendMode::standard : transport::SendMode::collective;
                 start_send(r);
             } else {
                 r->op.read_next = x.read_next;
