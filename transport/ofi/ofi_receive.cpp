@@ -92,6 +92,8 @@ bool OfiTransport::pull(const Arrival &a, void *buf, std::size_t bytes) {
 
 int OfiTransport::poll() {
     int handled = 0;
+    for (RxBuffer *rx : rx_spent_) post_rx(*rx);
+    rx_spent_.clear();
     fi_cq_tagged_entry entries[k_cq_batch];
     for (auto &ep : endpoints_) {
         for (;;) {
@@ -298,7 +300,8 @@ void OfiTransport::handle_rx(RxBuffer &rx, const fi_cq_tagged_entry &e) {
     case Proto::bulk:
     case Proto::frag: FTMPI_WARN("bulk message landed in a receive buffer (peer %u)", src); break;
     }
-    post_rx(rx);
+    if (rx_spent_.size() < k_rx_spent_max) rx_spent_.push_back(&rx);
+    else post_rx(rx);
 }
 
 void OfiTransport::handle_error(Endpoint &ep) {

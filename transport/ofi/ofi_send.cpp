@@ -35,7 +35,7 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     if (mode != SendMode::sync && length <= p.ep->eager_limit() &&
         (!p.fin || length + k_wire_header <= p.ep->inject_size())) {
         const Header header{pack_match(Proto::eager, context, tag), uid};
-        if (length + k_wire_header <= std::min(p.ep->inject_size(), k_inject_stage) && p.backlog.empty()) {
+        if (injectable(p, length)) {
             ssize_t rc = p.ep->inject_msg(header, buf, length, p.addr, data);
             if (rc == 0) return Posted::complete;
             if (rc != -FI_EAGAIN && map_fi_error(static_cast<int>(-rc)) == Err::peer_failed) {
@@ -70,6 +70,16 @@ Posted OfiTransport::send(PeerId peer, std::uint32_t context, std::uint64_t uid,
     FTMPI_DEBUG("RTS to %u: %zu bytes, sender id %llu", peer, length, static_cast<unsigned long long>(op->id));
     send_control(peer, op->header, data, &rts, sizeof rts);
     return Posted::pending;
+}
+
+bool OfiTransport::inject(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag,
+                          std::int32_t source_rank, const void *buf, std::size_t length) {
+    if (peer == self_ || peer >= peers_.size()) return false;
+    const PeerState &p = peers_[peer];
+    // Anything but a clean inject (a full queue, an error) goes through send(), which handles it.
+    return !p.failed && p.ep != nullptr && injectable(p, length) &&
+           p.ep->inject_msg(Header{pack_match(Proto::eager, context, tag), uid}, buf, length, p.addr,
+                            pack_source(self_, source_rank)) == 0;
 }
 
 Posted OfiTransport::send_to_self(std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,

@@ -117,6 +117,8 @@ public:
 
     Posted send(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
                 const void *buf, std::size_t length, SendMode mode, Op *op) override;
+    bool inject(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
+                const void *buf, std::size_t length) override;
     Posted accept(const Arrival &a, void *buf, std::size_t capacity, Op *op) override;
     int poll() override;
     void mark_failed(PeerId peer) override;
@@ -166,6 +168,11 @@ private:
     void lost(PeerId peer);
     void hand_to_fabric(Op *op);
     void back_from_fabric(Op *op);
+    // A message libfabric takes whole at once (fi_inject), with nothing queued before it to that peer.
+    static bool injectable(const PeerState &p, std::size_t length) {
+        return length <= p.ep->eager_limit() &&
+               length + k_wire_header <= std::min(p.ep->inject_size(), k_inject_stage) && p.backlog.empty();
+    }
     Posted send_to_self(std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
                         const void *buf, std::size_t length, SendMode mode, Op *op);
 
@@ -193,7 +200,12 @@ private:
     std::uint64_t next_id_ = 1;
     std::uint64_t token_ = 0;          // the universe's data token (runtime/auth.hpp), once known
     std::deque<Deferred> rx_backlog_;  // receive buffers to post again
-    std::vector<PeerId> stalled_;      // peers whose backlog is not empty
+    // Receive buffers read by the last poll, posted again by the next one:
+    // libfabric's post is then not between a message's arrival and the
+    // return of the call that waited for it. A few at most (k_rx_spent_max).
+    static constexpr std::size_t k_rx_spent_max = 8;
+    std::vector<RxBuffer *> rx_spent_;
+    std::vector<PeerId> stalled_;  // peers whose backlog is not empty
     std::function<void(PeerId)> unreachable_;
 };
 

@@ -198,7 +198,8 @@ public:
                 const void *buf, std::size_t length, SendMode mode, Op *op) override;
     bool inject(PeerId peer, std::uint32_t context, std::uint64_t uid, std::int32_t tag, std::int32_t source_rank,
                 const void *buf, std::size_t length) override {
-        if (!local(peer) || peer == self_) return false;
+        if (peer == self_) return false;
+        if (!local(peer)) return net_ && net_->inject(peer, context, uid, tag, source_rank, buf, length);
         Peer &p = *peers_[peer];
         return !p.failed && length <= p.eager &&
                write_eager(p, pack_match(Proto::eager, context, tag), uid, source_rank, buf, length);
