@@ -38,10 +38,7 @@ void on_terminated(int id) {
 
 }  // namespace
 
-Failures &failures() {
-    static Failures instance;
-    return instance;
-}
+constinit Failures g_failures;
 
 void Failures::attach(transport::Transport *t, int id_limit) {
     if (t == nullptr) {

@@ -79,6 +79,10 @@ private:
     std::atomic<long long> gap_max_ms_{0};  // written by the detector's thread
 };
 
-Failures &failures();
+// The process's one record: constant-initialized (no guard on every call,
+// and it outlives every object built at run time). Inline: read on the hot
+// paths (one-sided operations, waits).
+extern constinit Failures g_failures;
+inline Failures &failures() { return g_failures; }
 
 }  // namespace ftmpi::ft

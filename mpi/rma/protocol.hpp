@@ -31,7 +31,7 @@ enum class Kind : std::int32_t {
 };
 
 // Whether window rank `rank` is known failed here.
-inline bool member_failed(MPI_Win w, int rank) {
+[[gnu::always_inline]] inline bool member_failed(MPI_Win w, int rank) {
     return ft::failures().is_failed(w->comm->procs[static_cast<std::size_t>(rank)]);
 }
 

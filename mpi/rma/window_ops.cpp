@@ -19,13 +19,13 @@ namespace ftmpi::mpi {
 namespace {
 
 // Whether an access epoch toward `rank` is open.
-bool in_epoch(MPI_Win w, int rank) {
+[[gnu::always_inline]] inline bool in_epoch(MPI_Win w, int rank) {
     const Target &t = w->targets[static_cast<std::size_t>(rank)];
     return w->fence_epoch || w->lock_all || t.lock != 0 || t.pscw;
 }
 
 // Target-side bounds of `count` elements of `type` at `disp`.
-bool in_range(MPI_Win w, int rank, MPI_Aint disp, int count, MPI_Datatype type) {
+[[gnu::always_inline]] inline bool in_range(MPI_Win w, int rank, MPI_Aint disp, int count, MPI_Datatype type) {
     if (count == 0 || w->flavor == MPI_WIN_FLAVOR_DYNAMIC) return true;  // a dynamic window: checked at the target
     const Target &t = w->targets[static_cast<std::size_t>(rank)];
     // A contiguous predefined type's data is [0, size): no layout lookup on the common path.
@@ -47,9 +47,21 @@ struct Access {
     bool origin_used = true;  // false: MPI_NO_OP (the origin buffer is ignored)
 };
 
-// The checks every operation shares; MPI_SUCCESS and *skip when the target
-// is MPI_PROC_NULL.
-int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
+// The common case in one pass, with no message to prepare: the same
+// predefined type and count on both sides, to a live member within its
+// window in an open epoch. True only when every check of check_access
+// passes; false sends the operation through them all.
+[[gnu::always_inline]] inline bool plain_access(MPI_Win w, const Access &a) {
+    const MPI_Datatype t = a.target_type;
+    if (!g.initialized || g.finalized || !valid_win(w) || w->comm->revoked || a.origin_type != t ||
+        a.origin_count != a.target_count || a.target_count < 0 || !valid_type(t) || !t->predefined || a.target < 0 ||
+        a.target >= w->comm->size || (a.origin_used && a.origin == nullptr))
+        return false;
+    return in_epoch(w, a.target) && in_range(w, a.target, a.disp, a.target_count, t) && !member_failed(w, a.target);
+}
+
+// check_access past plain_access.
+[[gnu::noinline]] int check_access_all(const char *call, MPI_Win w, const Access &a, bool *skip) {
     FTMPI_TRY(check_live(call, w));
     MPI_Comm c = w->comm;
     FTMPI_CHECK(check_count(call, c, a.origin_count, "origin_count"));
@@ -82,6 +94,16 @@ int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
     if (member_failed(w, a.target))
         return raise(c, MPI_ERR_PROC_FAILED, call, "rank %d of %s is failed (argument target_rank)", a.target,
                      comm_label(c));
+    w->fence_ops = w->fence_ops || w->fence_epoch;  // a fence's epoch has begun
+    return MPI_SUCCESS;
+}
+
+// The checks every operation shares; MPI_SUCCESS and *skip when the target
+// is MPI_PROC_NULL.
+[[gnu::always_inline]] inline int check_access(const char *call, MPI_Win w, const Access &a, bool *skip) {
+    if (!plain_access(w, a)) [[unlikely]]
+        return check_access_all(call, w, a, skip);
+    *skip = false;
     w->fence_ops = w->fence_ops || w->fence_epoch;  // a fence's epoch has begun
     return MPI_SUCCESS;
 }
@@ -143,20 +165,8 @@ MPI_Request fetch_request(MPI_Win w) {
     return new_request(ftmpi_request_s::Kind::coll, w->comm, nullptr, 0, nullptr, 0, 0, 0);
 }
 
-// Puts and gets to a member whose window memory is mapped here: the copy is
-// done now (complete at once, nothing to wait for). False: no mapping.
-bool direct_copy(MPI_Win w, const Access &a, bool put) {
-    char *mem = w->direct[static_cast<std::size_t>(a.target)];
-    if (mem == nullptr) return false;
-    char *at = mem + a.disp * w->targets[static_cast<std::size_t>(a.target)].disp_unit;
-    auto *origin = static_cast<char *>(const_cast<void *>(a.origin));
-    const std::size_t bytes = a.origin_type->size * static_cast<std::size_t>(a.origin_count);
-    if (bytes == 0) return true;
-    if (a.origin_type->contiguous && a.target_type->contiguous) {
-        if (put) std::memcpy(at, origin, bytes);
-        else std::memcpy(origin, at, bytes);
-        return true;
-    }
+// direct_copy with a derived type on either side: through a packed copy.
+[[gnu::noinline]] void direct_copy_packed(const Access &a, char *at, char *origin, std::size_t bytes, bool put) {
     std::vector<char> packed(bytes);
     if (put) {
         pack(origin, static_cast<std::size_t>(a.origin_count), a.origin_type, packed.data());
@@ -164,6 +174,24 @@ bool direct_copy(MPI_Win w, const Access &a, bool put) {
     } else {
         pack(at, static_cast<std::size_t>(a.target_count), a.target_type, packed.data());
         unpack(packed.data(), bytes, origin, a.origin_type);
+    }
+}
+
+// Puts and gets to a member whose window memory is mapped here: the copy is
+// done now (complete at once, nothing to wait for). False: no mapping.
+[[gnu::always_inline]] inline bool direct_copy(MPI_Win w, const Access &a, bool put) {
+    char *mem = w->direct[static_cast<std::size_t>(a.target)];
+    if (mem == nullptr) return false;
+    char *at = mem + a.disp * w->targets[static_cast<std::size_t>(a.target)].disp_unit;
+    auto *origin = static_cast<char *>(const_cast<void *>(a.origin));
+    const std::size_t bytes = a.origin_type->size * static_cast<std::size_t>(a.origin_count);
+    if (bytes == 0) return true;
+    if (!a.origin_type->contiguous || !a.target_type->contiguous) [[unlikely]] {
+        direct_copy_packed(a, at, origin, bytes, put);
+    } else if (put) {
+        std::memcpy(at, origin, bytes);
+    } else {
+        std::memcpy(origin, at, bytes);
     }
     return true;
 }
