@@ -67,7 +67,7 @@ void build_scatterv(Sched &s, MPI_Comm, const void *sendbuf, const int *scounts,
         const auto block = [&](int i) { return at(sendbuf, static_cast<std::size_t>(displs[i]), ty(i)); };
         for (int k = 1; k < n; ++k) {
             const int i = (root + k) % n;
-            s.add_pulled_send(block(i), scounts[i], ty(i), i);
+            s.add_pulled_send(block(i), scounts[i], ty(i), i, true);
         }
         if (recvbuf != MPI_IN_PLACE) s.add_own_copy(block(me), scounts[me], ty(me), recvbuf, rcount, rtype);
     } else {

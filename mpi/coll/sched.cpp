@@ -284,7 +284,10 @@ void Sched::advance() {
             }
             if (x.send) tag = poisoned_tag(tag, err_);
             // Room in the ring: written now, nothing to wait for.
-            if (x.send && inject_coll(c, ctx, x.buf, x.count, x.type, peer, tag)) continue;
+            if (x.send && (x.mode != transport::SendMode::spread ||
+                           static_cast<std::size_t>(x.count) * x.type->size <= transport::k_spread_eager) &&
+                inject_coll(c, ctx, x.buf, x.count, x.type, peer, tag))
+                continue;
             ++pending_;
             MPI_Request r = new_request(x.send ? ftmpi_request_s::Kind::send : ftmpi_request_s::Kind::recv, c, x.buf,
                                         x.count, x.type, peer, tag, ctx);
@@ -292,7 +295,7 @@ void Sched::advance() {
             r->owner = this;
             r->user_freed = true;  // released by complete_request after on_complete
             if (x.send) {
-                r->mode = x.pulled ? transport::SendMode::standard : transport::SendMode::collective;
+                r->mode = x.mode;
                 start_send(r);
             } else {
                 r->op.read_next = x.read_next;

@@ -47,7 +47,9 @@ struct Xfer {
     MPI_Datatype type;
     int peer;
     const void *operand = nullptr;  // a combining receive's (add_combine_recv)
-    bool pulled = false;            // a send add_pulled_send made
+    // A send's mode: collective (add_send), standard (add_pulled_send) or
+    // spread (add_pulled_send of one of many).
+    transport::SendMode mode = transport::SendMode::collective;
 };
 
 // A scratch buffer of a schedule (its size kept for the cache of sched.cpp).
@@ -122,8 +124,11 @@ public:
     // eager wins; here it made every size from the point-to-point limit up
     // to the collective one slower on 2 ranks (16 KiB: osu_bcast 2.50
     // against 2.02 us, osu_alltoall 3.47 against 2.97).
-    void add_pulled_send(const void *buf, int count, MPI_Datatype t, int peer) {
-        round().xfers.push_back({true, false, false, const_cast<void *>(buf), count, t, peer, nullptr, true});
+    // `spread`: one of a sender's many blocks (a scatter's root), which its
+    // receivers pull from a smaller size on (transport::SendMode::spread).
+    void add_pulled_send(const void *buf, int count, MPI_Datatype t, int peer, bool spread = false) {
+        round().xfers.push_back({true, false, false, const_cast<void *>(buf), count, t, peer, nullptr,
+                                 spread ? transport::SendMode::spread : transport::SendMode::standard});
     }
     void add_recv(void *buf, int count, MPI_Datatype t, int peer) {
         round().xfers.push_back({false, false, false, buf, count, t, peer});

@@ -156,7 +156,13 @@ struct Pending {
 // Whether a send of `length` bytes in `mode` goes eagerly, given the limits
 // of a standard and of a collective send (a sync send never does).
 inline bool goes_eager(SendMode mode, std::size_t length, std::size_t standard, std::size_t collective) {
-    return mode != SendMode::sync && length <= (mode == SendMode::collective ? collective : standard);
+    switch (mode) {
+    case SendMode::sync: return false;
+    case SendMode::collective: return length <= collective;
+    case SendMode::spread: return length <= std::min(standard, k_spread_eager);
+    case SendMode::standard: break;
+    }
+    return length <= standard;
 }
 
 struct Peer {
