@@ -284,8 +284,9 @@ void Sched::advance() {
             }
             if (x.send) tag = poisoned_tag(tag, err_);
             // Room in the ring: written now, nothing to wait for.
-            if (x.send && (x.mode != transport::SendMode::spread ||
-                           static_cast<std::size_t>(x.count) * x.type->size <= transport::k_spread_eager) &&
+            if (x.send &&
+                (x.mode != transport::SendMode::spread ||
+                 static_cast<std::size_t>(x.count) * x.type->size <= transport::k_spread_eager) &&
                 inject_coll(c, ctx, x.buf, x.count, x.type, peer, tag))
                 continue;
             ++pending_;
