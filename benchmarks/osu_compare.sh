@@ -6,7 +6,8 @@
 #   benchmarks/osu_compare.sh <ftmpi install prefix> [repetitions (default 2)]
 #
 # Each repetition runs every benchmark with each MPI in turn (alternating,
-# so that the machine's state drifts over all of them alike):
+# so that the machine's state drifts over all of them alike; each
+# repetition starts with the next MPI):
 #   - at 2 ranks bound to cores: the point-to-point benchmarks (standard and
 #     persistent), the one-sided ones, and every blocking and nonblocking
 #     collective;
@@ -133,7 +134,11 @@ for ((r = 0; r < reps; ++r)); do
         else list=("${coll[@]}" "${neigh[@]}"); fi
         for b in "${list[@]}"; do
             [[ ${b##*/} =~ $only ]] || continue
-            for m in "${mpis[@]}"; do
+            # Repetition r starts with the r-th MPI, so that no MPI always
+            # has the same place in the sequence (right after another's
+            # bandwidth test, say).
+            for ((k = 0; k < ${#mpis[@]}; ++k)); do
+                m=${mpis[(k + r) % ${#mpis[@]}]}
                 [[ $np != 2 && $np != 2n && $m == mpich ]] && continue
                 one "$np" "$b" "$m" "$r"
             done
