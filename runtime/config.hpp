@@ -48,8 +48,8 @@ namespace ftmpi::runtime {
     X(COLL_EAGER_LIMIT, std::size_t, 16384, transport,                                    \
       "largest message (bytes) a gather's or a reduction's step sends eagerly within a " \
       "node (at least FTMPI_EAGER_LIMIT), so its sender need not wait (bcast, scatter, " \
-      "allgather and alltoall follow FTMPI_EAGER_LIMIT). Unset on a node with more "     \
-      "ranks than cores: 65536")                                                         \
+      "allgather and alltoall follow FTMPI_EAGER_LIMIT, a scatter's root only up to "    \
+      "16 KiB). Unset on a node with more ranks than cores: 65536")                      \
     X(NET_EAGER_LIMIT, std::size_t, 65536, transport,                                     \
       "largest message (bytes) sent eagerly over libfabric (between nodes); larger ones " \
       "use rendezvous. Must be the same at every rank")                                   \
