@@ -55,10 +55,19 @@ bool direct_fits_pair(MPI_Comm comm, const void *sendbuf, const int *scounts, MP
 //   root never gives its CPU away (Open MPI's linear bcast, forced: 0.26 to
 //   0.43 us in 5 of 5 runs; its binomial: 4 of 5; ftmpi's binomial: 1 of 6,
 //   the others 8-13 us).
+// - 3 or 4 ranks and at least k_bcast_linear_bytes, where the caller allows
+//   it (`large_linear`: the bcast's schedule): the same, so that every rank
+//   pulls its copy from the root's buffer (single copy) at once, where the
+//   tree's second round waited for its first. 4 ranks on 2 cores, osu_bcast
+//   at 128/256/512 KiB: 23.2/43.5/91.1 -> 18.5/34.8/71.7 us (Open MPI
+//   19.5/42.3/81.4); at 64 KiB, eager there, the tree stays ahead (8.9
+//   against 10.3).
 // - otherwise a binomial tree.
+inline constexpr std::size_t k_bcast_linear_bytes = 128 * 1024;
 template <class Recv, class Send, class Round>
-void bcast_pattern(int n, int vr, std::size_t bytes, Recv &&recv, Send &&send, Round &&round) {
-    if ((n == 3 || n == 4) && bytes <= k_direct_bytes) {
+void bcast_pattern(int n, int vr, std::size_t bytes, Recv &&recv, Send &&send, Round &&round,
+                   bool large_linear = false) {
+    if ((n == 3 || n == 4) && (bytes <= k_direct_bytes || (large_linear && bytes >= k_bcast_linear_bytes))) {
         if (vr != 0) {
             recv(0);
         } else {

@@ -144,7 +144,7 @@ void build_bcast(Sched &s, MPI_Comm, void *buf, int count, MPI_Datatype t, int r
     bcast_pattern(
         n, (s.rank() - root + n) % n, static_cast<std::size_t>(count) * t->size,
         [&](int from) { s.add_recv(buf, count, t, (from + root) % n); },
-        [&](int to) { s.add_pulled_send(buf, count, t, (to + root) % n); }, [&] { s.next_round(); });
+        [&](int to) { s.add_pulled_send(buf, count, t, (to + root) % n); }, [&] { s.next_round(); }, true);
 }
 
 // Commutative reductions of at least this many bytes over at least this
